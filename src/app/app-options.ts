@@ -1,0 +1,81 @@
+import type { ListLimits } from '../core/list-query.js';
+import type { CorsOptions } from '../rest/cors.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+/** Everything {@link buildApp} can be told. Every field is optional; see {@link DEFAULT_OPTIONS}. */
+export interface RestgraphOptions {
+  /** The schema: a file path (YAML or JSON) or an already compiled model. @default the built-in example */
+  schema?: string | SchemaModel;
+  /** `sqlite:<file>` or `sqlite::memory:`. @default 'sqlite:./data/restgraph.db' */
+  databaseUrl?: string;
+  /** Log level of the JSON log. @default 'info' */
+  logLevel?: LogLevel;
+  /** Where JSON log lines go. @default standard output */
+  logDestination?: NodeJS.WritableStream;
+  /** Largest request body accepted. @default 1_048_576 (1 MiB) */
+  bodyLimitBytes?: number;
+  /** Page sizes and filter sizes of list requests. */
+  listLimits?: Partial<ListLimits>;
+  /** Most related rows embedded per parent by `include`. @default 100 */
+  maxEmbedded?: number;
+  /** CORS; `false` turns it off. @default { origins: '*', maxAgeSeconds: 600 } */
+  cors?: CorsOptions | false;
+  /** How long an Idempotency-Key replays its response. @default 86_400_000 (24 h) */
+  idempotencyTtlMs?: number;
+  /** Longest time a request may take before a 503. @default 30_000 (30 s) */
+  requestTimeoutMs?: number;
+  /** Apply destructive migrations (dropping fields or resources) at start-up. @default false */
+  allowDestructiveMigrations?: boolean;
+  /** Trust X-Forwarded-* headers (behind a proxy or load balancer). @default false */
+  trustProxy?: boolean;
+}
+
+export interface ResolvedOptions {
+  schema: string | SchemaModel | undefined;
+  databaseUrl: string;
+  logLevel: LogLevel;
+  logDestination: NodeJS.WritableStream | undefined;
+  bodyLimitBytes: number;
+  listLimits: ListLimits;
+  maxEmbedded: number;
+  cors: CorsOptions | false;
+  idempotencyTtlMs: number;
+  requestTimeoutMs: number;
+  allowDestructiveMigrations: boolean;
+  trustProxy: boolean;
+}
+
+export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
+  schema: undefined,
+  databaseUrl: 'sqlite:./data/restgraph.db',
+  logLevel: 'info',
+  logDestination: undefined,
+  bodyLimitBytes: 1024 * 1024, // 1 MiB
+  listLimits: Object.freeze({ defaultLimit: 100, maxLimit: 1000, maxInValues: 100 }),
+  maxEmbedded: 100,
+  cors: Object.freeze({ origins: '*', maxAgeSeconds: 600 }), // 10 min
+  idempotencyTtlMs: 24 * 60 * 60 * 1000, // 24 h
+  requestTimeoutMs: 30_000, // 30 s
+  allowDestructiveMigrations: false,
+  trustProxy: false,
+});
+
+/** Merges options over the defaults once; the result is frozen. */
+export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOptions> {
+  return Object.freeze({
+    schema: options.schema ?? DEFAULT_OPTIONS.schema,
+    databaseUrl: options.databaseUrl ?? DEFAULT_OPTIONS.databaseUrl,
+    logLevel: options.logLevel ?? DEFAULT_OPTIONS.logLevel,
+    logDestination: options.logDestination,
+    bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_OPTIONS.bodyLimitBytes,
+    listLimits: Object.freeze({ ...DEFAULT_OPTIONS.listLimits, ...options.listLimits }),
+    maxEmbedded: options.maxEmbedded ?? DEFAULT_OPTIONS.maxEmbedded,
+    cors: options.cors ?? DEFAULT_OPTIONS.cors,
+    idempotencyTtlMs: options.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs,
+    requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
+    allowDestructiveMigrations: options.allowDestructiveMigrations ?? DEFAULT_OPTIONS.allowDestructiveMigrations,
+    trustProxy: options.trustProxy ?? DEFAULT_OPTIONS.trustProxy,
+  });
+}

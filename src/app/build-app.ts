@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { ResourceOperations } from '../core/resource-operations.js';
+import { RecordValidator } from '../core/record-validator.js';
+import { registerBodyParsers } from '../rest/content-negotiation.js';
+import { registerCors } from '../rest/cors.js';
+import { registerProblemHandlers } from '../rest/problem-details.js';
+import { registerResourceRoutes } from '../rest/resource-routes.js';
+import { registerSystemRoutes } from '../rest/system-routes.js';
+import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import { IdempotencyStore } from '../store/idempotency-store.js';
+import { applyMigration, planMigration } from '../store/migrate.js';
+import { openDatabase } from '../store/open-database.js';
+import { RecordStore } from '../store/record-store.js';
+import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
+
+/** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
+export interface RestgraphContext {
+  options: Readonly<ResolvedOptions>;
+  schema: SchemaModel;
+  operations: ResourceOperations;
+  /** Where the data lives, for log lines (no credentials). */
+  databaseDescription: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    restgraph: RestgraphContext;
+    /** Marks the app as shutting down: /readyz answers 503 from now on. */
+    startDraining(): void;
+    /** Writes buffered log lines out, then calls back. */
+    flushLogs(callback: () => void): void;
+  }
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
+
+/**
+ * Builds the whole application (schema, database, migrations, routes) without listening, so tests
+ * can use `app.inject()`. Call `listen()` to serve, `close()` to drain and release the database.
+ *
+ * @throws SchemaError, ConfigError, DestructiveMigrationError, MigrationFailedError at start-up.
+ */
+export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyInstance> {
+  const options = resolveOptions(input);
+  const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
+  const { db, rules, description } = openDatabase(options.databaseUrl);
+  try {
+    const plan = await planMigration(db, rules, schema);
+    await applyMigration(db, schema, plan, { allowDestructive: options.allowDestructiveMigrations });
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+
+  const store = new RecordStore(db, rules);
+  const operations = new ResourceOperations({ schema, db, store, validator: new RecordValidator(schema.resources.values()), limits: { maxEmbedded: options.maxEmbedded } });
+  const idempotency = new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: 60_000 });
+
+  const pinoLogger = pino(
+    {
+      level: options.logLevel,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    },
+    options.logDestination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+  );
+  const logger: FastifyBaseLogger = pinoLogger;
+
+  const app = Fastify({
+    loggerInstance: logger,
+    // Fastify logs two lines per request; we log one, in onResponse.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    bodyLimit: options.bodyLimitBytes,
+    requestTimeout: options.requestTimeoutMs,
+    trustProxy: options.trustProxy,
+    return503OnClosing: true,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+
+  let draining = false;
+  app.decorate('restgraph', { options, schema, operations, databaseDescription: description });
+  app.decorate('startDraining', () => {
+    draining = true;
+  });
+  app.decorate('flushLogs', (callback: () => void) => {
+    pinoLogger.flush(() => callback());
+  });
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
+  });
+  // One log line per request, after the response, with what an operator needs and nothing secret.
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    done();
+  });
+
+  registerProblemHandlers(app);
+  registerBodyParsers(app);
+  registerCors(app, options.cors);
+  registerSystemRoutes(app, schema, db, () => draining);
+  const routeOptions = { operations, idempotency, listLimits: options.listLimits };
+  for (const prefix of ['', ...schema.versions.map((v) => `/${v}`)]) {
+    for (const resource of schema.resources.values()) registerResourceRoutes(app, routeOptions, resource, prefix);
+  }
+
+  const prune = (): void => {
+    idempotency.prune().catch((error: unknown) => app.log.warn({ err: error }, 'pruning idempotency keys failed'));
+  };
+  const pruneTimer = setInterval(prune, IDEMPOTENCY_PRUNE_INTERVAL_MS);
+  pruneTimer.unref();
+  app.addHook('onReady', (done) => {
+    prune();
+    done();
+  });
+  app.addHook('onClose', async () => {
+    clearInterval(pruneTimer);
+    await db.close();
+  });
+  return app;
+}

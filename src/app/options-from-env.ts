@@ -1,0 +1,67 @@
+import { ConfigError } from '../errors.js';
+import type { LogLevel, RestgraphOptions } from './app-options.js';
+
+/** Where to listen: `PORT` and `HOST`. */
+export interface ListenOptions {
+  port: number;
+  host: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * Reads configuration from the environment (see the README's configuration table). Bad values
+ * fail here, at start-up, with a ConfigError naming the variable.
+ */
+export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOptions } {
+  const options: RestgraphOptions & { listen: ListenOptions } = {
+    listen: { port: integer(env, 'PORT', 3000, 0, 65535), host: env.HOST ?? '127.0.0.1' },
+  };
+  if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') options.databaseUrl = env.DATABASE_URL;
+  if (env.RESTGRAPH_SCHEMA !== undefined && env.RESTGRAPH_SCHEMA !== '') options.schema = env.RESTGRAPH_SCHEMA;
+  const level = env.LOG_LEVEL;
+  if (level !== undefined && level !== '') {
+    if (!LOG_LEVELS.includes(level as LogLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+    options.logLevel = level as LogLevel;
+  }
+  if (env.RESTGRAPH_BODY_LIMIT !== undefined) options.bodyLimitBytes = integer(env, 'RESTGRAPH_BODY_LIMIT', 1024 * 1024, 1, 1024 * 1024 * 1024);
+  if (env.RESTGRAPH_REQUEST_TIMEOUT_MS !== undefined) options.requestTimeoutMs = integer(env, 'RESTGRAPH_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000);
+  const pageLimits: RestgraphOptions['listLimits'] = {};
+  if (env.RESTGRAPH_DEFAULT_PAGE_SIZE !== undefined) pageLimits.defaultLimit = integer(env, 'RESTGRAPH_DEFAULT_PAGE_SIZE', 100, 1, 100_000);
+  if (env.RESTGRAPH_MAX_PAGE_SIZE !== undefined) pageLimits.maxLimit = integer(env, 'RESTGRAPH_MAX_PAGE_SIZE', 1000, 1, 100_000);
+  if (Object.keys(pageLimits).length > 0) options.listLimits = pageLimits;
+  if ((pageLimits.defaultLimit ?? 100) > (pageLimits.maxLimit ?? 1000)) {
+    throw new ConfigError('RESTGRAPH_DEFAULT_PAGE_SIZE', 'must not be larger than RESTGRAPH_MAX_PAGE_SIZE');
+  }
+  const cors = env.RESTGRAPH_CORS_ORIGINS;
+  if (cors !== undefined) {
+    const trimmed = cors.trim();
+    if (trimmed === '' || trimmed === 'false' || trimmed === 'off') options.cors = false;
+    else if (trimmed === '*') options.cors = { origins: '*', maxAgeSeconds: 600 };
+    else {
+      const origins = trimmed.split(',').map((o) => o.trim());
+      for (const origin of origins) {
+        if (!/^https?:\/\/[^/\s]+$/.test(origin)) throw new ConfigError('RESTGRAPH_CORS_ORIGINS', `"${origin}" is not an origin like https://app.example.com`);
+      }
+      options.cors = { origins, maxAgeSeconds: 600 };
+    }
+  }
+  if (env.RESTGRAPH_TRUST_PROXY !== undefined) options.trustProxy = boolean(env, 'RESTGRAPH_TRUST_PROXY');
+  return options;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) throw new ConfigError(name, `must be an integer from ${min} to ${max}, not "${text}"`);
+  return Number(text);
+}
+
+function boolean(env: Env, name: string): boolean {
+  const text = env[name];
+  if (text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0' || text === '') return false;
+  throw new ConfigError(name, `must be true or false, not "${text ?? ''}"`);
+}

@@ -1,0 +1,258 @@
+import { InvalidQueryError, type ErrorDetail } from '../errors.js';
+import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import { RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
+import type { FilterCondition, FilterOperator, SortKey } from '../store/record-store.js';
+
+/** Query-string values as an HTTP framework hands them over: repeated parameters become arrays. */
+export type RawQuery = Record<string, string | string[] | undefined>;
+
+export interface ListLimits {
+  /** Page size when `limit` is absent. @default 100 */
+  defaultLimit: number;
+  /** Largest `limit` accepted. @default 1000 */
+  maxLimit: number;
+  /** Most values in one `in` filter. @default 100 */
+  maxInValues: number;
+}
+
+/** A list request, checked against the schema. */
+export interface ListQuery {
+  filters: FilterCondition[];
+  /** Always ends with `id`. */
+  sort: SortKey[];
+  limit: number;
+  offset?: number;
+  /** Decoded keyset cursor: stored values of the sort keys of the last row seen. */
+  after?: unknown[];
+  /** Fields to return, in the order asked; all when absent. */
+  fields?: string[];
+  /** Relations to embed. */
+  include: string[];
+  /** Whether to count every matching row. */
+  count: boolean;
+}
+
+const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly FilterOperator[]> = {
+  string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'isNull'],
+  integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  datetime: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  enum: ['eq', 'ne', 'in', 'isNull'],
+  boolean: ['eq', 'ne', 'isNull'],
+  json: ['isNull'],
+};
+
+const ALL_OPERATORS = new Set<string>(Object.values(OPERATORS_BY_TYPE).flat());
+const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(?:\[([A-Za-z]*)\])?$/;
+
+/**
+ * Parses list query parameters: `sort`, `limit`, `offset`, `after`, `count`, `fields`, `include`
+ * and filters (`name=Alice`, `age[gte]=18`). Field names are checked against the schema and values
+ * against field types; everything wrong is reported at once, each problem naming its parameter.
+ *
+ * @throws InvalidQueryError (400) listing every problem.
+ */
+export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits, extraAllowed: readonly string[] = []): ListQuery {
+  const problems: ErrorDetail[] = [];
+  const query: ListQuery = { filters: [], sort: [], limit: limits.defaultLimit, include: [], count: false };
+  let cursor: string | undefined;
+
+  for (const [key, rawValue] of Object.entries(raw)) {
+    if (rawValue === undefined || extraAllowed.includes(key)) continue;
+    if (Array.isArray(rawValue)) {
+      problems.push({ parameter: key, detail: 'is given more than once; give it once (use [in] with comma-separated values for several)' });
+      continue;
+    }
+    const value = rawValue;
+    switch (key) {
+      case 'sort':
+        query.sort = parseSort(resource, value, problems);
+        break;
+      case 'limit': {
+        const n = parseNonNegativeInteger(value);
+        if (n === undefined || n < 1 || n > limits.maxLimit) problems.push({ parameter: 'limit', detail: `must be an integer from 1 to ${limits.maxLimit}` });
+        else query.limit = n;
+        break;
+      }
+      case 'offset': {
+        const n = parseNonNegativeInteger(value);
+        if (n === undefined) problems.push({ parameter: 'offset', detail: 'must be a non-negative integer' });
+        else query.offset = n;
+        break;
+      }
+      case 'after':
+        cursor = value;
+        break;
+      case 'count':
+        if (value !== 'true' && value !== 'false') problems.push({ parameter: 'count', detail: 'must be true or false' });
+        else query.count = value === 'true';
+        break;
+      case 'fields':
+        query.fields = parseNameList(value, 'fields', problems, (name) => (resource.fields.has(name) ? undefined : `"${name}" is not a field of ${resource.name}`));
+        break;
+      case 'include':
+        query.include = parseNameList(value, 'include', problems, (name) => (resource.relations.has(name) ? undefined : `"${name}" is not a relation of ${resource.name}${describeChoices([...resource.relations.keys()])}`));
+        break;
+      default:
+        parseFilter(resource, key, value, limits, query.filters, problems);
+    }
+  }
+
+  if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
+  if (cursor !== undefined) {
+    if (query.offset !== undefined) problems.push({ parameter: 'after', detail: 'cannot be combined with offset; use one way of paging' });
+    const after = decodeCursor(cursor, query.sort);
+    if (after === undefined) problems.push({ parameter: 'after', detail: 'is not a cursor this list returned for the same sort; follow the Link header rel="next"' });
+    else query.after = after;
+  }
+  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  return query;
+}
+
+function parseSort(resource: ResourceModel, value: string, problems: ErrorDetail[]): SortKey[] {
+  const keys: SortKey[] = [];
+  for (const part of value.split(',')) {
+    const term = part.trim();
+    const direction = term.startsWith('-') ? 'desc' : 'asc';
+    const name = term.replace(/^[-+]/, '');
+    const field = resource.fields.get(name);
+    if (field === undefined) {
+      problems.push({ parameter: 'sort', detail: name === '' ? 'has an empty entry' : `"${name}" is not a field of ${resource.name}` });
+    } else if (field.type === 'json') {
+      problems.push({ parameter: 'sort', detail: `"${name}" is a json field and cannot be sorted` });
+    } else if (keys.some((k) => k.field === name)) {
+      problems.push({ parameter: 'sort', detail: `"${name}" is given twice` });
+    } else {
+      keys.push({ field: name, direction });
+    }
+  }
+  return keys;
+}
+
+function parseNameList(value: string, parameter: string, problems: ErrorDetail[], check: (name: string) => string | undefined): string[] {
+  const names: string[] = [];
+  for (const part of value.split(',')) {
+    const name = part.trim();
+    const problem = name === '' ? 'has an empty entry' : check(name);
+    if (problem !== undefined) problems.push({ parameter, detail: problem });
+    else if (!names.includes(name)) names.push(name);
+  }
+  return names;
+}
+
+function parseFilter(resource: ResourceModel, key: string, value: string, limits: ListLimits, filters: FilterCondition[], problems: ErrorDetail[]): void {
+  const match = FILTER_KEY.exec(key);
+  const fieldName = match?.[1];
+  const field = fieldName === undefined ? undefined : resource.fields.get(fieldName);
+  if (match === null || field === undefined) {
+    const allowed = `query parameters are ${RESERVED_QUERY_PARAMETERS.join(', ')} and filters on the fields of ${resource.name}`;
+    problems.push({ parameter: key, detail: `is not a known query parameter (${allowed})` });
+    return;
+  }
+  const op = match[2] ?? 'eq';
+  const allowed = OPERATORS_BY_TYPE[field.type];
+  if (!allowed.includes(op as FilterOperator)) {
+    const why = ALL_OPERATORS.has(op) ? `does not apply to ${field.type} fields` : 'is not a filter operator';
+    problems.push({ parameter: key, detail: `operator "${op}" ${why}; ${field.name} takes ${allowed.join(', ')}` });
+    return;
+  }
+  const operator = op as FilterOperator;
+  if (operator === 'isNull') {
+    if (value !== 'true' && value !== 'false') problems.push({ parameter: key, detail: 'must be true or false' });
+    else filters.push({ field: field.name, op: operator, value: value === 'true' });
+    return;
+  }
+  if (operator === 'in') {
+    const parts = value.split(',');
+    if (parts.length > limits.maxInValues) {
+      problems.push({ parameter: key, detail: `has ${parts.length} values; at most ${limits.maxInValues} are allowed` });
+      return;
+    }
+    const values: unknown[] = [];
+    for (const part of parts) {
+      const parsed = parseFilterValue(field, part);
+      if (parsed.problem !== undefined) {
+        problems.push({ parameter: key, detail: `value "${part}" ${parsed.problem}` });
+        return;
+      }
+      values.push(parsed.value);
+    }
+    filters.push({ field: field.name, op: operator, value: values });
+    return;
+  }
+  const parsed = parseFilterValue(field, value);
+  if (parsed.problem !== undefined) problems.push({ parameter: key, detail: `value "${truncate(value)}" ${parsed.problem}` });
+  else filters.push({ field: field.name, op: operator, value: parsed.value });
+}
+
+/** Turns a query-string value into a value of the field's type. */
+function parseFilterValue(field: FieldModel, text: string): { value?: unknown; problem?: string } {
+  switch (field.type) {
+    case 'string':
+      return { value: text };
+    case 'integer': {
+      if (!/^-?\d{1,16}$/.test(text)) return { problem: 'is not an integer' };
+      const n = Number(text);
+      return Number.isSafeInteger(n) ? { value: n } : { problem: 'is out of range' };
+    }
+    case 'number': {
+      const n = text.trim() === '' ? NaN : Number(text);
+      return Number.isFinite(n) ? { value: n } : { problem: 'is not a number' };
+    }
+    case 'boolean':
+      return text === 'true' || text === 'false' ? { value: text === 'true' } : { problem: 'must be true or false' };
+    case 'datetime': {
+      if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(text)) return { problem: 'is not an ISO 8601 date-time' };
+      const ms = Date.parse(text.length === 10 ? `${text}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);
+      return Number.isNaN(ms) ? { problem: 'is not a valid date-time' } : { value: new Date(ms).toISOString() };
+    }
+    case 'date':
+      return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) ? { value: text } : { problem: 'is not a date (YYYY-MM-DD)' };
+    case 'enum':
+      return field.values?.includes(text) === true ? { value: text } : { problem: `is not one of ${field.values?.join(', ') ?? ''}` };
+    case 'json':
+      return { problem: 'json fields can only be filtered with [isNull]' };
+  }
+}
+
+/**
+ * Cursors are opaque to clients: base64url of JSON `{"s": "<sort>", "v": [<values>]}`, where
+ * the values are the stored values of the sort keys of the last row of a page. See docs/cursors.md.
+ */
+export function encodeCursor(sort: readonly SortKey[], values: readonly unknown[]): string {
+  return Buffer.from(JSON.stringify({ s: sortSignature(sort), v: values })).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, sort: readonly SortKey[]): unknown[] | undefined {
+  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { s, v } = parsed as { s?: unknown; v?: unknown };
+  if (s !== sortSignature(sort) || !Array.isArray(v) || v.length !== sort.length) return undefined;
+  const ok = v.every((x: unknown) => x === null || typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x)));
+  if (!ok || v[v.length - 1] === null) return undefined;
+  return v as unknown[];
+}
+
+function sortSignature(sort: readonly SortKey[]): string {
+  return sort.map((k) => (k.direction === 'desc' ? `-${k.field}` : k.field)).join(',');
+}
+
+function parseNonNegativeInteger(text: string): number | undefined {
+  if (!/^\d{1,15}$/.test(text)) return undefined;
+  return Number(text);
+}
+
+function describeChoices(names: string[]): string {
+  return names.length === 0 ? ' (it has none)' : ` (it has ${names.join(', ')})`;
+}
+
+function truncate(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}

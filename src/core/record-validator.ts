@@ -1,0 +1,150 @@
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { ErrorDetail } from '../errors.js';
+import { ValidationError } from '../errors.js';
+import { createAjv, fieldJsonSchema, type JsonSchema } from '../schema/field-json-schema.js';
+import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import type { StoredRecord } from '../store/record-store.js';
+import { isPlainObject } from './merge-patch.js';
+
+export type WriteKind = 'create' | 'replace' | 'update';
+
+interface CompiledValidators {
+  /** A whole record (create and replace): required fields present and not null. */
+  whole: ValidateFunction;
+  /** Some fields (merge patch): only the fields given, required ones not null. */
+  partial: ValidateFunction;
+}
+
+/**
+ * Validates write bodies against a resource's fields with JSON Schema (ajv), reporting every bad
+ * field as an RFC 6901 pointer with a sentence a person can act on.
+ */
+export class RecordValidator {
+  readonly #validators = new Map<string, CompiledValidators>();
+
+  constructor(resources: Iterable<ResourceModel>) {
+    const ajv = createAjv();
+    for (const resource of resources) {
+      const properties: Record<string, JsonSchema> = {};
+      const partialProperties: Record<string, JsonSchema> = {};
+      for (const field of resource.writableFields) {
+        const value = fieldJsonSchema(field);
+        const nullable = field.type === 'json' ? value : nullableSchema(value);
+        properties[field.name] = field.required ? value : nullable;
+        partialProperties[field.name] = field.required ? value : nullable;
+      }
+      const base = { type: 'object', additionalProperties: false };
+      this.#validators.set(resource.name, {
+        whole: ajv.compile({ ...base, properties, required: resource.writableFields.filter((f) => f.required).map((f) => f.name) }),
+        partial: ajv.compile({ ...base, properties: partialProperties }),
+      });
+    }
+  }
+
+  /**
+   * Checks a write body and returns the field values to store (system fields removed, datetimes
+   * normalised). For create and replace, absent fields take their default, or null.
+   *
+   * @throws ValidationError listing every problem.
+   */
+  validate(resource: ResourceModel, kind: WriteKind, body: unknown, pathId?: number): StoredRecord {
+    if (!isPlainObject(body)) {
+      throw new ValidationError('The request body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be a JSON object' }] });
+    }
+    const problems: ErrorDetail[] = [];
+    const input: StoredRecord = {};
+    for (const [name, value] of Object.entries(body)) {
+      const field = resource.fields.get(name);
+      if (field?.system === true) {
+        if (name === 'id' && (kind === 'create' || value !== pathId)) {
+          problems.push({ pointer: '/id', detail: kind === 'create' ? 'is assigned by the server; leave it out' : `must match the id in the URL (${pathId ?? ''})` });
+        }
+        continue; // createdAt, updatedAt and a matching id are read-only and ignored, so GET → edit → PUT works.
+      }
+      input[name] = value;
+    }
+    const validators = this.#validators.get(resource.name);
+    if (validators === undefined) throw new Error(`no validator for ${resource.name}`);
+    const validate = kind === 'update' ? validators.partial : validators.whole;
+    if (!validate(input)) problems.push(...(validate.errors ?? []).map((e) => describe(resource, e)));
+    if (problems.length > 0) throw new ValidationError(summarise(problems), { errors: dedupe(problems) });
+
+    const values: StoredRecord = {};
+    for (const field of resource.writableFields) {
+      if (field.name in input) values[field.name] = normalise(field, input[field.name]);
+      else if (kind !== 'update') values[field.name] = field.default === undefined ? null : structuredClone(field.default);
+    }
+    return values;
+  }
+}
+
+function normalise(field: FieldModel, value: unknown): unknown {
+  if (value === null) return null;
+  if (field.type === 'datetime') return new Date(value as string).toISOString();
+  return value;
+}
+
+function describe(resource: ResourceModel, error: ErrorObject): ErrorDetail {
+  const params = error.params as Record<string, unknown>;
+  const pointer = error.instancePath;
+  switch (error.keyword) {
+    case 'required':
+      return { pointer: `${pointer}/${escapePointer(String(params.missingProperty))}`, detail: 'is required' };
+    case 'additionalProperties':
+      return { pointer: `${pointer}/${escapePointer(String(params.additionalProperty))}`, detail: `is not a field of ${resource.name}` };
+    case 'type':
+      return { pointer, detail: `must be ${article(String(params.type))}` };
+    case 'format':
+      return { pointer, detail: `must be a valid ${formatName(String(params.format))}` };
+    case 'maxLength':
+      return { pointer, detail: `must be at most ${String(params.limit)} characters long` };
+    case 'minLength':
+      return { pointer, detail: `must be at least ${String(params.limit)} characters long` };
+    case 'maximum':
+      return { pointer, detail: `must be at most ${String(params.limit)}` };
+    case 'minimum':
+      return { pointer, detail: `must be at least ${String(params.limit)}` };
+    case 'pattern':
+      return { pointer, detail: `must match the pattern ${String(params.pattern)}` };
+    case 'enum':
+      return { pointer, detail: `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+    default:
+      return { pointer, detail: error.message ?? 'is invalid' };
+  }
+}
+
+/** The same value schema, also accepting null (optional fields may be cleared). */
+function nullableSchema(value: JsonSchema): JsonSchema {
+  const schema: JsonSchema = { ...value, type: [value.type, 'null'] };
+  if (Array.isArray(value.enum)) schema.enum = [...(value.enum as unknown[]), null];
+  return schema;
+}
+
+function dedupe(problems: ErrorDetail[]): ErrorDetail[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.pointer ?? ''}|${p.detail}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function summarise(problems: ErrorDetail[]): string {
+  const count = dedupe(problems).length;
+  return count === 1 ? 'One field is invalid.' : `${count} fields are invalid.`;
+}
+
+function article(type: string): string {
+  const names: Record<string, string> = { string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'an object', array: 'an array', null: 'null' };
+  return type.split(',').map((t) => names[t] ?? t).join(' or ');
+}
+
+function formatName(format: string): string {
+  const names: Record<string, string> = { 'date-time': 'date-time (RFC 3339, e.g. 2024-05-01T12:00:00Z)', date: 'date (YYYY-MM-DD)', email: 'email address', uri: 'absolute URI', uuid: 'UUID' };
+  return names[format] ?? format;
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}

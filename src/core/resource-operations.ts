@@ -1,0 +1,316 @@
+import { NotFoundError, ReferenceConflictError, UniqueConflictError, ValidationError } from '../errors.js';
+import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import type { RecordStore, StoredRecord } from '../store/record-store.js';
+import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
+import { ConstraintViolation } from '../store/store-errors.js';
+import { encodeCursor, type ListQuery } from './list-query.js';
+import { applyMergePatch, isPlainObject } from './merge-patch.js';
+import type { RecordValidator } from './record-validator.js';
+
+/** Who asks, and on behalf of which request. Authentication adds the principal here. */
+export interface OperationContext {
+  requestId?: string;
+}
+
+export interface WriteOptions {
+  /** Checks the row as it is inside the write's transaction; throws to refuse (If-Match). */
+  precondition?: (current: StoredRecord) => void;
+  /** Runs inside the write's transaction, after it, with its result: commits or rolls back with it. */
+  beforeCommit?: (tx: SqlExecutor, result: StoredRecord | undefined) => Promise<void>;
+}
+
+export interface ListResult {
+  records: StoredRecord[];
+  /** Cursor of the next page, when there is one. */
+  next?: string;
+  /** Every matching row, when the query asked to count. */
+  total?: number;
+}
+
+export interface OperationLimits {
+  /** Most related rows embedded per parent by `include`. @default 100 */
+  maxEmbedded: number;
+}
+
+interface Reference {
+  resource: ResourceModel;
+  field: FieldModel;
+}
+
+/**
+ * The operations every adapter (REST, GraphQL, CLI) calls: list, get, create, replace, update,
+ * delete and relation reads, with validation, referential rules and transactions in one place.
+ */
+export class ResourceOperations {
+  readonly schema: SchemaModel;
+  readonly #db: SqlDatabase;
+  readonly #store: RecordStore;
+  readonly #validator: RecordValidator;
+  readonly #limits: OperationLimits;
+  /** For each resource, the fields elsewhere that reference it. */
+  readonly #referencedBy = new Map<string, Reference[]>();
+
+  constructor(options: { schema: SchemaModel; db: SqlDatabase; store: RecordStore; validator: RecordValidator; limits: OperationLimits }) {
+    this.schema = options.schema;
+    this.#db = options.db;
+    this.#store = options.store;
+    this.#validator = options.validator;
+    this.#limits = options.limits;
+    for (const resource of this.schema.resources.values()) {
+      for (const field of resource.writableFields) {
+        if (field.references === undefined) continue;
+        const list = this.#referencedBy.get(field.references) ?? [];
+        list.push({ resource, field });
+        this.#referencedBy.set(field.references, list);
+      }
+    }
+  }
+
+  /** One page of a resource's rows. */
+  async list(_ctx: OperationContext, resource: ResourceModel, query: ListQuery): Promise<ListResult> {
+    const columns = query.fields === undefined ? undefined : this.#neededColumns(resource, query);
+    const rows = await this.#store.list(resource, {
+      filters: query.filters,
+      sort: query.sort,
+      limit: query.limit + 1,
+      ...(query.offset === undefined ? {} : { offset: query.offset }),
+      ...(query.after === undefined ? {} : { after: query.after }),
+      ...(columns === undefined ? {} : { columns }),
+    });
+    const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
+    const result: ListResult = { records: page };
+    const last = page[page.length - 1];
+    if (rows.length > query.limit && last !== undefined) {
+      result.next = encodeCursor(
+        query.sort,
+        query.sort.map((k) => this.#store.encodeValue(fieldOf(resource, k.field), last[k.field])),
+      );
+    }
+    if (query.count) result.total = await this.#store.count(resource, query.filters);
+    await this.#embed(resource, page, query.include);
+    if (query.fields !== undefined) result.records = page.map((r) => project(r, query.fields ?? [], query.include));
+    return result;
+  }
+
+  /** One row by id, with relations embedded as asked. @throws NotFoundError */
+  async get(_ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = []): Promise<StoredRecord> {
+    const record = await this.#store.findById(resource, id);
+    if (record === undefined) throw notFound(resource, id);
+    if (include.length > 0) await this.#embed(resource, [record], include);
+    return record;
+  }
+
+  /** Creates a row from a request body. @throws ValidationError, UniqueConflictError */
+  async create(_ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+    const values = this.#validator.validate(resource, 'create', body);
+    const now = new Date().toISOString();
+    return this.#write(resource, async (tx) => {
+      await this.#checkReferences(tx, resource, values);
+      const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      await options.beforeCommit?.(tx, record);
+      return record;
+    });
+  }
+
+  /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
+  async replace(_ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+    const values = this.#validator.validate(resource, 'replace', body, id);
+    return this.#write(resource, async (tx) => {
+      const current = await this.#store.findById(resource, id, tx);
+      if (current === undefined) throw notFound(resource, id);
+      options.precondition?.(current);
+      await this.#checkReferences(tx, resource, values);
+      const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
+      if (record === undefined) throw notFound(resource, id);
+      await options.beforeCommit?.(tx, record);
+      return record;
+    });
+  }
+
+  /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
+  async update(_ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+    const values = this.#validator.validate(resource, 'update', patch, id);
+    return this.#write(resource, async (tx) => {
+      const current = await this.#store.findById(resource, id, tx);
+      if (current === undefined) throw notFound(resource, id);
+      options.precondition?.(current);
+      const changed: StoredRecord = {};
+      for (const [name, value] of Object.entries(values)) {
+        const field = fieldOf(resource, name);
+        // Merge patch reaches into json fields: members merge, null members are removed.
+        const next = field.type === 'json' && isPlainObject(value) ? applyMergePatch(current[name], value) : value;
+        if (JSON.stringify(next) !== JSON.stringify(current[name])) changed[name] = next;
+      }
+      if (Object.keys(changed).length === 0) {
+        await options.beforeCommit?.(tx, current);
+        return current;
+      }
+      await this.#checkReferences(tx, resource, changed);
+      const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
+      if (record === undefined) throw notFound(resource, id);
+      await options.beforeCommit?.(tx, record);
+      return record;
+    });
+  }
+
+  /**
+   * Deletes a row, applying each reference's onDelete rule: restrict refuses (409), setNull clears
+   * the referencing field, cascade deletes the referencing rows (and theirs) in the same transaction.
+   */
+  async delete(_ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
+    await this.#write(resource, async (tx) => {
+      const current = await this.#store.findById(resource, id, tx);
+      if (current === undefined) throw notFound(resource, id);
+      options.precondition?.(current);
+      await this.#deleteCascading(tx, resource, id, new Set());
+      await options.beforeCommit?.(tx, undefined);
+      return undefined;
+    });
+  }
+
+  /**
+   * Reads through a relation: the rows of a hasMany relation as a page, or the one row of a
+   * belongsTo relation. @throws NotFoundError when the parent, or a belongsTo target, does not exist.
+   */
+  async related(
+    ctx: OperationContext,
+    resource: ResourceModel,
+    id: number,
+    relation: RelationModel,
+    query: ListQuery,
+  ): Promise<{ kind: 'many'; target: ResourceModel; page: ListResult } | { kind: 'one'; target: ResourceModel; record: StoredRecord }> {
+    const target = this.#resource(relation.target);
+    const parent = await this.#store.findById(resource, id);
+    if (parent === undefined) throw notFound(resource, id);
+    if (relation.kind === 'hasMany') {
+      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: relation.foreignKey, op: 'eq', value: id }] });
+      return { kind: 'many', target, page };
+    }
+    const key = parent[relation.foreignKey];
+    if (typeof key !== 'number') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
+    return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
+  }
+
+  async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    try {
+      return await this.#db.transaction(work);
+    } catch (error) {
+      if (error instanceof ConstraintViolation && error.kind === 'unique') {
+        const columns = error.columns.length > 0 ? error.columns : ['(unknown)'];
+        throw new UniqueConflictError(`Another ${resource.singular} already has this ${columns.join(', ')}.`, {
+          errors: columns.map((c) => ({ pointer: `/${c}`, detail: `is already used by another ${resource.singular}` })),
+          cause: error,
+        });
+      }
+      throw error;
+    }
+  }
+
+  async #checkReferences(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<void> {
+    const problems = [];
+    for (const [name, value] of Object.entries(values)) {
+      const field = fieldOf(resource, name);
+      if (field.references === undefined || typeof value !== 'number') continue;
+      const target = this.#resource(field.references);
+      const found = await this.#store.existingIds(tx, target, [value]);
+      if (!found.has(value)) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
+    }
+    if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
+  }
+
+  async #deleteCascading(tx: SqlExecutor, resource: ResourceModel, id: number, visiting: Set<string>): Promise<void> {
+    const self = `${resource.name}/${id}`;
+    if (visiting.has(self)) return;
+    visiting.add(self);
+    for (const { resource: child, field } of this.#referencedBy.get(resource.name) ?? []) {
+      const rule = field.onDelete ?? 'restrict';
+      if (rule === 'restrict') {
+        const ids = (await this.#store.idsWhere(tx, child, field.name, id, 2)).filter((c) => !visiting.has(`${child.name}/${c}`));
+        if (ids.length > 0) {
+          throw new ReferenceConflictError(
+            `${capitalize(resource.singular)} ${id} is still referenced by ${child.name} (${field.name}); delete those first.`,
+            { errors: [{ detail: `${child.name} ${ids.join(', ')}${ids.length > 1 ? ' and maybe more' : ''} refer to it through ${field.name}` }] },
+          );
+        }
+      } else if (rule === 'setNull') {
+        await this.#store.updateWhere(tx, child, field.name, id, { [field.name]: null, updatedAt: new Date().toISOString() });
+      } else {
+        for (const childId of await this.#store.idsWhere(tx, child, field.name, id)) {
+          await this.#deleteCascading(tx, child, childId, visiting);
+        }
+      }
+    }
+    await this.#store.delete(tx, resource, id);
+  }
+
+  async #embed(resource: ResourceModel, records: StoredRecord[], include: readonly string[]): Promise<void> {
+    if (records.length === 0) return;
+    for (const name of include) {
+      const relation = resource.relations.get(name);
+      if (relation === undefined) continue;
+      const target = this.#resource(relation.target);
+      if (relation.kind === 'hasMany') {
+        const parentIds = records.map((r) => r.id as number);
+        const children = await this.#store.listByKeys(target, relation.foreignKey, parentIds, {
+          sort: [{ field: 'id', direction: 'asc' }],
+          perKeyLimit: this.#limits.maxEmbedded,
+        });
+        const byParent = new Map<unknown, StoredRecord[]>();
+        for (const child of children) {
+          const list = byParent.get(child[relation.foreignKey]) ?? [];
+          list.push(child);
+          byParent.set(child[relation.foreignKey], list);
+        }
+        for (const record of records) record[name] = byParent.get(record.id) ?? [];
+      } else {
+        const keys = [...new Set(records.map((r) => r[relation.foreignKey]).filter((k): k is number => typeof k === 'number'))];
+        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: 'id', op: 'in', value: keys }], sort: [{ field: 'id', direction: 'asc' }], limit: keys.length });
+        const byId = new Map(parents.map((p) => [p.id, p]));
+        for (const record of records) record[name] = byId.get(record[relation.foreignKey]) ?? null;
+      }
+    }
+  }
+
+  #neededColumns(resource: ResourceModel, query: ListQuery): string[] {
+    const needed = new Set<string>(['id', ...(query.fields ?? []), ...query.sort.map((k) => k.field)]);
+    for (const name of query.include) {
+      const relation = resource.relations.get(name);
+      if (relation?.kind === 'belongsTo') needed.add(relation.foreignKey);
+    }
+    return [...needed];
+  }
+
+  #resource(name: string): ResourceModel {
+    const resource = this.schema.resources.get(name);
+    if (resource === undefined) throw new Error(`unknown resource ${name}`);
+    return resource;
+  }
+}
+
+function fieldOf(resource: ResourceModel, name: string): FieldModel {
+  const field = resource.fields.get(name);
+  if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
+  return field;
+}
+
+function project(record: StoredRecord, fields: readonly string[], include: readonly string[]): StoredRecord {
+  const out: StoredRecord = {};
+  for (const name of fields) out[name] = record[name];
+  for (const name of include) out[name] = record[name];
+  return out;
+}
+
+function notFound(resource: ResourceModel, id: number): NotFoundError {
+  return new NotFoundError(`There is no ${resource.singular} with id ${id}.`);
+}
+
+/** A timestamp after `previous`, even when the clock has not moved on (or went back). */
+function laterThan(previous: unknown): string {
+  const now = Date.now();
+  const before = typeof previous === 'string' ? Date.parse(previous) : NaN;
+  return new Date(Number.isNaN(before) || now > before ? now : before + 1).toISOString();
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

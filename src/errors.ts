@@ -1,0 +1,219 @@
+/**
+ * Every error restgraph can show a client or an operator: one class per kind, each with a stable
+ * code, an HTTP status and a title. The code appears in problem+json (`type`, `code`) and, later,
+ * in GraphQL `extensions.code`. docs/errors.md documents every code (a test keeps them in sync).
+ *
+ * What clients see is separate from what is logged: only {@link InternalError} is ever built for a
+ * failure we did not foresee, and it says nothing about internals.
+ */
+
+/** One problem with one input location: a JSON Pointer (RFC 6901) into the body, or a query parameter. */
+export interface ErrorDetail {
+  /** JSON Pointer into the request body, e.g. `/email`. */
+  pointer?: string;
+  /** Name of the query parameter at fault, e.g. `sort`. */
+  parameter?: string;
+  /** Name of the header at fault, e.g. `If-Match`. */
+  header?: string;
+  detail: string;
+}
+
+/** Prefix of every problem `type` URI; the code follows. */
+export const PROBLEM_TYPE_PREFIX = 'urn:restgraph:problem:';
+
+export abstract class RestgraphError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: number;
+  abstract readonly title: string;
+  /** Per-location problems (validation, query parsing). */
+  readonly errors: ErrorDetail[] | undefined;
+  /** Response headers that belong to this error, e.g. `Allow` on a 405. */
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(detail: string, options: { errors?: ErrorDetail[]; headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.errors = options.errors;
+    this.headers = options.headers;
+  }
+}
+
+// ---- 4xx: the request is at fault ----------------------------------------------------------
+
+export class MalformedJsonError extends RestgraphError {
+  readonly code = 'malformed-json';
+  readonly status = 400;
+  readonly title = 'Malformed JSON';
+}
+
+export class InvalidQueryError extends RestgraphError {
+  readonly code = 'invalid-query';
+  readonly status = 400;
+  readonly title = 'Invalid query parameters';
+}
+
+export class BadRequestError extends RestgraphError {
+  readonly code = 'bad-request';
+  readonly status = 400;
+  readonly title = 'Bad request';
+}
+
+export class NotFoundError extends RestgraphError {
+  readonly code = 'not-found';
+  readonly status = 404;
+  readonly title = 'Not found';
+}
+
+export class MethodNotAllowedError extends RestgraphError {
+  readonly code = 'method-not-allowed';
+  readonly status = 405;
+  readonly title = 'Method not allowed';
+}
+
+export class NotAcceptableError extends RestgraphError {
+  readonly code = 'not-acceptable';
+  readonly status = 406;
+  readonly title = 'Not acceptable';
+}
+
+export class UniqueConflictError extends RestgraphError {
+  readonly code = 'unique-conflict';
+  readonly status = 409;
+  readonly title = 'Unique constraint violated';
+}
+
+export class ReferenceConflictError extends RestgraphError {
+  readonly code = 'reference-conflict';
+  readonly status = 409;
+  readonly title = 'Still referenced';
+}
+
+export class IdempotencyKeyInUseError extends RestgraphError {
+  readonly code = 'idempotency-key-in-use';
+  readonly status = 409;
+  readonly title = 'Idempotency key in use';
+}
+
+export class PreconditionFailedError extends RestgraphError {
+  readonly code = 'precondition-failed';
+  readonly status = 412;
+  readonly title = 'Precondition failed';
+}
+
+export class PayloadTooLargeError extends RestgraphError {
+  readonly code = 'payload-too-large';
+  readonly status = 413;
+  readonly title = 'Payload too large';
+}
+
+export class UriTooLongError extends RestgraphError {
+  readonly code = 'uri-too-long';
+  readonly status = 414;
+  readonly title = 'URI too long';
+}
+
+export class UnsupportedMediaTypeError extends RestgraphError {
+  readonly code = 'unsupported-media-type';
+  readonly status = 415;
+  readonly title = 'Unsupported media type';
+}
+
+export class ValidationError extends RestgraphError {
+  readonly code = 'validation-failed';
+  readonly status = 422;
+  readonly title = 'Validation failed';
+}
+
+export class IdempotencyKeyReusedError extends RestgraphError {
+  readonly code = 'idempotency-key-reused';
+  readonly status = 422;
+  readonly title = 'Idempotency key reused with another request';
+}
+
+export class HeaderFieldsTooLargeError extends RestgraphError {
+  readonly code = 'header-fields-too-large';
+  readonly status = 431;
+  readonly title = 'Request header fields too large';
+}
+
+// ---- 5xx: we are at fault, or not ready ------------------------------------------------------
+
+export class InternalError extends RestgraphError {
+  readonly code = 'internal';
+  readonly status = 500;
+  readonly title = 'Internal server error';
+  constructor(options: { cause?: unknown } = {}) {
+    super('An unexpected error occurred. It has been logged; quote the request id when reporting it.', options);
+  }
+}
+
+export class ServiceUnavailableError extends RestgraphError {
+  readonly code = 'service-unavailable';
+  readonly status = 503;
+  readonly title = 'Service unavailable';
+}
+
+export class RequestTimeoutError extends RestgraphError {
+  readonly code = 'request-timeout';
+  readonly status = 503;
+  readonly title = 'Request timed out';
+}
+
+// ---- start-up: bad schema, configuration or migration ---------------------------------------
+
+/** One problem in a schema file, located by path inside the document and, where known, line and column. */
+export interface SchemaProblem {
+  path: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+export class SchemaError extends RestgraphError {
+  readonly code = 'RG_SCHEMA_INVALID';
+  readonly status = 500;
+  readonly title = 'Invalid schema';
+  readonly file: string;
+  readonly problems: SchemaProblem[];
+  constructor(file: string, problems: SchemaProblem[]) {
+    const lines = problems.map((p) => {
+      const at = p.line === undefined ? '' : `:${p.line}:${p.column ?? 1}`;
+      return `  ${file}${at} at ${p.path || '(root)'}: ${p.message}`;
+    });
+    super(`Invalid schema ${file}:\n${lines.join('\n')}`);
+    this.file = file;
+    this.problems = problems;
+  }
+}
+
+export class ConfigError extends RestgraphError {
+  readonly code = 'RG_CONFIG_INVALID';
+  readonly status = 500;
+  readonly title = 'Invalid configuration';
+  readonly option: string;
+  constructor(option: string, message: string) {
+    super(`Invalid configuration ${option}: ${message}`);
+    this.option = option;
+  }
+}
+
+export class DestructiveMigrationError extends RestgraphError {
+  readonly code = 'RG_MIGRATION_DESTRUCTIVE';
+  readonly status = 500;
+  readonly title = 'Destructive migration refused';
+  readonly changes: string[];
+  constructor(changes: string[]) {
+    super(
+      `The schema makes destructive changes to the database:\n${changes.map((c) => `  - ${c}`).join('\n')}\n` +
+        'Refusing to start. Back up the database, then apply them with `restgraph migrate --allow-destructive` ' +
+        '(preview with `restgraph migrate --dry-run`).',
+    );
+    this.changes = changes;
+  }
+}
+
+export class MigrationFailedError extends RestgraphError {
+  readonly code = 'RG_MIGRATION_FAILED';
+  readonly status = 500;
+  readonly title = 'Migration failed';
+}

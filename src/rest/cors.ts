@@ -1,0 +1,52 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+export interface CorsOptions {
+  /** Origins allowed to call the API from a browser: `*`, a list, or none. @default '*' */
+  origins: '*' | readonly string[];
+  /** How long browsers may cache a preflight answer. @default 600 (s) */
+  maxAgeSeconds: number;
+}
+
+/** Headers a browser script may read from our responses. */
+const EXPOSED = 'ETag, Location, Link, X-Total-Count, X-Request-Id, Idempotent-Replayed, Retry-After, RateLimit, RateLimit-Policy';
+const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, If-Match, If-None-Match, Idempotency-Key, X-Request-Id, Last-Event-ID';
+
+/**
+ * CORS (Fetch standard): bearer tokens travel in headers, not cookies, so credentials are never
+ * allowed and `*` is a safe default. Preflights are answered by each path's OPTIONS route, which
+ * knows the path's methods.
+ */
+export function registerCors(app: FastifyInstance, options: CorsOptions | false): void {
+  if (options === false) return;
+  const allowAll = options.origins === '*';
+  const allowed = new Set(allowAll ? [] : options.origins);
+  app.addHook('onRequest', (request, reply, done) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined) {
+      if (allowAll) {
+        reply.header('access-control-allow-origin', '*');
+        reply.header('access-control-expose-headers', EXPOSED);
+      } else if (allowed.has(origin)) {
+        reply.header('access-control-allow-origin', origin);
+        reply.header('access-control-expose-headers', EXPOSED);
+      }
+      if (!allowAll) reply.header('vary', 'Origin');
+    }
+    done();
+  });
+  app.decorate('corsPreflight', (request: FastifyRequest, reply: FastifyReply, methods: string) => {
+    const origin = request.headers.origin;
+    if (origin === undefined || request.headers['access-control-request-method'] === undefined) return;
+    if (!allowAll && !allowed.has(origin)) return;
+    reply.header('access-control-allow-methods', methods);
+    reply.header('access-control-allow-headers', request.headers['access-control-request-headers'] ?? ALLOWED_REQUEST_HEADERS);
+    reply.header('access-control-max-age', String(options.maxAgeSeconds));
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Adds the preflight response headers when `request` is a CORS preflight from an allowed origin. */
+    corsPreflight?: (request: FastifyRequest, reply: FastifyReply, methods: string) => void;
+  }
+}

@@ -1,0 +1,71 @@
+import { hash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BadRequestError, IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../errors.js';
+import type { IdempotencyStore, StoredResponse } from '../store/idempotency-store.js';
+import type { SqlExecutor } from '../store/sql-database.js';
+
+/** A response ready to send, and to store under an idempotency key. */
+export type PreparedResponse = StoredResponse;
+
+/** Runs a write; given `commit`, it must call it inside its transaction with the response it will send. */
+export type IdempotentWork = (commit: ((tx: SqlExecutor, response: PreparedResponse) => Promise<void>) | undefined) => Promise<PreparedResponse>;
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
+ * and its response is stored in the same transaction as its change; a retry with the same key and
+ * request gets that response again (`Idempotent-Replayed: true`); the same key with another request
+ * is a 422; a retry while the first is still running is a 409. Without the header, `work` just runs.
+ */
+export async function runIdempotent(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  store: IdempotencyStore,
+  scope: string,
+  work: IdempotentWork,
+): Promise<FastifyReply> {
+  const header = request.headers['idempotency-key'];
+  if (header === undefined) return send(reply, await work(undefined));
+  const key = parseKey(header);
+  const fingerprint = hash('sha256', `${request.method} ${request.url.split('?')[0] ?? ''}\n${JSON.stringify(request.body ?? null)}`, 'base64url');
+  const claim = await store.claim(scope, key, fingerprint);
+  switch (claim.outcome) {
+    case 'completed':
+      return send(reply.header('idempotent-replayed', 'true'), claim.response);
+    case 'in-flight':
+      throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it finishes.', {
+        headers: { 'retry-after': '1' },
+      });
+    case 'mismatch':
+      throw new IdempotencyKeyReusedError('This Idempotency-Key was already used for a different request (method, path or body). Use a new key for a new request.', {
+        errors: [{ header: 'Idempotency-Key', detail: 'belongs to another request' }],
+      });
+    case 'claimed':
+      break;
+  }
+  let response: PreparedResponse;
+  try {
+    response = await work((tx, prepared) => store.complete(tx, scope, key, prepared));
+  } catch (error) {
+    await store.release(scope, key);
+    throw error;
+  }
+  return send(reply, response);
+}
+
+function parseKey(header: string | string[]): string {
+  const raw = Array.isArray(header) ? header.join(',') : header;
+  // The draft makes the key a Structured Field string ("…"); bare tokens are accepted too.
+  const key = raw.startsWith('"') && raw.endsWith('"') && raw.length >= 2 ? raw.slice(1, -1) : raw;
+  if (!KEY_PATTERN.test(key)) {
+    throw new BadRequestError('Idempotency-Key must be 1 to 255 visible ASCII characters, e.g. a UUID.', {
+      errors: [{ header: 'Idempotency-Key', detail: 'must be 1 to 255 visible ASCII characters' }],
+    });
+  }
+  return key;
+}
+
+function send(reply: FastifyReply, response: PreparedResponse): FastifyReply {
+  return reply.code(response.status).headers(response.headers).send(response.body);
+}

@@ -1,0 +1,51 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MethodNotAllowedError } from '../errors.js';
+import { assertAcceptable } from './content-negotiation.js';
+
+export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+const STANDARD_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+type StandardMethod = (typeof STANDARD_METHODS)[number];
+
+/**
+ * Registers one path's handlers, plus what every path answers: HEAD (with GET), OPTIONS with
+ * `Allow` (and CORS preflight), and 405 with `Allow` for the other standard methods (RFC 9110, 15.5.6).
+ */
+export function registerPath(app: FastifyInstance, url: string, handlers: Partial<Record<StandardMethod, RouteHandler>>): void {
+  const methods = STANDARD_METHODS.filter((m) => handlers[m] !== undefined);
+  const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
+  for (const method of methods) {
+    const handler = handlers[method];
+    if (handler === undefined) continue;
+    app.route({
+      method,
+      url,
+      onRequest: (request, _reply, done) => {
+        try {
+          assertAcceptable(request);
+        } catch (error) {
+          done(error as Error);
+          return;
+        }
+        done();
+      },
+      handler,
+    });
+  }
+  app.route({
+    method: 'OPTIONS',
+    url,
+    handler: async (request, reply) => {
+      app.corsPreflight?.(request, reply, allow);
+      return reply.code(204).header('allow', allow).send();
+    },
+  });
+  const others = STANDARD_METHODS.filter((m) => !methods.includes(m));
+  if (others.length > 0) {
+    app.route({
+      method: others,
+      url,
+      handler: () => Promise.reject(new MethodNotAllowedError(`This path takes ${allow}.`, { headers: { allow } })),
+    });
+  }
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  BadRequestError,
+  HeaderFieldsTooLargeError,
+  InternalError,
+  MalformedJsonError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PROBLEM_TYPE_PREFIX,
+  RequestTimeoutError,
+  RestgraphError,
+  UnsupportedMediaTypeError,
+  UriTooLongError,
+} from '../errors.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+/** The RFC 9457 body of an error, with our `code` and the request id as extension members. */
+export function problemBody(error: RestgraphError, request: FastifyRequest): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: `${PROBLEM_TYPE_PREFIX}${error.code}`,
+    title: error.title,
+    status: error.status,
+    detail: error.message,
+    instance: request.url.split('?')[0],
+    code: error.code,
+    requestId: request.id,
+  };
+  if (error.errors !== undefined) body.errors = error.errors;
+  return body;
+}
+
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: RestgraphError): FastifyReply {
+  if (error.headers !== undefined) reply.headers(error.headers);
+  return reply.code(error.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problemBody(error, request)));
+}
+
+/**
+ * Maps anything thrown while handling a request to a client-facing error. Our own errors pass
+ * through; Fastify's request errors become their documented kinds; anything else is a 500 that
+ * says nothing about internals (the log gets the whole error).
+ */
+export function toRestgraphError(error: unknown): RestgraphError {
+  if (error instanceof RestgraphError) return error;
+  const { code, statusCode, message } = (error ?? {}) as { code?: string; statusCode?: number; message?: string };
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLargeError('The request body is larger than the limit this server accepts.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new UnsupportedMediaTypeError('Send the body as application/json (PATCH also takes application/merge-patch+json).');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new MalformedJsonError('The body is empty but Content-Type says JSON.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new BadRequestError('Content-Length does not match the body.');
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_ASYNC_CONSTRAINT':
+      return new BadRequestError('The URL is malformed.');
+    case 'FST_ERR_REQUEST_TIMEOUT':
+      return new RequestTimeoutError('The request took too long.');
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError && statusCode === 400) {
+    return new MalformedJsonError(`The body is not valid JSON: ${message ?? 'syntax error'}.`);
+  }
+  if (statusCode === 400 && typeof message === 'string' && /prototype property/.test(message)) {
+    return new MalformedJsonError('The body contains a "__proto__" or "constructor.prototype" member, which is never accepted.');
+  }
+  if (statusCode === 414) return new UriTooLongError('The URL is too long.');
+  if (statusCode === 431) return new HeaderFieldsTooLargeError('The request headers are too large.');
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return new BadRequestError(typeof message === 'string' ? message : 'The request is invalid.');
+  }
+  return new InternalError({ cause: error });
+}
+
+/** Installs the error and not-found handlers: every error a client sees is problem+json. */
+export function registerProblemHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const problem = toRestgraphError(error);
+    if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, request, problem);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    return sendProblem(reply, request, new NotFoundError(`Nothing is served at ${request.method} ${path}.`));
+  });
+}

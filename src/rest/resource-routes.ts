@@ -1,0 +1,184 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InvalidQueryError, NotFoundError } from '../errors.js';
+import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
+import type { ListResult, OperationContext, ResourceOperations } from '../core/resource-operations.js';
+import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import type { StoredRecord } from '../store/record-store.js';
+import { assertIfMatch, entityTag, noneMatch } from './conditional-requests.js';
+import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
+import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
+import { registerPath } from './path-routes.js';
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+export interface ResourceRoutesOptions {
+  operations: ResourceOperations;
+  idempotency: IdempotencyStore;
+  listLimits: ListLimits;
+}
+
+type IdParams = { id: string };
+
+/**
+ * The REST adapter of one resource under one prefix (`''` for the latest version, `/v1`, …):
+ * collection, item and relation paths, each a thin translation between HTTP and the core operations.
+ */
+export function registerResourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions, resource: ResourceModel, prefix: string): void {
+  const { operations, idempotency, listLimits } = options;
+  const base = `${prefix}/${resource.name}`;
+  const itemPath = (id: unknown): string => `${base}/${String(id)}`;
+
+  const sendRecord = (request: FastifyRequest, reply: FastifyReply, record: StoredRecord): FastifyReply => {
+    const body = JSON.stringify(record);
+    const tag = entityTag(body);
+    reply.header('etag', tag);
+    if (!noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
+    return reply.type(JSON_CONTENT_TYPE).send(body);
+  };
+
+  const prepared = (status: number, record: StoredRecord, extra: Record<string, string> = {}): PreparedResponse => {
+    const body = JSON.stringify(record);
+    return { status, headers: { 'content-type': JSON_CONTENT_TYPE, etag: entityTag(body), ...extra }, body };
+  };
+
+  const ifMatch = (request: FastifyRequest) => {
+    const header = request.headers['if-match'];
+    if (header === undefined) return undefined;
+    return (current: StoredRecord) => assertIfMatch(header, entityTag(JSON.stringify(current)));
+  };
+
+  registerPath(app, base, {
+    GET: async (request, reply) => {
+      const query = parseListQuery(resource, request.query as RawQuery, listLimits);
+      return sendList(request, reply, await operations.list(context(request), resource, query));
+    },
+    POST: async (request, reply) => {
+      assertPlainJsonBody(request);
+      return runIdempotent(request, reply, idempotency, 'anonymous', async (commit) => {
+        let response: PreparedResponse | undefined;
+        const record = await operations.create(context(request), resource, request.body, {
+          beforeCommit: async (tx, created) => {
+            if (created === undefined || commit === undefined) return;
+            response = prepared(201, created, { location: itemPath(created.id) });
+            await commit(tx, response);
+          },
+        });
+        return response ?? prepared(201, record, { location: itemPath(record.id) });
+      });
+    },
+  });
+
+  registerPath(app, `${base}/:id`, {
+    GET: async (request, reply) => {
+      const id = parseId(resource, (request.params as IdParams).id);
+      const { include, fields } = parseItemQuery(resource, request.query as RawQuery, listLimits);
+      const record = await operations.get(context(request), resource, id, include);
+      return sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]));
+    },
+    PUT: async (request, reply) => {
+      assertPlainJsonBody(request);
+      const id = parseId(resource, (request.params as IdParams).id);
+      const precondition = ifMatch(request);
+      const record = await operations.replace(context(request), resource, id, request.body, precondition === undefined ? {} : { precondition });
+      const response = prepared(200, record);
+      return reply.code(200).headers(response.headers).send(response.body);
+    },
+    PATCH: async (request, reply) => {
+      assertHasBody(request);
+      const id = parseId(resource, (request.params as IdParams).id);
+      const precondition = ifMatch(request);
+      return runIdempotent(request, reply, idempotency, 'anonymous', async (commit) => {
+        let response: PreparedResponse | undefined;
+        const record = await operations.update(context(request), resource, id, request.body, {
+          ...(precondition === undefined ? {} : { precondition }),
+          beforeCommit: async (tx, updated) => {
+            if (updated === undefined || commit === undefined) return;
+            response = prepared(200, updated);
+            await commit(tx, response);
+          },
+        });
+        return response ?? prepared(200, record);
+      });
+    },
+    DELETE: async (request, reply) => {
+      const id = parseId(resource, (request.params as IdParams).id);
+      const precondition = ifMatch(request);
+      await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
+      return reply.code(204).send();
+    },
+  });
+
+  for (const relation of resource.relations.values()) {
+    registerPath(app, `${base}/:id/${relation.name}`, {
+      GET: async (request, reply) => {
+        const id = parseId(resource, (request.params as IdParams).id);
+        const target = relationTarget(operations, relation);
+        const query =
+          relation.kind === 'hasMany'
+            ? parseListQuery(target, request.query as RawQuery, listLimits)
+            : { ...emptyQuery(listLimits), ...parseItemQuery(target, request.query as RawQuery, listLimits) };
+        const result = await operations.related(context(request), resource, id, relation, query);
+        if (result.kind === 'many') return sendList(request, reply, result.page);
+        return sendRecord(request, reply, query.fields === undefined ? result.record : pick(result.record, [...query.fields, ...query.include]));
+      },
+    });
+  }
+}
+
+function sendList(request: FastifyRequest, reply: FastifyReply, result: ListResult): FastifyReply {
+  if (result.next !== undefined) reply.header('link', `<${nextPageUrl(request, result.next)}>; rel="next"`);
+  if (result.total !== undefined) reply.header('x-total-count', String(result.total));
+  return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(result.records));
+}
+
+/** The same request with `after` set to the next cursor (and no `offset`): RFC 8288 rel="next". */
+function nextPageUrl(request: FastifyRequest, cursor: string): string {
+  const [path = '/', search = ''] = request.url.split('?', 2);
+  const params = new URLSearchParams(search);
+  params.delete('after');
+  params.delete('offset');
+  params.set('after', cursor);
+  return `${request.protocol}://${request.host}${path}?${params.toString()}`;
+}
+
+/** `include` and `fields` are the query parameters of a single-object read. */
+function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits): { include: string[]; fields?: string[] } {
+  const unknown = Object.keys(raw).filter((k) => k !== 'include' && k !== 'fields');
+  if (unknown.length > 0) {
+    throw new InvalidQueryError(`A single ${resource.singular} takes only include and fields.`, {
+      errors: unknown.map((k) => ({ parameter: k, detail: 'is not a query parameter of a single-object read (it takes include and fields)' })),
+    });
+  }
+  const parsed = parseListQuery(resource, raw, limits);
+  return parsed.fields === undefined ? { include: parsed.include } : { include: parsed.include, fields: parsed.fields };
+}
+
+function emptyQuery(limits: ListLimits): ListQuery {
+  return { filters: [], sort: [{ field: 'id', direction: 'asc' }], limit: limits.defaultLimit, include: [], count: false };
+}
+
+/** Ids are positive integers; anything else names no object, so it is a 404 like any unknown id. */
+export function parseId(resource: ResourceModel, text: string): number {
+  if (/^[1-9]\d{0,15}$/.test(text)) {
+    const id = Number(text);
+    if (Number.isSafeInteger(id)) return id;
+  }
+  throw new NotFoundError(`There is no ${resource.singular} with id ${text.slice(0, 40)}.`);
+}
+
+function relationTarget(operations: ResourceOperations, relation: RelationModel): ResourceModel {
+  const target = operations.schema.resources.get(relation.target);
+  if (target === undefined) throw new Error(`unknown resource ${relation.target}`);
+  return target;
+}
+
+function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
+  const out: StoredRecord = {};
+  for (const name of names) out[name] = record[name];
+  return out;
+}
+
+function context(request: FastifyRequest): OperationContext {
+  return { requestId: request.id };
+}

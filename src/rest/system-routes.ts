@@ -1,0 +1,29 @@
+import type { FastifyInstance } from 'fastify';
+import { ServiceUnavailableError } from '../errors.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import type { SqlDatabase } from '../store/sql-database.js';
+import { registerPath } from './path-routes.js';
+import { JSON_CONTENT_TYPE } from './resource-routes.js';
+
+/** `/` (what is served), `/healthz` (the process is alive) and `/readyz` (the database answers). */
+export function registerSystemRoutes(app: FastifyInstance, schema: SchemaModel, db: SqlDatabase, isDraining: () => boolean): void {
+  const index = JSON.stringify({
+    name: 'restgraph',
+    versions: schema.versions,
+    latestVersion: schema.latestVersion,
+    resources: Object.fromEntries([...schema.resources.keys()].map((name) => [name, `/${name}`])),
+  });
+  registerPath(app, '/', { GET: async (_request, reply) => reply.type(JSON_CONTENT_TYPE).send(index) });
+  registerPath(app, '/healthz', { GET: async (_request, reply) => reply.type(JSON_CONTENT_TYPE).send('{"status":"ok"}') });
+  registerPath(app, '/readyz', {
+    GET: async (_request, reply) => {
+      if (isDraining()) throw new ServiceUnavailableError('The server is shutting down.', { headers: { 'retry-after': '1' } });
+      try {
+        await db.ping();
+      } catch (error) {
+        throw new ServiceUnavailableError('The database does not answer.', { cause: error, headers: { 'retry-after': '5' } });
+      }
+      return reply.type(JSON_CONTENT_TYPE).send('{"status":"ready"}');
+    },
+  });
+}

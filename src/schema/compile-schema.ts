@@ -1,0 +1,149 @@
+import pluralize from 'pluralize';
+import type {
+  FieldDefinition,
+  FieldModel,
+  RelationModel,
+  ResourceModel,
+  SchemaDefinition,
+  SchemaModel,
+} from './schema-model.js';
+import { RESERVED_QUERY_PARAMETERS, RESERVED_RESOURCE_NAMES, SYSTEM_FIELDS } from './schema-model.js';
+import type { SchemaProblem } from '../errors.js';
+import { checkDefault } from './field-json-schema.js';
+
+/**
+ * Checks what the JSON Schema cannot (cross references, reserved names, defaults against their
+ * own field) and builds the frozen {@link SchemaModel}. Returns every problem found, not the first.
+ */
+export function compileSchema(definition: SchemaDefinition): { model?: SchemaModel; problems: SchemaProblem[] } {
+  const problems: SchemaProblem[] = [];
+  const versions = definition.versions ?? ['v1'];
+  const resources = new Map<string, ResourceModel>();
+  const typeNames = new Map<string, string>();
+
+  for (const [name, resource] of Object.entries(definition.resources)) {
+    const at = `resources.${name}`;
+    if (RESERVED_RESOURCE_NAMES.includes(name) || /^v[0-9]+$/.test(name)) {
+      problems.push({ path: at, message: `"${name}" is reserved by restgraph; choose another resource name` });
+    }
+    const singular = resource.singular ?? pluralize.singular(name);
+    if (singular === name && resource.singular === undefined) {
+      problems.push({ path: at, message: `cannot derive a singular from "${name}"; resource names are plural, or set "singular"` });
+    }
+    const typeName = singular.charAt(0).toUpperCase() + singular.slice(1);
+    const clash = typeNames.get(typeName);
+    if (clash !== undefined) problems.push({ path: at, message: `singular name "${singular}" is also used by resource "${clash}"` });
+    typeNames.set(typeName, name);
+
+    const fields = new Map<string, FieldModel>(SYSTEM_FIELDS.map((f) => [f.name, f]));
+    const writableFields: FieldModel[] = [];
+    for (const [fieldName, field] of Object.entries(resource.fields ?? {})) {
+      const fieldAt = `${at}.fields.${fieldName}`;
+      if (fields.has(fieldName)) {
+        problems.push({ path: fieldAt, message: `"${fieldName}" is a system field every resource already has` });
+        continue;
+      }
+      if (RESERVED_QUERY_PARAMETERS.includes(fieldName)) {
+        problems.push({ path: fieldAt, message: `"${fieldName}" is a reserved query parameter; choose another field name` });
+      }
+      problems.push(...checkField(fieldAt, field, definition));
+      const model: FieldModel = Object.freeze({ ...field, name: fieldName, required: field.required ?? false, unique: field.unique ?? false, system: false });
+      fields.set(fieldName, model);
+      writableFields.push(model);
+    }
+
+    resources.set(name, {
+      name,
+      singular,
+      typeName,
+      ...(resource.description === undefined ? {} : { description: resource.description }),
+      fields,
+      writableFields,
+      relations: new Map(),
+    });
+  }
+
+  // Relations need every resource's fields, so they come second.
+  for (const [name, resource] of Object.entries(definition.resources)) {
+    const model = resources.get(name);
+    if (model === undefined) continue;
+    const relations = model.relations as Map<string, RelationModel>;
+    for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
+      const at = `resources.${name}.relations.${relationName}`;
+      if (model.fields.has(relationName)) {
+        problems.push({ path: at, message: `"${relationName}" is already a field of ${name}` });
+        continue;
+      }
+      const kind = relation.hasMany === undefined ? 'belongsTo' : 'hasMany';
+      const target = relation.hasMany ?? relation.belongsTo ?? '';
+      const targetModel = resources.get(target);
+      if (targetModel === undefined) {
+        problems.push({ path: `${at}.${kind}`, message: `unknown resource "${target}"` });
+        continue;
+      }
+      const holder = kind === 'hasMany' ? targetModel : model;
+      const keyField = holder.fields.get(relation.foreignKey);
+      const pointsTo = kind === 'hasMany' ? name : target;
+      if (keyField === undefined) {
+        problems.push({ path: `${at}.foreignKey`, message: `${holder.name} has no field "${relation.foreignKey}"` });
+      } else if (keyField.type !== 'integer' || keyField.references !== pointsTo) {
+        problems.push({
+          path: `${at}.foreignKey`,
+          message: `${holder.name}.${relation.foreignKey} must be an integer field with references: ${pointsTo}`,
+        });
+      }
+      relations.set(relationName, { name: relationName, kind, target, foreignKey: relation.foreignKey });
+    }
+  }
+
+  if (problems.length > 0) return { problems };
+  for (const resource of resources.values()) Object.freeze(resource);
+  const model: SchemaModel = Object.freeze({
+    versions: Object.freeze([...versions]),
+    latestVersion: versions[versions.length - 1] ?? 'v1',
+    resources,
+    definition,
+  });
+  return { model, problems };
+}
+
+function checkField(at: string, field: FieldDefinition, definition: SchemaDefinition): SchemaProblem[] {
+  const problems: SchemaProblem[] = [];
+  const only = (keys: string[], types: string[]): void => {
+    for (const key of keys) {
+      if (key in field && !types.includes(field.type)) {
+        problems.push({ path: `${at}.${key}`, message: `"${key}" applies to ${types.join(' and ')} fields, not ${field.type}` });
+      }
+    }
+  };
+  only(['min', 'max'], ['integer', 'number']);
+  only(['minLength', 'maxLength', 'pattern', 'format'], ['string']);
+  only(['values'], ['enum']);
+  only(['references', 'onDelete'], ['integer']);
+  if (field.type === 'enum' && field.values === undefined) problems.push({ path: at, message: 'an enum field needs "values"' });
+  if (field.min !== undefined && field.max !== undefined && field.min > field.max) problems.push({ path: `${at}.min`, message: 'min is greater than max' });
+  if (field.minLength !== undefined && field.maxLength !== undefined && field.minLength > field.maxLength) {
+    problems.push({ path: `${at}.minLength`, message: 'minLength is greater than maxLength' });
+  }
+  if (field.pattern !== undefined) {
+    try {
+      new RegExp(field.pattern, 'u');
+    } catch (error) {
+      problems.push({ path: `${at}.pattern`, message: `not a valid regular expression: ${(error as Error).message}` });
+    }
+  }
+  if (field.references !== undefined && !(field.references in definition.resources)) {
+    problems.push({ path: `${at}.references`, message: `unknown resource "${field.references}"` });
+  }
+  if (field.onDelete !== undefined && field.references === undefined) {
+    problems.push({ path: `${at}.onDelete`, message: 'onDelete needs references' });
+  }
+  if (field.onDelete === 'setNull' && field.required === true) {
+    problems.push({ path: `${at}.onDelete`, message: 'setNull is impossible on a required field' });
+  }
+  if (field.default !== undefined && problems.length === 0) {
+    const reason = checkDefault(field);
+    if (reason !== undefined) problems.push({ path: `${at}.default`, message: reason });
+  }
+  return problems;
+}

@@ -1,0 +1,82 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsImport from 'ajv-formats';
+import type { FieldDefinition, FieldModel } from './schema-model.js';
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM.
+const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
+
+/** A JSON Schema (draft 2020-12) object; kept loose because it is data we generate. */
+export type JsonSchema = Record<string, unknown>;
+
+/** ISO-8601 calendar date, `2024-05-01`. */
+export const DATE_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$';
+
+/**
+ * The JSON Schema of one field's non-null value, as clients send and receive it. Used for request
+ * validation and, later, for OpenAPI and GraphQL input types, so the rules are written once.
+ */
+export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
+  const schema: JsonSchema = {};
+  switch (field.type) {
+    case 'string':
+      schema.type = 'string';
+      if (field.minLength !== undefined) schema.minLength = field.minLength;
+      if (field.maxLength !== undefined) schema.maxLength = field.maxLength;
+      if (field.pattern !== undefined) schema.pattern = field.pattern;
+      if (field.format !== undefined) schema.format = field.format;
+      break;
+    case 'integer':
+      schema.type = 'integer';
+      schema.minimum = field.min ?? Number.MIN_SAFE_INTEGER;
+      schema.maximum = field.max ?? Number.MAX_SAFE_INTEGER;
+      break;
+    case 'number':
+      schema.type = 'number';
+      if (field.min !== undefined) schema.minimum = field.min;
+      if (field.max !== undefined) schema.maximum = field.max;
+      break;
+    case 'boolean':
+      schema.type = 'boolean';
+      break;
+    case 'datetime':
+      schema.type = 'string';
+      schema.format = 'date-time';
+      break;
+    case 'date':
+      schema.type = 'string';
+      schema.format = 'date';
+      break;
+    case 'enum':
+      schema.type = 'string';
+      schema.enum = field.values ?? [];
+      break;
+    case 'json':
+      break;
+  }
+  if (field.description !== undefined) schema.description = field.description;
+  return schema;
+}
+
+/** The JSON Schema of a field as stored and returned: nullable unless it is a required or system field. */
+export function fieldOutputJsonSchema(field: FieldModel): JsonSchema {
+  const schema = fieldJsonSchema(field);
+  if (field.required || field.system || field.type === 'json') return schema;
+  return { ...schema, type: [schema.type, 'null'] };
+}
+
+/** One shared validator factory so formats and options are configured once. */
+export function createAjv(options: { strictRequired?: boolean } = {}): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: options.strictRequired ?? true, coerceTypes: false, useDefaults: false, allowUnionTypes: true });
+  addFormats(ajv, ['email', 'uri', 'uuid', 'hostname', 'ipv4', 'ipv6', 'date-time', 'date']);
+  return ajv;
+}
+
+let defaultsAjv: Ajv2020 | undefined;
+
+/** Returns why a field's declared default does not fit the field, or undefined when it does. */
+export function checkDefault(field: FieldDefinition): string | undefined {
+  defaultsAjv ??= createAjv();
+  const validate = defaultsAjv.compile(fieldJsonSchema(field));
+  if (validate(field.default)) return undefined;
+  return `default ${JSON.stringify(field.default)} does not fit the field: ${validate.errors?.map((e) => e.message).join(', ') ?? 'invalid'}`;
+}

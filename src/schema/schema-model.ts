@@ -1,0 +1,101 @@
+/**
+ * The compiled, validated form of a schema file: what every other layer reads.
+ * Built once at start-up by {@link compileSchema}; frozen afterwards.
+ */
+
+export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime' | 'date' | 'enum' | 'json';
+export type StringFormat = 'email' | 'uri' | 'uuid' | 'hostname' | 'ipv4' | 'ipv6';
+export type OnDelete = 'restrict' | 'cascade' | 'setNull';
+
+/** A field as written in the schema file. */
+export interface FieldDefinition {
+  type: FieldType;
+  description?: string;
+  required?: boolean;
+  unique?: boolean;
+  index?: boolean;
+  min?: number;
+  max?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: StringFormat;
+  values?: string[];
+  default?: unknown;
+  references?: string;
+  onDelete?: OnDelete;
+}
+
+export interface RelationDefinition {
+  hasMany?: string;
+  belongsTo?: string;
+  foreignKey: string;
+}
+
+export interface ResourceDefinition {
+  description?: string;
+  singular?: string;
+  fields?: Record<string, FieldDefinition>;
+  relations?: Record<string, RelationDefinition>;
+}
+
+/** The schema file's document, after it passed the published JSON Schema. */
+export interface SchemaDefinition {
+  versions?: string[];
+  resources: Record<string, ResourceDefinition>;
+}
+
+export interface FieldModel extends FieldDefinition {
+  name: string;
+  required: boolean;
+  unique: boolean;
+  /** id, createdAt, updatedAt: assigned by the server, never written by clients. */
+  system: boolean;
+}
+
+export interface RelationModel {
+  name: string;
+  kind: 'hasMany' | 'belongsTo';
+  /** Resource name of the other side. */
+  target: string;
+  /** hasMany: the field on target holding our id. belongsTo: our field holding target's id. */
+  foreignKey: string;
+}
+
+export interface ResourceModel {
+  /** Plural name, as in the URL: `users`. */
+  name: string;
+  /** Singular name: `user`. */
+  singular: string;
+  /** GraphQL type name: `User`. */
+  typeName: string;
+  description?: string;
+  /** Every field, system fields first (id, createdAt, updatedAt), then declared order. */
+  fields: ReadonlyMap<string, FieldModel>;
+  /** Declared (writable) fields only, in declared order. */
+  writableFields: readonly FieldModel[];
+  relations: ReadonlyMap<string, RelationModel>;
+}
+
+export interface SchemaModel {
+  /** Oldest first; the last is the latest, served at unversioned paths. */
+  versions: readonly string[];
+  latestVersion: string;
+  resources: ReadonlyMap<string, ResourceModel>;
+  /** The definition it was compiled from (recorded by migrations). */
+  definition: SchemaDefinition;
+}
+
+export const SYSTEM_FIELDS: readonly FieldModel[] = Object.freeze([
+  { name: 'id', type: 'integer', required: false, unique: true, system: true, description: 'Assigned by the server.' },
+  { name: 'createdAt', type: 'datetime', required: false, unique: false, system: true, description: 'When the row was created.' },
+  { name: 'updatedAt', type: 'datetime', required: false, unique: false, system: true, description: 'When the row last changed.' },
+]);
+
+/** Query parameters of list requests; no field may take one of these names. */
+export const RESERVED_QUERY_PARAMETERS: readonly string[] = ['sort', 'limit', 'after', 'offset', 'count', 'fields', 'include'];
+
+/** First path segments restgraph keeps for itself; no resource may take one of these names. */
+export const RESERVED_RESOURCE_NAMES: readonly string[] = [
+  'graphql', 'docs', 'healthz', 'readyz', 'metrics', 'openapi', 'webhooks', 'events', 'tokens', 'admin', 'auth',
+];

@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import type { FieldDefinition, ResourceDefinition, SchemaDefinition, SchemaModel } from '../schema/schema-model.js';
+import { MigrationFailedError, DestructiveMigrationError } from '../errors.js';
+import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+import type { SqlDialectRules } from './sql-dialect-rules.js';
+import { quoteIdentifier as q } from './record-store.js';
+import { SYSTEM_TABLES_DDL } from './system-tables.js';
+
+/** One step of bringing the database to the schema. */
+export interface MigrationChange {
+  /** What happens, in words, e.g. `add field users.bio`. */
+  description: string;
+  /** Loses data or invalidates stored values: needs `--allow-destructive`. */
+  destructive: boolean;
+  /** Statements run, in order, inside the migration transaction. */
+  statements: string[];
+}
+
+export interface MigrationPlan {
+  changes: MigrationChange[];
+  /** Things the operator should know that are not refused (e.g. rows lacking a new required field). */
+  warnings: string[];
+}
+
+const MIGRATIONS_TABLE = '_restgraph_migrations';
+
+/** Compares the schema with the one the database was last migrated to, and lists what must change. */
+export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, schema: SchemaModel): Promise<MigrationPlan> {
+  await db.exec(SYSTEM_TABLES_DDL[db.dialect]);
+  const previous = await lastAppliedDefinition(db);
+  const changes: MigrationChange[] = [];
+  const warnings: string[] = [];
+  const before = previous?.resources ?? {};
+  const after = schema.definition.resources;
+
+  for (const [name, resource] of Object.entries(after)) {
+    const old = before[name];
+    if (old === undefined) {
+      changes.push(createTable(rules, name, resource));
+      continue;
+    }
+    const oldFields = old.fields ?? {};
+    const newFields = resource.fields ?? {};
+    for (const [fieldName, field] of Object.entries(newFields)) {
+      const was = oldFields[fieldName];
+      if (was === undefined) {
+        changes.push(addColumn(rules, name, fieldName, field));
+        if (field.required === true && field.default === undefined) {
+          warnings.push(`${name}.${fieldName} is new and required: rows that already exist have no value for it until they are written`);
+        }
+        continue;
+      }
+      changes.push(...alterColumn(rules, name, fieldName, was, field));
+    }
+    for (const [fieldName, field] of Object.entries(oldFields)) {
+      if (fieldName in newFields) continue;
+      changes.push({
+        description: `drop field ${name}.${fieldName} and every value stored in it`,
+        destructive: true,
+        statements: [
+          ...(hasIndex(field) ? [`drop index if exists ${q(indexName(name, fieldName, field))}`] : []),
+          `alter table ${q(name)} drop column ${q(fieldName)}`,
+        ],
+      });
+    }
+  }
+  for (const name of Object.keys(before)) {
+    if (name in after) continue;
+    changes.push({ description: `drop resource ${name} and every row in it`, destructive: true, statements: [`drop table ${q(name)}`] });
+  }
+  return { changes, warnings };
+}
+
+/**
+ * Applies a plan in one transaction and records it. Refuses destructive changes unless allowed.
+ *
+ * @throws DestructiveMigrationError naming each destructive change when not allowed.
+ * @throws MigrationFailedError when a statement fails (e.g. duplicates block a new unique rule).
+ */
+export async function applyMigration(
+  db: SqlDatabase,
+  schema: SchemaModel,
+  plan: MigrationPlan,
+  options: { allowDestructive?: boolean } = {},
+): Promise<void> {
+  const destructive = plan.changes.filter((c) => c.destructive);
+  if (destructive.length > 0 && options.allowDestructive !== true) {
+    throw new DestructiveMigrationError(destructive.map((c) => c.description));
+  }
+  const previous = await lastAppliedDefinition(db);
+  if (plan.changes.length === 0 && previous !== undefined && JSON.stringify(previous) === JSON.stringify(schema.definition)) return;
+  await db.transaction(async (tx) => {
+    for (const change of plan.changes) {
+      for (const statement of change.statements) {
+        try {
+          await tx.run({ sql: statement, parameters: [] });
+        } catch (error) {
+          throw new MigrationFailedError(`Migration step "${change.description}" failed: ${describeFailure(error)}`, { cause: error });
+        }
+      }
+    }
+    await recordMigration(db, tx, schema.definition, plan);
+  });
+  // Drop statements prepared against the old tables.
+  await db.exec('select 1');
+}
+
+/** The schema definition the database was last migrated to, or undefined for a new database. */
+export async function lastAppliedDefinition(db: SqlDatabase): Promise<SchemaDefinition | undefined> {
+  const rows = await db.all(db.builder.selectFrom(MIGRATIONS_TABLE).select('schema').orderBy('id', 'desc').limit(1).compile());
+  const text = rows[0]?.schema;
+  return typeof text === 'string' ? (JSON.parse(text) as SchemaDefinition) : undefined;
+}
+
+async function recordMigration(db: SqlDatabase, tx: SqlExecutor, definition: SchemaDefinition, plan: MigrationPlan): Promise<void> {
+  const insert = db.builder.insertInto(MIGRATIONS_TABLE).values({
+    appliedAt: new Date().toISOString(),
+    schema: JSON.stringify(definition),
+    changes: JSON.stringify(plan.changes.map((c) => c.description)),
+  });
+  await tx.run(insert.compile());
+}
+
+function createTable(rules: SqlDialectRules, name: string, resource: ResourceDefinition): MigrationChange {
+  const columns = [
+    rules.idColumnDefinition(),
+    ...Object.entries(resource.fields ?? {}).map(([fieldName, field]) => `${q(fieldName)} ${rules.columnType({ ...field, name: fieldName, required: false, unique: false, system: false })}`),
+    `"createdAt" text not null`,
+    `"updatedAt" text not null`,
+  ];
+  const statements = [`create table ${q(name)} (\n  ${columns.join(',\n  ')}\n)`];
+  for (const [fieldName, field] of Object.entries(resource.fields ?? {})) {
+    if (hasIndex(field)) statements.push(createIndex(name, fieldName, field));
+  }
+  return { description: `create resource ${name}`, destructive: false, statements };
+}
+
+function addColumn(rules: SqlDialectRules, table: string, fieldName: string, field: FieldDefinition): MigrationChange {
+  const type = rules.columnType({ ...field, name: fieldName, required: false, unique: false, system: false });
+  const statements = [`alter table ${q(table)} add column ${q(fieldName)} ${type}`];
+  if (field.default !== undefined) {
+    const stored = rules.encode({ ...field, name: fieldName, required: false, unique: false, system: false }, field.default);
+    statements.push(`update ${q(table)} set ${q(fieldName)} = ${sqlLiteral(stored)} where ${q(fieldName)} is null`);
+  }
+  if (hasIndex(field)) statements.push(createIndex(table, fieldName, field));
+  return { description: `add field ${table}.${fieldName}`, destructive: false, statements };
+}
+
+function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, was: FieldDefinition, now: FieldDefinition): MigrationChange[] {
+  const changes: MigrationChange[] = [];
+  const at = `${table}.${fieldName}`;
+  if (was.type !== now.type) {
+    const widening = was.type === 'integer' && now.type === 'number';
+    if (widening) {
+      changes.push({ description: `widen ${at} from integer to number`, destructive: false, statements: [] });
+    } else {
+      // No conversion is safe in general: the old values go, the column comes back empty.
+      const dropIndex = hasIndex(was) ? [`drop index if exists ${q(indexName(table, fieldName, was))}`] : [];
+      const readd = addColumn(rules, table, fieldName, now).statements;
+      changes.push({
+        description: `change type of ${at} from ${was.type} to ${now.type}; its stored values are deleted`,
+        destructive: true,
+        statements: [...dropIndex, `alter table ${q(table)} drop column ${q(fieldName)}`, ...readd],
+      });
+      return changes;
+    }
+  }
+  if (was.type === 'enum' && now.type === 'enum') {
+    const removed = (was.values ?? []).filter((v) => !(now.values ?? []).includes(v));
+    if (removed.length > 0) {
+      changes.push({
+        description: `remove ${removed.join(', ')} from the values of ${at}; rows holding them are set to null`,
+        destructive: true,
+        statements: [`update ${q(table)} set ${q(fieldName)} = null where ${q(fieldName)} in (${removed.map(sqlLiteral).join(', ')})`],
+      });
+    }
+  }
+  if (hasIndex(was) !== hasIndex(now) || (was.unique === true) !== (now.unique === true)) {
+    const statements: string[] = [];
+    if (hasIndex(was)) statements.push(`drop index if exists ${q(indexName(table, fieldName, was))}`);
+    if (hasIndex(now)) statements.push(createIndex(table, fieldName, now));
+    changes.push({
+      description: now.unique === true && was.unique !== true ? `make ${at} unique` : `change the index of ${at}`,
+      destructive: false,
+      statements,
+    });
+  }
+  return changes;
+}
+
+function hasIndex(field: FieldDefinition): boolean {
+  return field.unique === true || field.index === true || field.references !== undefined;
+}
+
+function createIndex(table: string, fieldName: string, field: FieldDefinition): string {
+  return `create ${field.unique === true ? 'unique ' : ''}index ${q(indexName(table, fieldName, field))} on ${q(table)} (${q(fieldName)})`;
+}
+
+/** Index names fit PostgreSQL's 63-byte identifiers. */
+function indexName(table: string, fieldName: string, field: FieldDefinition): string {
+  const name = `rg_${field.unique === true ? 'uq' : 'ix'}_${table}_${fieldName}`;
+  if (name.length <= 63) return name;
+  return `rg_${field.unique === true ? 'uq' : 'ix'}_${createHash('sha256').update(`${table}.${fieldName}`).digest('hex').slice(0, 32)}`;
+}
+
+/** Literal for values that come from the schema file (defaults, enum values), never from requests. */
+function sqlLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+function describeFailure(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/unique/i.test(message)) return 'existing rows hold duplicate values, so the field cannot be made unique; remove the duplicates first';
+  return message;
+}

@@ -1,0 +1,310 @@
+import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
+import type { SqlDialectRules } from './sql-dialect-rules.js';
+
+/** A row as clients see it: decoded values, keys in the resource's canonical order. */
+export type StoredRecord = Record<string, unknown>;
+
+export type FilterOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'contains' | 'startsWith' | 'isNull';
+
+/** One filter, already checked against the schema; values are decoded JS values of the field's type. */
+export interface FilterCondition {
+  field: string;
+  op: FilterOperator;
+  /** A value; an array for `in`; a boolean for `isNull`. */
+  value: unknown;
+}
+
+export interface SortKey {
+  field: string;
+  direction: 'asc' | 'desc';
+}
+
+/**
+ * A checked list query. `sort` always ends with `id` so the order is total and keyset paging is
+ * exact. Ascending puts nulls first and descending puts them last, on every database.
+ */
+export interface ListSpec {
+  filters: readonly FilterCondition[];
+  sort: readonly SortKey[];
+  limit: number;
+  offset?: number;
+  /** Keyset position: raw values of the sort keys of the last row already seen. */
+  after?: readonly unknown[];
+  /** Columns to return; all when absent. Always includes what sorting and cursors need. */
+  columns?: readonly string[];
+}
+
+type Builder = ExpressionBuilder<DynamicTables, string>;
+type Select = SelectQueryBuilder<DynamicTables, string, object>;
+
+/**
+ * Reads and writes resource rows. Field names reach SQL only from the schema model; values only
+ * as bound parameters. Rows come back decoded, in canonical key order.
+ */
+export class RecordStore {
+  readonly #db: SqlDatabase;
+  readonly #rules: SqlDialectRules;
+  readonly #byId = new Map<string, SqlStatement>();
+
+  constructor(db: SqlDatabase, rules: SqlDialectRules) {
+    this.#db = db;
+    this.#rules = rules;
+  }
+
+  /** The row with this id, or undefined. */
+  async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db): Promise<StoredRecord | undefined> {
+    let statement = this.#byId.get(resource.name);
+    if (statement === undefined) {
+      statement = this.#db.builder.selectFrom(resource.name).selectAll().where('id', '=', 0).limit(1).compile();
+      this.#byId.set(resource.name, statement);
+    }
+    const rows = await executor.all({ sql: statement.sql, parameters: [id, 1] });
+    const row = rows[0];
+    return row === undefined ? undefined : this.decodeRow(resource, row);
+  }
+
+  /** One page of rows. Ask for one more than you show to learn whether a next page exists. */
+  async list(resource: ResourceModel, spec: ListSpec, executor: SqlExecutor = this.#db): Promise<StoredRecord[]> {
+    let query = this.#selectColumns(resource, spec.columns).where((eb) => this.#whereClause(eb, resource, spec.filters, spec));
+    for (const key of spec.sort) {
+      const explicitNulls = this.#rules.explicitNullsOrder && isNullable(resource, key.field);
+      query = query.orderBy(key.field, (ob) => {
+        const ordered = key.direction === 'asc' ? ob.asc() : ob.desc();
+        if (!explicitNulls) return ordered;
+        return key.direction === 'asc' ? ordered.nullsFirst() : ordered.nullsLast();
+      });
+    }
+    query = query.limit(spec.limit);
+    if (spec.offset !== undefined && spec.offset > 0) query = query.offset(spec.offset);
+    const rows = await executor.all(query.compile());
+    return rows.map((row) => this.decodeRow(resource, row, spec.columns));
+  }
+
+  /** How many rows match the filters. */
+  async count(resource: ResourceModel, filters: readonly FilterCondition[], executor: SqlExecutor = this.#db): Promise<number> {
+    const query = this.#db.builder
+      .selectFrom(resource.name)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where((eb) => this.#whereClause(eb, resource, filters));
+    const rows = await executor.all(query.compile());
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
+   * Rows of `resource` whose `field` is one of `keys`, at most `perKeyLimit` per key, in `sort`
+   * order within each key: one query for any number of parents (embeds, relation loading).
+   */
+  async listByKeys(
+    resource: ResourceModel,
+    field: string,
+    keys: readonly number[],
+    options: { sort: readonly SortKey[]; perKeyLimit: number; filters?: readonly FilterCondition[]; columns?: readonly string[] },
+    executor: SqlExecutor = this.#db,
+  ): Promise<StoredRecord[]> {
+    if (keys.length === 0) return [];
+    const columns = options.columns === undefined ? undefined : unique([...options.columns, field]);
+    const orderBy = options.sort
+      .map((k) => {
+        const nulls = this.#rules.explicitNullsOrder && isNullable(resource, k.field) ? (k.direction === 'asc' ? ' nulls first' : ' nulls last') : '';
+        return `${quoteIdentifier(k.field)} ${k.direction}${nulls}`;
+      })
+      .join(', ');
+    const ranked = this.#db.builder
+      .selectFrom(resource.name)
+      .select(columns ?? [...resource.fields.keys()])
+      .select(sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.raw(orderBy)})`.as('_rg_rank'))
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), this.#whereClause(eb, resource, options.filters ?? [])]));
+    const query = this.#db.builder
+      .selectFrom(ranked.as('ranked'))
+      .selectAll()
+      .where('_rg_rank', '<=', options.perKeyLimit)
+      .orderBy(field)
+      .orderBy('_rg_rank');
+    const rows = await executor.all(query.compile());
+    return rows.map((row) => this.decodeRow(resource, row, columns));
+  }
+
+  /** Inserts a row (values keyed by field name, already validated) and returns it as stored. */
+  async insert(executor: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    const query = this.#db.builder.insertInto(resource.name).values(this.#encodeValues(resource, values)).returningAll();
+    const rows = await executor.all(query.compile());
+    return this.decodeRow(resource, firstRow(rows));
+  }
+
+  /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
+  async update(executor: SqlExecutor, resource: ResourceModel, id: number, values: StoredRecord): Promise<StoredRecord | undefined> {
+    const query = this.#db.builder
+      .updateTable(resource.name)
+      .set(this.#encodeValues(resource, values))
+      .where('id', '=', id)
+      .returningAll();
+    const rows = await executor.all(query.compile());
+    return rows[0] === undefined ? undefined : this.decodeRow(resource, rows[0]);
+  }
+
+  /** Deletes one row; resolves to whether it existed. */
+  async delete(executor: SqlExecutor, resource: ResourceModel, id: number): Promise<boolean> {
+    const changed = await executor.run(this.#db.builder.deleteFrom(resource.name).where('id', '=', id).compile());
+    return changed > 0;
+  }
+
+  /** Sets `values` on every row whose `field` equals `key`; resolves to how many changed. */
+  async updateWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: number, values: StoredRecord): Promise<number> {
+    const query = this.#db.builder.updateTable(resource.name).set(this.#encodeValues(resource, values)).where(field, '=', key);
+    return executor.run(query.compile());
+  }
+
+  /** Ids of the rows whose `field` equals `key`, ascending. */
+  async idsWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: number, limit?: number): Promise<number[]> {
+    let query = this.#db.builder.selectFrom(resource.name).select('id').where(field, '=', key).orderBy('id');
+    if (limit !== undefined) query = query.limit(limit);
+    const rows = await executor.all(query.compile());
+    return rows.map((r) => Number(r.id));
+  }
+
+  /** Which of `ids` exist in `resource`. */
+  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[]): Promise<Set<number>> {
+    if (ids.length === 0) return new Set();
+    const rows = await executor.all(this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', [...ids]).compile());
+    return new Set(rows.map((r) => Number(r.id)));
+  }
+
+  /** Raw (stored) value of a field, as cursors carry it. */
+  encodeValue(field: FieldModel, value: unknown): unknown {
+    return this.#rules.encode(field, value);
+  }
+
+  /** Decodes a driver row into a record, in canonical key order (id, declared fields, createdAt, updatedAt). */
+  decodeRow(resource: ResourceModel, row: SqlRow, columns?: readonly string[]): StoredRecord {
+    const record: StoredRecord = {};
+    const rules = this.#rules;
+    const fields = canonicalFields(resource);
+    for (const field of fields) {
+      if (columns !== undefined && !columns.includes(field.name)) continue;
+      record[field.name] = rules.decode(field, row[field.name]);
+    }
+    return record;
+  }
+
+  #selectColumns(resource: ResourceModel, columns: readonly string[] | undefined): Select {
+    const from = this.#db.builder.selectFrom(resource.name);
+    return columns === undefined ? from.selectAll() : from.select([...columns]);
+  }
+
+  #encodeValues(resource: ResourceModel, values: StoredRecord): Record<string, unknown> {
+    const encoded: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(values)) {
+      const field = resource.fields.get(name);
+      if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
+      encoded[name] = this.#rules.encode(field, value);
+    }
+    return encoded;
+  }
+
+  #whereClause(eb: Builder, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec): Expression<SqlBool> {
+    const conditions: Expression<SqlBool>[] = filters.map((f) => this.#condition(eb, resource, f));
+    if (page?.after !== undefined) conditions.push(this.#keysetCondition(eb, resource, page.sort, page.after));
+    return eb.and(conditions);
+  }
+
+  #condition(eb: Builder, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
+    const field = resource.fields.get(filter.field);
+    if (field === undefined) throw new Error(`unknown field ${resource.name}.${filter.field}`);
+    const column = eb.ref(field.name);
+    const encode = (v: unknown): unknown => this.#rules.encode(field, v);
+    switch (filter.op) {
+      case 'eq':
+        return filter.value === null ? eb(column, 'is', null) : eb(column, '=', encode(filter.value));
+      case 'ne':
+        // "not equal" includes rows where the field is null, as a person reading the filter expects.
+        return filter.value === null
+          ? eb(column, 'is not', null)
+          : eb.or([eb(column, '<>', encode(filter.value)), eb(column, 'is', null)]);
+      case 'lt':
+        return eb(column, '<', encode(filter.value));
+      case 'lte':
+        return eb(column, '<=', encode(filter.value));
+      case 'gt':
+        return eb(column, '>', encode(filter.value));
+      case 'gte':
+        return eb(column, '>=', encode(filter.value));
+      case 'in':
+        return eb(column, 'in', (filter.value as unknown[]).map(encode));
+      case 'contains':
+        return this.#rules.contains(column, filter.value as string);
+      case 'startsWith':
+        return this.#rules.startsWith(column, filter.value as string);
+      case 'isNull':
+        return eb(column, filter.value === true ? 'is' : 'is not', null);
+    }
+  }
+
+  /**
+   * Rows strictly after the cursor position in (sort..., id) order, with nulls first ascending
+   * and last descending: OR over i of (k1 = v1 AND … AND k(i-1) = v(i-1) AND ki "after" vi).
+   */
+  #keysetCondition(eb: Builder, resource: ResourceModel, sort: readonly SortKey[], after: readonly unknown[]): Expression<SqlBool> {
+    const branches: Expression<SqlBool>[] = [];
+    for (let i = 0; i < sort.length; i++) {
+      const parts: Expression<SqlBool>[] = [];
+      for (let j = 0; j < i; j++) {
+        const key = sort[j] as SortKey;
+        const value = after[j];
+        parts.push(value === null ? eb(eb.ref(key.field), 'is', null) : eb(eb.ref(key.field), '=', value));
+      }
+      const key = sort[i] as SortKey;
+      const value = after[i];
+      const column = eb.ref(key.field);
+      const nullable = isNullable(resource, key.field);
+      if (key.direction === 'asc') {
+        if (value === null) parts.push(eb(column, 'is not', null));
+        else parts.push(eb(column, '>', value));
+      } else {
+        if (value === null) continue; // nothing comes after null in descending order
+        parts.push(nullable ? eb.or([eb(column, '<', value), eb(column, 'is', null)]) : eb(column, '<', value));
+      }
+      branches.push(eb.and(parts));
+    }
+    return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches);
+  }
+}
+
+const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
+
+/** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
+export function canonicalFields(resource: ResourceModel): FieldModel[] {
+  let fields = canonicalCache.get(resource);
+  if (fields === undefined) {
+    const all = [...resource.fields.values()];
+    fields = [
+      ...all.filter((f) => f.name === 'id'),
+      ...all.filter((f) => !f.system),
+      ...all.filter((f) => f.system && f.name !== 'id'),
+    ];
+    canonicalCache.set(resource, fields);
+  }
+  return fields;
+}
+
+/** Declared fields may hold null even when required: rows older than the rule keep what they had. */
+function isNullable(resource: ResourceModel, fieldName: string): boolean {
+  const field = resource.fields.get(fieldName);
+  return field !== undefined && !field.system;
+}
+
+function firstRow(rows: SqlRow[]): SqlRow {
+  const row = rows[0];
+  if (row === undefined) throw new Error('statement returned no row');
+  return row;
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+/** Double-quotes an identifier that has already been checked against the schema. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

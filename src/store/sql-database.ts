@@ -1,0 +1,44 @@
+import type { Kysely } from 'kysely';
+
+/**
+ * The narrow interface the rest of restgraph needs from a SQL database. Each dialect folder
+ * (sqlite/, later postgres/) implements it over its driver; nothing above the store layer sees a
+ * driver type.
+ */
+
+/** A statement compiled by Kysely (or written by hand): SQL text with bound parameters. */
+export interface SqlStatement {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+/** A database row as the driver returns it: raw, not yet decoded into field values. */
+export type SqlRow = Record<string, unknown>;
+
+export interface SqlExecutor {
+  /** Runs a statement that returns rows (SELECT, or a write with RETURNING). */
+  all(statement: SqlStatement): Promise<SqlRow[]>;
+  /** Runs a statement for its effect; resolves to the number of rows it changed. */
+  run(statement: SqlStatement): Promise<number>;
+}
+
+export type SqlDialectName = 'sqlite' | 'postgres';
+
+/** Tables are addressed by name at run time, so the query builder is typed loosely on purpose. */
+export type DynamicTables = Record<string, Record<string, unknown>>;
+
+export interface SqlDatabase extends SqlExecutor {
+  readonly dialect: SqlDialectName;
+  /** Builds and compiles queries only; execution goes through {@link SqlExecutor}. */
+  readonly builder: Kysely<DynamicTables>;
+  /**
+   * Runs `work` in one transaction: committed when it resolves, rolled back when it throws.
+   * Writes are serialised; reads outside the transaction never see its uncommitted rows.
+   */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs a script of DDL statements outside any transaction (migrations manage their own). */
+  exec(sql: string): Promise<void>;
+  /** Resolves when the database answers a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,26 @@
+import type { Expression, RawBuilder, SqlBool } from 'kysely';
+import type { FieldModel } from '../schema/schema-model.js';
+
+/**
+ * What differs between databases above the driver: column types, how values are stored, and the
+ * few expressions SQL does not spell the same everywhere. One implementation per dialect folder.
+ */
+export interface SqlDialectRules {
+  /** Column type of a field in CREATE TABLE / ADD COLUMN. */
+  columnType(field: FieldModel): string;
+  /**
+   * Whether ORDER BY must say NULLS FIRST (asc) / NULLS LAST (desc). False where that is already
+   * the database's default, so the planner keeps using indexes.
+   */
+  readonly explicitNullsOrder: boolean;
+  /** Column definition of `id`: an integer key the database assigns and never reuses. */
+  idColumnDefinition(): string;
+  /** JS value (validated) → bound parameter. */
+  encode(field: FieldModel, value: unknown): unknown;
+  /** Raw column value → JS value clients see. */
+  decode(field: FieldModel, raw: unknown): unknown;
+  /** Case-sensitive substring test. */
+  contains(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /** Case-sensitive prefix test. */
+  startsWith(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+}

@@ -1,0 +1,166 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
+import { ConstraintViolation } from '../store-errors.js';
+
+type Statement = BetterSqlite3.Statement<unknown[], SqlRow>;
+
+export interface SqliteDatabaseOptions {
+  /** File path, or `:memory:`. Parent folders are created. */
+  filename: string;
+  /** How long a write waits for another process's lock before failing. @default 5000 (ms) */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * SQLite through better-sqlite3: one writer connection for transactions and writes, one reader
+ * connection for reads outside them (WAL lets it read the last committed state while a
+ * transaction is open), and a cache of prepared statements on each.
+ *
+ * better-sqlite3 is synchronous; transactions may await (hooks in the core), so writers queue on
+ * an in-process lock, and a statement outside a transaction never runs inside someone else's.
+ */
+export class SqliteDatabase implements SqlDatabase {
+  readonly dialect = 'sqlite' as const;
+  readonly builder: Kysely<DynamicTables>;
+  readonly #writer: BetterSqlite3.Database;
+  readonly #reader: BetterSqlite3.Database;
+  readonly #writerCache = new Map<string, Statement>();
+  readonly #readerCache = new Map<string, Statement>();
+  #lock: Promise<void> | undefined;
+
+  constructor(options: SqliteDatabaseOptions) {
+    const memory = options.filename === ':memory:';
+    if (!memory) mkdirSync(dirname(options.filename), { recursive: true });
+    this.#writer = openConnection(options.filename, options.busyTimeoutMs ?? 5000);
+    this.#reader = memory ? this.#writer : openConnection(options.filename, options.busyTimeoutMs ?? 5000);
+    this.builder = new Kysely<DynamicTables>({
+      dialect: {
+        createAdapter: () => new SqliteAdapter(),
+        createDriver: () => new DummyDriver(),
+        createIntrospector: (db) => new SqliteIntrospector(db),
+        createQueryCompiler: () => new SqliteQueryCompiler(),
+      },
+    });
+  }
+
+  async all(statement: SqlStatement): Promise<SqlRow[]> {
+    if (this.#reader === this.#writer) while (this.#lock !== undefined) await this.#lock;
+    return runAll(prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
+  }
+
+  async run(statement: SqlStatement): Promise<number> {
+    return this.transaction((tx) => tx.run(statement));
+  }
+
+  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    while (this.#lock !== undefined) await this.#lock;
+    let release!: () => void;
+    this.#lock = new Promise<void>((resolve) => (release = resolve));
+    const writer = this.#writer;
+    const cache = this.#writerCache;
+    let open = true;
+    const tx: SqlExecutor = {
+      all: (statement) => {
+        if (!open) return Promise.reject(new Error('transaction already finished'));
+        return Promise.resolve(runAll(prepare(writer, cache, statement.sql), statement.parameters));
+      },
+      run: (statement) => {
+        if (!open) return Promise.reject(new Error('transaction already finished'));
+        return Promise.resolve(runRun(prepare(writer, cache, statement.sql), statement.parameters));
+      },
+    };
+    try {
+      writer.exec('BEGIN IMMEDIATE');
+      try {
+        const result = await work(tx);
+        writer.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (writer.inTransaction) writer.exec('ROLLBACK');
+        throw error;
+      }
+    } finally {
+      open = false;
+      this.#lock = undefined;
+      release();
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    while (this.#lock !== undefined) await this.#lock;
+    this.#writer.exec(sql);
+    // DDL may change what cached statements mean.
+    this.#writerCache.clear();
+    this.#readerCache.clear();
+  }
+
+  async ping(): Promise<void> {
+    await this.all({ sql: 'select 1 as ok', parameters: [] });
+  }
+
+  async close(): Promise<void> {
+    while (this.#lock !== undefined) await this.#lock;
+    if (this.#reader !== this.#writer) this.#reader.close();
+    this.#writer.close();
+  }
+}
+
+function openConnection(filename: string, busyTimeoutMs: number): BetterSqlite3.Database {
+  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  return db;
+}
+
+function prepare(db: BetterSqlite3.Database, cache: Map<string, Statement>, sql: string): Statement {
+  let statement = cache.get(sql);
+  if (statement === undefined) {
+    statement = db.prepare<unknown[], SqlRow>(sql);
+    if (cache.size > 500) cache.clear();
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+function runAll(statement: Statement, parameters: readonly unknown[]): SqlRow[] {
+  try {
+    return statement.reader ? statement.all(...parameters) : (statement.run(...parameters), []);
+  } catch (error) {
+    throw translateSqliteError(error);
+  }
+}
+
+function runRun(statement: Statement, parameters: readonly unknown[]): number {
+  try {
+    if (statement.reader) return statement.all(...parameters).length;
+    return statement.run(...parameters).changes;
+  } catch (error) {
+    throw translateSqliteError(error);
+  }
+}
+
+/** Turns SQLite's constraint errors into {@link ConstraintViolation}; anything else passes through. */
+function translateSqliteError(error: unknown): unknown {
+  if (!(error instanceof BetterSqlite3.SqliteError)) return error;
+  const columns = (/constraint failed: (.*)$/.exec(error.message)?.[1] ?? '')
+    .split(',')
+    .map((c) => c.trim().split('.').pop() ?? '')
+    .filter((c) => c !== '');
+  switch (error.code) {
+    case 'SQLITE_CONSTRAINT_UNIQUE':
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
+      return new ConstraintViolation('unique', columns, { cause: error });
+    case 'SQLITE_CONSTRAINT_FOREIGNKEY':
+      return new ConstraintViolation('foreignKey', columns, { cause: error });
+    case 'SQLITE_CONSTRAINT_NOTNULL':
+      return new ConstraintViolation('notNull', columns, { cause: error });
+    case 'SQLITE_CONSTRAINT_CHECK':
+      return new ConstraintViolation('check', columns, { cause: error });
+    default:
+      return error;
+  }
+}

@@ -1,0 +1,60 @@
+import { sql, type Expression } from 'kysely';
+import type { FieldModel } from '../../schema/schema-model.js';
+import type { SqlDialectRules } from '../sql-dialect-rules.js';
+
+/** SQLite storage: booleans as 0/1, datetimes as ISO-8601 UTC text (sorts correctly), JSON as text. */
+export const sqliteDialectRules: SqlDialectRules = {
+  // SQLite already sorts nulls first ascending and last descending.
+  explicitNullsOrder: false,
+
+  columnType(field: FieldModel): string {
+    switch (field.type) {
+      case 'integer':
+      case 'boolean':
+        return 'integer';
+      case 'number':
+        return 'real';
+      default:
+        return 'text';
+    }
+  },
+
+  idColumnDefinition(): string {
+    // AUTOINCREMENT: ids of deleted rows never come back, so a URL never names two objects.
+    return '"id" integer primary key autoincrement';
+  },
+
+  encode(field: FieldModel, value: unknown): unknown {
+    if (value === null || value === undefined) return null;
+    switch (field.type) {
+      case 'boolean':
+        return value === true ? 1 : 0;
+      case 'json':
+        return JSON.stringify(value);
+      case 'datetime':
+        return new Date(value as string).toISOString();
+      default:
+        return value;
+    }
+  },
+
+  decode(field: FieldModel, raw: unknown): unknown {
+    if (raw === null || raw === undefined) return null;
+    switch (field.type) {
+      case 'boolean':
+        return raw === 1 || raw === 1n;
+      case 'json':
+        return JSON.parse(raw as string) as unknown;
+      default:
+        return raw;
+    }
+  },
+
+  contains(column: Expression<unknown>, value: string) {
+    return sql<boolean>`instr(${column}, ${value}) > 0`;
+  },
+
+  startsWith(column: Expression<unknown>, value: string) {
+    return sql<boolean>`substr(${column}, 1, ${Array.from(value).length}) = ${value}`;
+  },
+};

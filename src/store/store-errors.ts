@@ -1,0 +1,15 @@
+/**
+ * Constraint violations as the store reports them, whatever the dialect. The core turns them
+ * into client errors (409, 422); drivers' own error types never leave the store.
+ */
+export class ConstraintViolation extends Error {
+  constructor(
+    readonly kind: 'unique' | 'foreignKey' | 'notNull' | 'check',
+    /** Columns involved, when the driver says. */
+    readonly columns: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(`${kind} constraint violated${columns.length > 0 ? ` on ${columns.join(', ')}` : ''}`, options);
+    this.name = 'ConstraintViolation';
+  }
+}
