@@ -144,6 +144,12 @@ function nextPageUrl(request: FastifyRequest, cursor: string): string {
 
 /** `include` and `fields` are the query parameters of a single-object read. */
 function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits): { include: string[]; fields?: string[] } {
+  let empty = true;
+  for (const _ in raw) {
+    empty = false;
+    break;
+  }
+  if (empty) return { include: [] };
   const unknown = Object.keys(raw).filter((k) => k !== 'include' && k !== 'fields');
   if (unknown.length > 0) {
     throw new InvalidQueryError(`A single ${resource.singular} takes only include and fields.`, {

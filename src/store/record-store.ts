@@ -47,6 +47,8 @@ export class RecordStore {
   readonly #db: SqlDatabase;
   readonly #rules: SqlDialectRules;
   readonly #byId = new Map<string, SqlStatement>();
+  /** Compiled INSERT/UPDATE text by resource and column list: writes skip the query builder. */
+  readonly #writeSql = new Map<string, string>();
 
   constructor(db: SqlDatabase, rules: SqlDialectRules) {
     this.#db = db;
@@ -57,11 +59,10 @@ export class RecordStore {
   async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db): Promise<StoredRecord | undefined> {
     let statement = this.#byId.get(resource.name);
     if (statement === undefined) {
-      statement = this.#db.builder.selectFrom(resource.name).selectAll().where('id', '=', 0).limit(1).compile();
+      statement = this.#db.builder.selectFrom(resource.name).selectAll().where('id', '=', 0).compile();
       this.#byId.set(resource.name, statement);
     }
-    const rows = await executor.all({ sql: statement.sql, parameters: [id, 1] });
-    const row = rows[0];
+    const row = await executor.one({ sql: statement.sql, parameters: [id] });
     return row === undefined ? undefined : this.decodeRow(resource, row);
   }
 
@@ -128,19 +129,28 @@ export class RecordStore {
 
   /** Inserts a row (values keyed by field name, already validated) and returns it as stored. */
   async insert(executor: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
-    const query = this.#db.builder.insertInto(resource.name).values(this.#encodeValues(resource, values)).returningAll();
-    const rows = await executor.all(query.compile());
+    const encoded = this.#encodeValues(resource, values);
+    const key = `insert|${resource.name}|${Object.keys(encoded).join(',')}`;
+    let text = this.#writeSql.get(key);
+    if (text === undefined) {
+      text = this.#db.builder.insertInto(resource.name).values(encoded).returningAll().compile().sql;
+      this.#cacheWrite(key, text);
+    }
+    // Kysely binds values in column order, so the cached text takes them in that order.
+    const rows = await executor.all({ sql: text, parameters: Object.values(encoded) });
     return this.decodeRow(resource, firstRow(rows));
   }
 
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
   async update(executor: SqlExecutor, resource: ResourceModel, id: number, values: StoredRecord): Promise<StoredRecord | undefined> {
-    const query = this.#db.builder
-      .updateTable(resource.name)
-      .set(this.#encodeValues(resource, values))
-      .where('id', '=', id)
-      .returningAll();
-    const rows = await executor.all(query.compile());
+    const encoded = this.#encodeValues(resource, values);
+    const key = `update|${resource.name}|${Object.keys(encoded).join(',')}`;
+    let text = this.#writeSql.get(key);
+    if (text === undefined) {
+      text = this.#db.builder.updateTable(resource.name).set(encoded).where('id', '=', id).returningAll().compile().sql;
+      this.#cacheWrite(key, text);
+    }
+    const rows = await executor.all({ sql: text, parameters: [...Object.values(encoded), id] });
     return rows[0] === undefined ? undefined : this.decodeRow(resource, rows[0]);
   }
 
@@ -186,6 +196,12 @@ export class RecordStore {
       record[field.name] = rules.decode(field, row[field.name]);
     }
     return record;
+  }
+
+  /** PATCH bodies pick any subset of columns; the cache stays bounded whatever clients send. */
+  #cacheWrite(key: string, text: string): void {
+    if (this.#writeSql.size >= 1000) this.#writeSql.clear();
+    this.#writeSql.set(key, text);
   }
 
   #selectColumns(resource: ResourceModel, columns: readonly string[] | undefined): Select {

@@ -18,6 +18,8 @@ export type SqlRow = Record<string, unknown>;
 export interface SqlExecutor {
   /** Runs a statement that returns rows (SELECT, or a write with RETURNING). */
   all(statement: SqlStatement): Promise<SqlRow[]>;
+  /** Runs a statement that returns at most one row; resolves to it, or undefined. */
+  one(statement: SqlStatement): Promise<SqlRow | undefined>;
   /** Runs a statement for its effect; resolves to the number of rows it changed. */
   run(statement: SqlStatement): Promise<number>;
 }

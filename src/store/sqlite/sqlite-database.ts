@@ -51,6 +51,11 @@ export class SqliteDatabase implements SqlDatabase {
     return runAll(prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
   }
 
+  async one(statement: SqlStatement): Promise<SqlRow | undefined> {
+    if (this.#reader === this.#writer) while (this.#lock !== undefined) await this.#lock;
+    return runOne(prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
+  }
+
   async run(statement: SqlStatement): Promise<number> {
     return this.transaction((tx) => tx.run(statement));
   }
@@ -66,6 +71,10 @@ export class SqliteDatabase implements SqlDatabase {
       all: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
         return Promise.resolve(runAll(prepare(writer, cache, statement.sql), statement.parameters));
+      },
+      one: (statement) => {
+        if (!open) return Promise.reject(new Error('transaction already finished'));
+        return Promise.resolve(runOne(prepare(writer, cache, statement.sql), statement.parameters));
       },
       run: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
@@ -129,6 +138,14 @@ function prepare(db: BetterSqlite3.Database, cache: Map<string, Statement>, sql:
 function runAll(statement: Statement, parameters: readonly unknown[]): SqlRow[] {
   try {
     return statement.reader ? statement.all(...parameters) : (statement.run(...parameters), []);
+  } catch (error) {
+    throw translateSqliteError(error);
+  }
+}
+
+function runOne(statement: Statement, parameters: readonly unknown[]): SqlRow | undefined {
+  try {
+    return statement.get(...parameters);
   } catch (error) {
     throw translateSqliteError(error);
   }
