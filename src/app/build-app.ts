@@ -5,7 +5,7 @@ import { ResourceOperations } from '../core/resource-operations.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { registerBodyParsers } from '../rest/content-negotiation.js';
 import { registerCors } from '../rest/cors.js';
-import { registerProblemHandlers } from '../rest/problem-details.js';
+import { answerClientError, registerProblemHandlers, sendProblem, toRestgraphError } from '../rest/problem-details.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
@@ -69,15 +69,25 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     options.logDestination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
   );
   const logger: FastifyBaseLogger = pinoLogger;
+  // The destination buffers 4 KiB for throughput; a quiet server must still show its lines promptly.
+  const flushTimer = setInterval(() => pinoLogger.flush(), 1000);
+  flushTimer.unref();
 
   const app = Fastify({
     loggerInstance: logger,
     // Fastify logs two lines per request; we log one, in onResponse.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
     bodyLimit: options.bodyLimitBytes,
-    requestTimeout: options.requestTimeoutMs,
+    handlerTimeout: options.requestTimeoutMs,
     trustProxy: options.trustProxy,
-    return503OnClosing: true,
+    // Draining is answered by our own hook, as problem+json.
+    return503OnClosing: false,
+    clientErrorHandler: answerClientError,
+    // Errors the router raises (a malformed URL, an over-long path segment) become problem+json too.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id);
+      sendProblem(reply, request, toRestgraphError(error));
+    },
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -87,9 +97,14 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   });
 
   let draining = false;
+  let closeIdleTimer: NodeJS.Timeout | undefined;
   app.decorate('restgraph', { options, schema, operations, databaseDescription: description });
   app.decorate('startDraining', () => {
     draining = true;
+    // Keep-alive connections become idle as their last response goes out; close them as they do,
+    // so close() ends when the in-flight requests do, at no cost to requests in normal operation.
+    closeIdleTimer ??= setInterval(() => app.server.closeIdleConnections(), 50);
+    closeIdleTimer.unref();
   });
   app.decorate('flushLogs', (callback: () => void) => {
     pinoLogger.flush(() => callback());
@@ -97,6 +112,9 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // While draining, requests still arriving on open connections are served, and their
+    // connections closed after the response; /readyz already tells load balancers to go elsewhere.
+    if (draining) reply.header('connection', 'close');
     done();
   });
   // One log line per request, after the response, with what an operator needs and nothing secret.
@@ -125,6 +143,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   });
   app.addHook('onClose', async () => {
     clearInterval(pruneTimer);
+    clearInterval(flushTimer);
+    clearInterval(closeIdleTimer);
     await db.close();
   });
   return app;

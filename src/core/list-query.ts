@@ -203,12 +203,15 @@ function parseFilterValue(field: FieldModel, text: string): { value?: unknown; p
     case 'boolean':
       return text === 'true' || text === 'false' ? { value: text === 'true' } : { problem: 'must be true or false' };
     case 'datetime': {
-      if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.test(text)) return { problem: 'is not an ISO 8601 date-time' };
-      const ms = Date.parse(text.length === 10 ? `${text}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);
-      return Number.isNaN(ms) ? { problem: 'is not a valid date-time' } : { value: new Date(ms).toISOString() };
+      const match = /^(\d{4}-\d{2}-\d{2})([T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(text);
+      if (match === null) return { problem: 'is not an ISO 8601 date-time' };
+      const [, day = '', time, hours, minutes, , seconds] = match;
+      const clockOk = time === undefined || (Number(hours) < 24 && Number(minutes) < 60 && (seconds === undefined || Number(seconds) < 60));
+      const ms = Date.parse(time === undefined ? `${day}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);
+      return isCalendarDate(day) && clockOk && !Number.isNaN(ms) ? { value: new Date(ms).toISOString() } : { problem: 'is not a valid date-time' };
     }
     case 'date':
-      return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(`${text}T00:00:00Z`)) ? { value: text } : { problem: 'is not a date (YYYY-MM-DD)' };
+      return isCalendarDate(text) ? { value: text } : { problem: 'is not a date (YYYY-MM-DD)' };
     case 'enum':
       return field.values?.includes(text) === true ? { value: text } : { problem: `is not one of ${field.values?.join(', ') ?? ''}` };
     case 'json':
@@ -242,6 +245,15 @@ export function decodeCursor(cursor: string, sort: readonly SortKey[]): unknown[
 
 function sortSignature(sort: readonly SortKey[]): string {
   return sort.map((k) => (k.direction === 'desc' ? `-${k.field}` : k.field)).join(',');
+}
+
+/** `YYYY-MM-DD` naming a day that exists (no February 30th). */
+export function isCalendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (match === null) return false;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 function parseNonNegativeInteger(text: string): number | undefined {

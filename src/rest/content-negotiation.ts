@@ -1,18 +1,63 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
-import { NotAcceptableError, UnsupportedMediaTypeError } from '../errors.js';
+import secureJson from 'secure-json-parse';
+import { MalformedJsonError, NotAcceptableError, UnsupportedMediaTypeError } from '../errors.js';
 
 const PRODUCED = ['application/json', 'application/problem+json'];
 
 /**
  * Reads JSON bodies as `application/json` and `application/merge-patch+json` (RFC 7396) with
- * Fastify's secure parser: `__proto__` and `constructor.prototype` members are refused (400).
- * Any other media type is a 415.
+ * secure-json-parse (Fastify's own parser): `__proto__` and `constructor.prototype` members are
+ * refused (400), so no body can reach an object's prototype. Any other media type is a 415.
  */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  const parse = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string' }, parse);
+  app.addContentTypeParser(['application/json', 'application/merge-patch+json'], { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
+/** Deepest nesting of arrays and objects a body may have; deeper would exhaust the parser's stack. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Parses a request body, turning every failure into a 400 that says what is wrong. */
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') throw new MalformedJsonError('The body is empty but Content-Type says JSON.');
+  if (nestingDepth(text) > MAX_JSON_DEPTH) {
+    throw new MalformedJsonError(`The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }) as unknown;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/prototype/i.test(message)) {
+      throw new MalformedJsonError('The body contains a "__proto__" or "constructor.prototype" member, which is never accepted.');
+    }
+    throw new MalformedJsonError(`The body is not valid JSON: ${message}.`);
+  }
+}
+
+/** Deepest bracket nesting outside strings, found in one pass without parsing. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /** Refuses a merge-patch body where only a whole representation makes sense (POST, PUT). */

@@ -40,7 +40,7 @@ export function registerPath(app: FastifyInstance, url: string, handlers: Partia
       return reply.code(204).header('allow', allow).send();
     },
   });
-  const others = STANDARD_METHODS.filter((m) => !methods.includes(m));
+  const others: string[] = [...STANDARD_METHODS.filter((m) => !methods.includes(m)), 'TRACE'];
   if (others.length > 0) {
     app.route({
       method: others,

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequestError,
@@ -50,21 +51,19 @@ export function toRestgraphError(error: unknown): RestgraphError {
       return new UnsupportedMediaTypeError('Send the body as application/json (PATCH also takes application/merge-patch+json).');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new MalformedJsonError('The body is empty but Content-Type says JSON.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new MalformedJsonError('The body is not valid JSON.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new UriTooLongError('A path segment of the URL is too long.');
+    case 'FST_ERR_HANDLER_TIMEOUT':
+      return new RequestTimeoutError('The request took too long to handle.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new BadRequestError('Content-Length does not match the body.');
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_ASYNC_CONSTRAINT':
       return new BadRequestError('The URL is malformed.');
-    case 'FST_ERR_REQUEST_TIMEOUT':
-      return new RequestTimeoutError('The request took too long.');
     default:
       break;
-  }
-  if (error instanceof SyntaxError && statusCode === 400) {
-    return new MalformedJsonError(`The body is not valid JSON: ${message ?? 'syntax error'}.`);
-  }
-  if (statusCode === 400 && typeof message === 'string' && /prototype property/.test(message)) {
-    return new MalformedJsonError('The body contains a "__proto__" or "constructor.prototype" member, which is never accepted.');
   }
   if (statusCode === 414) return new UriTooLongError('The URL is too long.');
   if (statusCode === 431) return new HeaderFieldsTooLargeError('The request headers are too large.');
@@ -72,6 +71,34 @@ export function toRestgraphError(error: unknown): RestgraphError {
     return new BadRequestError(typeof message === 'string' ? message : 'The request is invalid.');
   }
   return new InternalError({ cause: error });
+}
+
+/**
+ * Answers errors Node's HTTP parser raises before Fastify sees a request (headers too large, a
+ * client too slow to send its request, malformed HTTP) with problem+json on the raw socket.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, problem] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, new HeaderFieldsTooLargeError('The request headers (or its URL) are larger than this server accepts.')]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, new BadRequestError('The client took too long to send its request.')]
+        : [400, new BadRequestError('The request is not valid HTTP.')];
+  const body = JSON.stringify({
+    type: `${PROBLEM_TYPE_PREFIX}${problem.code}`,
+    title: problem.title,
+    status,
+    detail: problem.message,
+    code: problem.code,
+  });
+  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** Installs the error and not-found handlers: every error a client sees is problem+json. */

@@ -144,12 +144,7 @@ function nextPageUrl(request: FastifyRequest, cursor: string): string {
 
 /** `include` and `fields` are the query parameters of a single-object read. */
 function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits): { include: string[]; fields?: string[] } {
-  let empty = true;
-  for (const _ in raw) {
-    empty = false;
-    break;
-  }
-  if (empty) return { include: [] };
+  if (isEmpty(raw)) return { include: [] };
   const unknown = Object.keys(raw).filter((k) => k !== 'include' && k !== 'fields');
   if (unknown.length > 0) {
     throw new InvalidQueryError(`A single ${resource.singular} takes only include and fields.`, {
@@ -158,6 +153,12 @@ function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimi
   }
   const parsed = parseListQuery(resource, raw, limits);
   return parsed.fields === undefined ? { include: parsed.include } : { include: parsed.include, fields: parsed.fields };
+}
+
+/** Whether an object has no own keys, without building the key array (hot path). */
+function isEmpty(object: object): boolean {
+  for (const key in object) if (Object.hasOwn(object, key)) return false;
+  return true;
 }
 
 function emptyQuery(limits: ListLimits): ListQuery {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LineCounter, parseDocument, isNode } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import type { ErrorObject } from 'ajv';
 import { SchemaError, type SchemaProblem } from '../errors.js';
 import { compileSchema } from './compile-schema.js';
@@ -49,9 +49,12 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
   if (!validateDocument(value)) {
     const problems = simplifyAjvErrors(validateDocument.errors ?? []).map((e): SchemaProblem => {
       const segments = pointerSegments(e.instancePath);
-      const node = document.getIn(segments, true);
-      const range = isNode(node) ? node.range : undefined;
-      const pos = range === undefined || range === null ? undefined : lineCounter.linePos(range[0]);
+      const params = e.params as Record<string, unknown>;
+      if (e.keyword === 'propertyNames' || e.keyword === 'additionalProperties') {
+        segments.push(String(params.propertyName ?? params.additionalProperty));
+      }
+      const offset = locate(document, segments);
+      const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
       return { path: segments.join('.'), message: describeAjvError(e), ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) };
     });
     throw new SchemaError(file, problems);
@@ -62,14 +65,27 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
     throw new SchemaError(
       file,
       problems.map((p) => {
-        const node = document.getIn(p.path.split('.'), true);
-        const range = isNode(node) ? node.range : undefined;
-        const pos = range === undefined || range === null ? undefined : lineCounter.linePos(range[0]);
+        const offset = locate(document, p.path.split('.'));
+        const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
         return pos === undefined ? p : { ...p, line: pos.line, column: pos.col };
       }),
     );
   }
   return model;
+}
+
+/** Where a path starts in the text: the key of a mapping entry, else the node itself. */
+function locate(document: Document, segments: string[]): number | undefined {
+  if (segments.length > 0) {
+    const parent = document.getIn(segments.slice(0, -1), true);
+    const last = segments[segments.length - 1];
+    if (isMap(parent)) {
+      const pair = parent.items.find((item) => isScalar(item.key) && String(item.key.value) === last);
+      if (pair !== undefined && isNode(pair.key) && pair.key.range) return pair.key.range[0];
+    }
+  }
+  const node = document.getIn(segments, true);
+  return isNode(node) && node.range ? node.range[0] : undefined;
 }
 
 function pointerSegments(pointer: string): string[] {
@@ -79,7 +95,14 @@ function pointerSegments(pointer: string): string[] {
 
 /** ajv reports every failed branch of oneOf and the like; keep what a person needs to read. */
 function simplifyAjvErrors(errors: ErrorObject[]): ErrorObject[] {
-  const specific = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'if');
+  const specific = errors.filter((e) => {
+    if (e.keyword === 'if') return false;
+    // Errors inside propertyNames repeat the propertyNames error itself.
+    if (e.propertyName !== undefined) return false;
+    // A oneOf whose branches all failed is explained by their errors; one where several passed is not.
+    if (e.keyword === 'oneOf') return Array.isArray((e.params as { passingSchemas?: unknown }).passingSchemas);
+    return true;
+  });
   const seen = new Set<string>();
   return specific.filter((e) => {
     const key = `${e.instancePath}|${describeAjvError(e)}`;
@@ -98,6 +121,8 @@ function describeAjvError(e: ErrorObject): string {
       return `missing required property "${String(params.missingProperty)}"`;
     case 'enum':
       return `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'oneOf':
+      return 'must declare exactly one of hasMany and belongsTo';
     case 'propertyNames':
       return `invalid name "${String(params.propertyName)}"`;
     case 'pattern':

@@ -107,6 +107,7 @@ export async function applyMigration(
 
 /** The schema definition the database was last migrated to, or undefined for a new database. */
 export async function lastAppliedDefinition(db: SqlDatabase): Promise<SchemaDefinition | undefined> {
+  await db.exec(SYSTEM_TABLES_DDL[db.dialect]);
   const rows = await db.all(db.builder.selectFrom(MIGRATIONS_TABLE).select('schema').orderBy('id', 'desc').limit(1).compile());
   const text = rows[0]?.schema;
   return typeof text === 'string' ? (JSON.parse(text) as SchemaDefinition) : undefined;
@@ -150,9 +151,10 @@ function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, w
   const changes: MigrationChange[] = [];
   const at = `${table}.${fieldName}`;
   if (was.type !== now.type) {
-    const widening = was.type === 'integer' && now.type === 'number';
+    // Every old value is a valid new value, stored the same way (text, or a SQLite number).
+    const widening = (was.type === 'integer' && now.type === 'number') || (['enum', 'date', 'datetime'].includes(was.type) && now.type === 'string');
     if (widening) {
-      changes.push({ description: `widen ${at} from integer to number`, destructive: false, statements: [] });
+      changes.push({ description: `widen ${at} from ${was.type} to ${now.type}`, destructive: false, statements: [] });
     } else {
       // No conversion is safe in general: the old values go, the column comes back empty.
       const dropIndex = hasIndex(was) ? [`drop index if exists ${q(indexName(table, fieldName, was))}`] : [];

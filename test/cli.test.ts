@@ -1,0 +1,500 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers/test-app.js';
+
+/**
+ * The `restgraph` CLI as operators run it: a child process of dist/cli/main.js, on real temp
+ * SQLite files and real sockets on 127.0.0.1.
+ */
+
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const CLI = join(ROOT, 'dist', 'cli', 'main.js');
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+const BASE_SCHEMA = `
+resources:
+  users:
+    fields:
+      name: { type: string, required: true }
+      bio:  { type: string }
+`;
+const WITHOUT_BIO = `
+resources:
+  users:
+    fields:
+      name: { type: string, required: true }
+`;
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<Exit>;
+}
+
+interface Finished extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+let dir: ReturnType<typeof tempDir>;
+let children: Running[] = [];
+
+beforeAll(() => {
+  // The CLI runs from dist: build it from the current sources once.
+  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
+}, 200_000);
+
+beforeEach(() => {
+  dir = tempDir('restgraph-cli-');
+  children = [];
+});
+
+afterEach(async () => {
+  for (const running of children) {
+    if (running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+  }
+  dir.cleanup();
+});
+
+/** The environment without any restgraph setting inherited from the shell running the tests. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(PORT|HOST|DATABASE_URL|LOG_LEVEL|RESTGRAPH_.*|NODE_OPTIONS)$/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** Starts `node dist/cli/main.js ...args` in the test's temp folder. */
+function start(args: string[], env: Record<string, string> = {}): Running {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: dir.path, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<Exit>((resolveExit) => {
+    child.once('close', (code, signal) => resolveExit({ code, signal }));
+  });
+  const running = { child, stdout: () => stdout, stderr: () => stderr, exited };
+  children.push(running);
+  return running;
+}
+
+/** Runs the CLI to completion. */
+async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
+  const running = start(args, env);
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
+  const exit = await running.exited;
+  clearTimeout(timer);
+  return { ...exit, stdout: running.stdout(), stderr: running.stderr() };
+}
+
+/** A port nobody listens on right now. */
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Polls GET /readyz until it answers 200; fails when the process exits first or after 15 s. */
+async function waitReady(running: Running, port: number): Promise<void> {
+  let exit: Exit | undefined;
+  void running.exited.then((e) => (exit = e));
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (exit !== undefined) throw new Error(`serve exited (${String(exit.code)}) before it was ready:\n${running.stderr()}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`serve was not ready after 15 s:\n${running.stderr()}`);
+}
+
+/** `restgraph serve` on a fresh port and the test's database; resolves once /readyz is 200. */
+async function serve(args: string[], env: Record<string, string> = {}): Promise<{ running: Running; port: number; base: string }> {
+  const port = await freePort();
+  const running = start(['serve', ...args], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(port), ...env });
+  await waitReady(running, port);
+  return { running, port, base: `http://127.0.0.1:${port}` };
+}
+
+/** The JSON log lines on stdout; fails on any line that is not JSON. */
+function logLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON log line: ${line}`);
+      }
+    });
+}
+
+function writeSchema(text: string, name = 'schema.yaml'): string {
+  const file = join(dir.path, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+function query<T>(file: string, sql: string): T[] {
+  const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare(sql).all() as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const tableNames = (file: string): string[] =>
+  query<{ name: string }>(file, "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").map((r) => r.name);
+const columnNames = (file: string, table: string): string[] => query<{ name: string }>(file, `pragma table_info("${table}")`).map((r) => r.name);
+const migrationCount = (file: string): number => query<{ n: number }>(file, 'select count(*) as n from "_restgraph_migrations"')[0]?.n ?? -1;
+
+describe('--help', () => {
+  it('restgraph --help lists the commands and exits 0', async () => {
+    const result = await run(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: restgraph [options] [command]');
+    expect(result.stdout).toMatch(/^\s+serve \[options\] \[schema-file\]/m);
+    expect(result.stdout).toMatch(/^\s+migrate \[options\] \[schema-file\]/m);
+    expect(result.stderr).toBe('');
+  });
+
+  it('restgraph serve --help shows its usage, flags and environment, and exits 0', async () => {
+    const result = await run(['serve', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: restgraph serve [options] [schema-file]');
+    for (const flag of ['-p, --port <port>', '-H, --host <host>', '-d, --database-url <url>']) expect(result.stdout).toContain(flag);
+    expect(result.stdout).toContain('Environment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA');
+  });
+
+  it('restgraph migrate --help shows its usage and flags, and exits 0', async () => {
+    const result = await run(['migrate', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: restgraph migrate [options] [schema-file]');
+    for (const flag of ['--dry-run', '--allow-destructive', '-d, --database-url <url>']) expect(result.stdout).toContain(flag);
+  });
+
+  it('restgraph help serve is the same as serve --help', async () => {
+    const result = await run(['help', 'serve']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: restgraph serve [options] [schema-file]');
+  });
+
+  it('--version prints the package version', async () => {
+    const result = await run(['--version']);
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('0.1.0');
+  });
+
+  it('an unknown command exits 1 with a hint', async () => {
+    const result = await run(['server']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("unknown command 'server'");
+  });
+
+  it('a bad --port exits 1 naming the flag', async () => {
+    const result = await run(['serve', '--port', 'abc']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('must be a port number from 0 to 65535');
+    expect(result.stderr).toContain('--port');
+  });
+});
+
+describe('serve', () => {
+  it('serves the example on a real socket, logs one JSON line per request with its request id, and echoes X-Request-Id', async () => {
+    const { running, base } = await serve([]);
+
+    const health = await fetch(`${base}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    const created = await fetch(`${base}/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'client-req.1' },
+      body: JSON.stringify({ name: 'Alice' }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-request-id')).toBe('client-req.1');
+    expect(await created.json()).toMatchObject({ id: 1, name: 'Alice' });
+
+    const listed = await fetch(`${base}/v1/users`);
+    expect(listed.status).toBe(200);
+    const generated = listed.headers.get('x-request-id') ?? '';
+    expect(generated).toMatch(UUID);
+
+    const invalid = await fetch(`${base}/users/1`, { headers: { 'x-request-id': 'has spaces and ünïcode' } });
+    expect(invalid.status).toBe(200);
+    const replaced = invalid.headers.get('x-request-id') ?? '';
+    expect(replaced).toMatch(UUID);
+    expect(replaced).not.toBe(generated);
+
+    running.child.kill('SIGTERM');
+    const exit = await running.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+
+    const lines = logLines(running.stdout());
+    const requests = lines.filter((l) => l.msg === 'request');
+    const byUrl = (method: string, url: string) => requests.filter((l) => l.method === method && l.url === url);
+    expect(byUrl('POST', '/users')).toEqual([expect.objectContaining({ requestId: 'client-req.1', statusCode: 201, durationMs: expect.any(Number) as number })]);
+    expect(byUrl('GET', '/v1/users')).toEqual([expect.objectContaining({ requestId: generated, statusCode: 200 })]);
+    expect(byUrl('GET', '/users/1')).toEqual([expect.objectContaining({ requestId: replaced, statusCode: 200 })]);
+    expect(byUrl('GET', '/healthz')).toHaveLength(1);
+    // Every request line has its own id.
+    const ids = requests.map((l) => l.requestId);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const line of lines) expect(line).toMatchObject({ level: expect.any(Number) as number, time: expect.any(String) as string });
+
+    expect(lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('restgraph listening on http://127.0.0.1:'))).toMatchObject({
+      resources: ['users', 'posts', 'products', 'orders'],
+      versions: ['v1'],
+      database: `sqlite:${join(dir.path, 'x.db')}`,
+    });
+    expect(lines.map((l) => l.msg)).toContain('stopped');
+    expect(lines.at(-1)?.msg).toBe('stopped');
+    expect(running.stderr()).toBe('');
+  });
+
+  it('writes each request log line promptly, not only at shutdown', async () => {
+    const { running, base } = await serve([]);
+    const response = await fetch(`${base}/users`, { headers: { 'x-request-id': 'prompt-1' } });
+    expect(response.status).toBe(200);
+    const deadline = Date.now() + 3_000;
+    while (Date.now() < deadline && !running.stdout().includes('"prompt-1"')) await sleep(100);
+    // An operator tailing the log of a quiet server must see the request (and the start-up line).
+    const lines = logLines(running.stdout());
+    expect(lines.filter((l) => l.requestId === 'prompt-1')).toHaveLength(1);
+    expect(lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith('restgraph listening on'))).toBe(true);
+  });
+
+  it('SIGTERM on an idle server exits 0 and logs "stopped"', async () => {
+    const { running } = await serve([]);
+    running.child.kill('SIGTERM');
+    const exit = await running.exited;
+    expect(exit).toEqual({ code: 0, signal: null });
+    const messages = logLines(running.stdout()).map((l) => l.msg);
+    expect(messages).toContain('shutting down: draining in-flight requests');
+    expect(messages.at(-1)).toBe('stopped');
+  });
+
+  it('SIGTERM lets a request in flight finish, then exits 0', async () => {
+    const { running, port } = await serve([]);
+    const body = JSON.stringify({ name: 'Slow upload' });
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk));
+    const ended = new Promise<void>((resolveEnd) => socket.once('close', () => resolveEnd()));
+    // Headers and half the body: the request is in flight until the rest arrives.
+    socket.write(
+      `POST /users HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: slow-1\r\n\r\n${body.slice(0, 6)}`,
+    );
+    await sleep(300);
+    running.child.kill('SIGTERM');
+    await sleep(500);
+    expect(running.child.exitCode).toBeNull();
+    socket.write(body.slice(6));
+    await Promise.race([ended, sleep(3_000)]);
+    expect(answer).toMatch(/^HTTP\/1\.1 201 /);
+    expect(answer).toContain('"name":"Slow upload"');
+    // The client keeps the connection alive (HTTP/1.1 default), as load balancers do: the server
+    // must close it after the drained response rather than wait for the drain timeout.
+    expect(socket.destroyed || socket.readableEnded).toBe(true);
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    const lines = logLines(running.stdout());
+    expect(lines.find((l) => l.requestId === 'slow-1')).toMatchObject({ method: 'POST', statusCode: 201 });
+    expect(lines.at(-1)?.msg).toBe('stopped');
+  });
+
+  it('SIGINT stops it cleanly too', async () => {
+    const { running } = await serve([]);
+    running.child.kill('SIGINT');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    expect(logLines(running.stdout()).map((l) => l.msg)).toContain('stopped');
+  });
+
+  it('takes the schema file argument, and flags over environment', async () => {
+    const schema = writeSchema('resources:\n  notes:\n    fields:\n      text: { type: string }\n');
+    const flagPort = await freePort();
+    const dbFile = join(dir.path, 'flags.db');
+    const running = start(['serve', schema, '-p', String(flagPort), '-H', '127.0.0.1', '-d', `sqlite:${dbFile}`], {
+      PORT: String(await freePort()),
+      DATABASE_URL: `sqlite:${join(dir.path, 'env.db')}`,
+    });
+    await waitReady(running, flagPort);
+    const index = await fetch(`http://127.0.0.1:${flagPort}/`);
+    expect(await index.json()).toEqual({ name: 'restgraph', versions: ['v1'], latestVersion: 'v1', resources: { notes: '/notes' } });
+    expect((await fetch(`http://127.0.0.1:${flagPort}/users`)).status).toBe(404);
+    expect(tableNames(dbFile)).toContain('notes');
+  });
+
+  it('takes the schema from RESTGRAPH_SCHEMA', async () => {
+    const schema = writeSchema('resources:\n  notes:\n    fields:\n      text: { type: string }\n');
+    const { base } = await serve([], { RESTGRAPH_SCHEMA: schema });
+    expect((await fetch(`${base}/notes`)).status).toBe(200);
+    expect((await fetch(`${base}/users`)).status).toBe(404);
+  });
+
+  it('a bad schema file exits 1 with file, path, line and reason on stderr', async () => {
+    const schema = writeSchema('resources:\n  users:\n    fields:\n      name: { type: text }\n', 'broken.yaml');
+    const result = await run(['serve', schema], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`restgraph: Invalid schema ${schema}:`);
+    expect(result.stderr).toMatch(new RegExp(`${schema.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:4:\\d+ at resources\\.users\\.fields\\.name\\.type: must be one of "string"`));
+    expect(result.stderr).toContain('[RG_SCHEMA_INVALID]');
+    expect(result.stdout).not.toContain('listening');
+  });
+
+  it('a missing schema file exits 1 naming it', async () => {
+    const missing = join(dir.path, 'nope.yaml');
+    const result = await run(['serve', missing], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}` });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(missing);
+    expect(result.stderr).toContain('cannot read the file: ENOENT');
+  });
+
+  const badEnv: [string, string, string][] = [
+    ['PORT', 'abc', 'must be an integer from 0 to 65535, not "abc"'],
+    ['PORT', '70000', 'must be an integer from 0 to 65535'],
+    ['LOG_LEVEL', 'loud', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['RESTGRAPH_CORS_ORIGINS', 'nonsense', '"nonsense" is not an origin like https://app.example.com'],
+    ['RESTGRAPH_BODY_LIMIT', '-5', 'must be an integer'],
+    ['RESTGRAPH_TRUST_PROXY', 'maybe', 'must be true or false'],
+    ['DATABASE_URL', 'mysql://db/app', 'unsupported database URL scheme'],
+  ];
+  for (const [name, value, reason] of badEnv) {
+    it(`${name}=${value} exits 1 naming the variable`, async () => {
+      const env: Record<string, string> = { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()) };
+      env[name] = value;
+      const result = await run(['serve'], env);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`restgraph: Invalid configuration ${name}: ${reason}`);
+      expect(result.stderr).toContain('[RG_CONFIG_INVALID]');
+      expect(result.stdout).not.toContain('listening');
+    });
+  }
+
+  it('a port already in use exits 1 naming the address', async () => {
+    const first = await serve([]);
+    const result = await run(['serve'], { DATABASE_URL: `sqlite:${join(dir.path, 'other.db')}`, PORT: String(first.port) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('EADDRINUSE');
+    expect(result.stderr).toContain(`127.0.0.1:${first.port}`);
+  });
+});
+
+describe('migrate', () => {
+  it('--dry-run prints the plan and the SQL, and applies nothing', async () => {
+    const dbFile = join(dir.path, 'x.db');
+    const result = await run(['migrate', '--dry-run', '-d', `sqlite:${dbFile}`]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Database: sqlite:${dbFile}`);
+    expect(result.stdout).toContain('4 changes:');
+    for (const name of ['users', 'posts', 'products', 'orders']) expect(result.stdout).toContain(`  + create resource ${name}\n`);
+    expect(result.stdout).toContain('Dry run: nothing applied.');
+    expect(result.stdout).toContain('create table "users" (');
+    expect(tableNames(dbFile)).not.toContain('users');
+    expect(migrationCount(dbFile)).toBe(0);
+  });
+
+  it('applies the plan, then finds nothing to do', async () => {
+    const dbFile = join(dir.path, 'x.db');
+    const schema = writeSchema(BASE_SCHEMA);
+    const first = await run(['migrate', schema], { DATABASE_URL: `sqlite:${dbFile}` });
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain(`Schema:   ${schema}`);
+    expect(first.stdout).toContain('1 change:\n  + create resource users\n');
+    expect(first.stdout).toContain('Applied.');
+    expect(tableNames(dbFile)).toContain('users');
+    expect(columnNames(dbFile, 'users')).toEqual(['id', 'name', 'bio', 'createdAt', 'updatedAt']);
+    expect(migrationCount(dbFile)).toBe(1);
+
+    const second = await run(['migrate', schema], { DATABASE_URL: `sqlite:${dbFile}` });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('The database already matches the schema.');
+    expect(second.stdout).toContain('Nothing to apply.');
+    expect(migrationCount(dbFile)).toBe(1);
+  });
+
+  it('a bad schema exits 1 naming file, path and reason', async () => {
+    const schema = writeSchema('resources:\n  graphql: { singular: gql }\n', 'reserved.yaml');
+    const result = await run(['migrate', schema, '-d', `sqlite:${join(dir.path, 'x.db')}`]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${schema}:2:`);
+    expect(result.stderr).toContain('at resources.graphql: "graphql" is reserved by restgraph');
+  });
+
+  it('a destructive change stops serve until migrate --allow-destructive applies it', async () => {
+    const dbFile = join(dir.path, 'x.db');
+    const env = { DATABASE_URL: `sqlite:${dbFile}` };
+    const base = writeSchema(BASE_SCHEMA, 'v1.yaml');
+    expect((await run(['migrate', base], env)).code).toBe(0);
+    const first = await serve([base], env);
+    const created = await fetch(`${first.base}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Ann', bio: 'gone soon' }) });
+    expect(created.status).toBe(201);
+    first.running.child.kill('SIGTERM');
+    expect((await first.running.exited).code).toBe(0);
+
+    const v2 = writeSchema(WITHOUT_BIO, 'v2.yaml');
+    const refused = await run(['serve', v2], { ...env, PORT: String(await freePort()) });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('drop field users.bio and every value stored in it');
+    expect(refused.stderr).toContain('restgraph migrate --allow-destructive');
+    expect(refused.stderr).toContain('[RG_MIGRATION_DESTRUCTIVE]');
+    expect(columnNames(dbFile, 'users')).toContain('bio');
+
+    const dry = await run(['migrate', v2, '--dry-run'], env);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain('  ! drop field users.bio and every value stored in it  (destructive)');
+    expect(dry.stdout).toContain('alter table "users" drop column "bio";');
+    expect(columnNames(dbFile, 'users')).toContain('bio');
+
+    const plain = await run(['migrate', v2], env);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain('drop field users.bio');
+    expect(plain.stderr).toContain('restgraph migrate --allow-destructive');
+    expect(columnNames(dbFile, 'users')).toContain('bio');
+    expect(migrationCount(dbFile)).toBe(1);
+
+    const allowed = await run(['migrate', v2, '--allow-destructive'], env);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toContain('Applied.');
+    expect(columnNames(dbFile, 'users')).toEqual(['id', 'name', 'createdAt', 'updatedAt']);
+    expect(migrationCount(dbFile)).toBe(2);
+
+    const second = await serve([v2], env);
+    const ann = await fetch(`${second.base}/users/1`);
+    expect(ann.status).toBe(200);
+    const body = (await ann.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ id: 1, name: 'Ann' });
+    expect(body).not.toHaveProperty('bio');
+  });
+});
