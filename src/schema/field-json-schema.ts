@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FieldDefinition, FieldModel } from './schema-model.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
@@ -67,7 +68,10 @@ export function fieldOutputJsonSchema(field: FieldModel): JsonSchema {
 /** One shared validator factory so formats and options are configured once. */
 export function createAjv(options: { strictRequired?: boolean } = {}): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: options.strictRequired ?? true, coerceTypes: false, useDefaults: false, allowUnionTypes: true });
-  addFormats(ajv, ['email', 'uri', 'uuid', 'hostname', 'ipv4', 'ipv6', 'date-time', 'date']);
+  addFormats(ajv, ['email', 'uri', 'uuid', 'hostname', 'ipv4', 'ipv6', 'date']);
+  // RFC 3339 allows a leap second (:60), which no stored instant can hold: refuse it as a format error.
+  const dateTime = fullFormats['date-time'] as { validate: (text: string) => boolean; compare: (a: string, b: string) => number | undefined };
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => dateTime.validate(text) && !Number.isNaN(Date.parse(text)), compare: dateTime.compare });
   return ajv;
 }
 
