@@ -58,6 +58,37 @@ export class BadRequestError extends RestgraphError {
   readonly title = 'Bad request';
 }
 
+/** No credential where one is needed (RFC 6750, section 3). */
+export class AuthenticationRequiredError extends RestgraphError {
+  readonly code = 'authentication-required';
+  readonly status = 401;
+  readonly title = 'Authentication required';
+  constructor(detail: string) {
+    super(detail, { headers: { 'www-authenticate': 'Bearer realm="restgraph"' } });
+  }
+}
+
+/** A credential was sent but is not valid: unknown, revoked, expired, malformed or badly signed. */
+export class InvalidTokenError extends RestgraphError {
+  readonly code = 'invalid-token';
+  readonly status = 401;
+  readonly title = 'Invalid token';
+  constructor(detail: string) {
+    super(detail, { headers: { 'www-authenticate': `Bearer realm="restgraph", error="invalid_token", error_description="${detail.replace(/["\\]/g, '')}"` } });
+  }
+}
+
+/** The credential is valid but lacks a scope the operation needs. */
+export class ForbiddenError extends RestgraphError {
+  readonly code = 'forbidden';
+  readonly status = 403;
+  readonly title = 'Forbidden';
+  constructor(detail: string, requiredScopes: readonly string[] = []) {
+    const scope = requiredScopes.length > 0 ? `, scope="${requiredScopes.join(' ')}"` : '';
+    super(detail, { headers: { 'www-authenticate': `Bearer realm="restgraph", error="insufficient_scope"${scope}` } });
+  }
+}
+
 export class NotFoundError extends RestgraphError {
   readonly code = 'not-found';
   readonly status = 404;

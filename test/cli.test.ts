@@ -70,6 +70,16 @@ afterEach(async () => {
   dir.cleanup();
 });
 
+/** The admin token `serve` gets in these tests; `fetch` below sends it unless told otherwise. */
+const ADMIN_TOKEN = 'cli-test-admin-token-0123456789';
+
+/** fetch, as the admin: sends the admin token unless the request names its own authorization. */
+function fetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (!headers.has('authorization')) headers.set('authorization', `Bearer ${ADMIN_TOKEN}`);
+  return globalThis.fetch(url, { ...init, headers });
+}
+
 /** The environment without any restgraph setting inherited from the shell running the tests. */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -127,7 +137,7 @@ async function waitReady(running: Running, port: number): Promise<void> {
   while (Date.now() < deadline) {
     if (exit !== undefined) throw new Error(`serve exited (${String(exit.code)}) before it was ready:\n${running.stderr()}`);
     try {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      const response = await globalThis.fetch(`http://127.0.0.1:${port}/readyz`);
       if (response.status === 200) return;
     } catch {
       // not listening yet
@@ -140,7 +150,7 @@ async function waitReady(running: Running, port: number): Promise<void> {
 /** `restgraph serve` on a fresh port and the test's database; resolves once /readyz is 200. */
 async function serve(args: string[], env: Record<string, string> = {}): Promise<{ running: Running; port: number; base: string }> {
   const port = await freePort();
-  const running = start(['serve', ...args], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(port), ...env });
+  const running = start(['serve', ...args], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, ...env });
   await waitReady(running, port);
   return { running, port, base: `http://127.0.0.1:${port}` };
 }
@@ -315,7 +325,7 @@ describe('serve', () => {
     const ended = new Promise<void>((resolveEnd) => socket.once('close', () => resolveEnd()));
     // Headers and half the body: the request is in flight until the rest arrives.
     socket.write(
-      `POST /users HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: slow-1\r\n\r\n${body.slice(0, 6)}`,
+      `POST /users HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: slow-1\r\n\r\n${body.slice(0, 6)}`,
     );
     await sleep(300);
     running.child.kill('SIGTERM');
@@ -348,6 +358,7 @@ describe('serve', () => {
     const running = start(['serve', schema, '-p', String(flagPort), '-H', '127.0.0.1', '-d', `sqlite:${dbFile}`], {
       PORT: String(await freePort()),
       DATABASE_URL: `sqlite:${join(dir.path, 'env.db')}`,
+      RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN,
     });
     await waitReady(running, flagPort);
     const index = await fetch(`http://127.0.0.1:${flagPort}/`);

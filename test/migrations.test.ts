@@ -10,7 +10,7 @@ import { DestructiveMigrationError, MigrationFailedError } from '../src/errors.j
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile, parseSchemaText } from '../src/schema/load-schema.js';
 import { applyMigration, lastAppliedDefinition, planMigration } from '../src/store/migrate.js';
 import { openDatabase } from '../src/store/open-database.js';
-import { json, startTestApp, tempDir } from './helpers/test-app.js';
+import { TEST_ADMIN_TOKEN, actAsAdmin, json, startTestApp, tempDir } from './helpers/test-app.js';
 
 /**
  * Start-up migrations: additive changes apply by themselves and keep data; destructive ones refuse
@@ -70,7 +70,7 @@ const discard = (): Writable =>
 
 /** Builds the app on the test's database file (the same file every time: a "restart"). */
 async function boot(schema: RestgraphOptions['schema'], options: RestgraphOptions = {}): Promise<FastifyInstance> {
-  const app = await buildApp({ schema, databaseUrl: `sqlite:${dbFile}`, logDestination: discard(), ...options });
+  const app = actAsAdmin(await buildApp({ schema, databaseUrl: `sqlite:${dbFile}`, logDestination: discard(), adminToken: TEST_ADMIN_TOKEN, ...options }));
   running.push(app);
   return app;
 }
@@ -132,7 +132,7 @@ async function seedBase(): Promise<void> {
 describe('a fresh database', () => {
   it('gets every table, column and index of the example schema, and one migration record', async () => {
     const app = await boot(EXAMPLE_SCHEMA_PATH);
-    expect(tables()).toEqual(['_restgraph_idempotency_keys', '_restgraph_migrations', 'orders', 'posts', 'products', 'users']);
+    expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_idempotency_keys', '_restgraph_migrations', 'orders', 'posts', 'products', 'users']);
     expect(columns('users')).toEqual(['id', 'name', 'email', 'bio', 'createdAt', 'updatedAt']);
     expect(columns('posts')).toEqual(['id', 'title', 'body', 'userId', 'published', 'publishedAt', 'tags', 'createdAt', 'updatedAt']);
     expect(columns('orders')).toEqual(['id', 'userId', 'productId', 'quantity', 'status', 'placedOn', 'note', 'createdAt', 'updatedAt']);
@@ -149,7 +149,7 @@ describe('a fresh database', () => {
   it('works from a model built by parseSchemaText, via startTestApp', async () => {
     const t = await startTestApp({ schema: parseSchemaText('resources:\n  notes:\n    fields:\n      text: { type: string }\n') });
     try {
-      expect(tables(t.dbFile)).toEqual(['_restgraph_idempotency_keys', '_restgraph_migrations', 'notes']);
+      expect(tables(t.dbFile)).toEqual(['_restgraph_api_keys', '_restgraph_idempotency_keys', '_restgraph_migrations', 'notes']);
       expect(columns('notes', t.dbFile)).toEqual(['id', 'text', 'createdAt', 'updatedAt']);
       expect(migrations(t.dbFile)).toHaveLength(1);
     } finally {
@@ -466,7 +466,7 @@ describe('planMigration and applyMigration', () => {
       ]);
       expect(plan.warnings).toEqual([]);
       // Planning alone creates no resource table.
-      expect(tables()).toEqual(['_restgraph_idempotency_keys', '_restgraph_migrations']);
+      expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_idempotency_keys', '_restgraph_migrations']);
       await applyMigration(db, schema, plan);
       expect(await lastAppliedDefinition(db)).toEqual(schema.definition);
       const again = await planMigration(db, rules, schema);

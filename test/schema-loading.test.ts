@@ -195,14 +195,14 @@ describe('JSON Schema violations', () => {
   });
 
   it('an unknown property of a resource is reported on its own line', () => {
-    const text = yaml(['resources:', '  users:', '    fields:', '      name: { type: string }', '    access: { read: [users:read] }']);
+    const text = yaml(['resources:', '  users:', '    fields:', '      name: { type: string }', '    permissions: { read: [users:read] }']);
     const error = schemaErrorOf(text);
     expect(error.problems).toHaveLength(1);
     const problem = error.problems[0];
-    expect(['resources.users', 'resources.users.access']).toContain(problem?.path);
-    expect(problem?.message).toBe('unknown property "access"');
-    // The line of `access:`, not the line where the resource's mapping starts (`fields:`).
-    expect(problem?.line).toBe(lineOf(text, 'access:'));
+    expect(['resources.users', 'resources.users.permissions']).toContain(problem?.path);
+    expect(problem?.message).toBe('unknown property "permissions"');
+    // The line of `permissions:`, not the line where the resource's mapping starts (`fields:`).
+    expect(problem?.line).toBe(lineOf(text, 'permissions:'));
   });
 
   it('an unknown top-level property', () => {

@@ -1,3 +1,4 @@
+import type { JwtOptions } from '../auth/authenticator.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { CorsOptions } from '../rest/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -30,6 +31,14 @@ export interface RestgraphOptions {
   allowDestructiveMigrations?: boolean;
   /** Trust X-Forwarded-* headers (behind a proxy or load balancer). @default false */
   trustProxy?: boolean;
+  /** A static credential granting `admin` (at least 16 characters). @default none */
+  adminToken?: string;
+  /** JWT verification (HS256 secret, PEM public keys, or a JWKS URL). @default none: JWTs are refused */
+  jwt?: JwtOptions;
+  /** How long a verified API key is trusted before the database is asked again (revocation delay). @default 10_000 (10 s) */
+  apiKeyCacheMs?: number;
+  /** On first start with no API keys and no admin token, create an admin key and log it once. @default true */
+  bootstrapAdminKey?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -45,6 +54,10 @@ export interface ResolvedOptions {
   requestTimeoutMs: number;
   allowDestructiveMigrations: boolean;
   trustProxy: boolean;
+  adminToken: string | undefined;
+  jwt: JwtOptions | undefined;
+  apiKeyCacheMs: number;
+  bootstrapAdminKey: boolean;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -60,6 +73,10 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   requestTimeoutMs: 30_000, // 30 s
   allowDestructiveMigrations: false,
   trustProxy: false,
+  adminToken: undefined,
+  jwt: undefined,
+  apiKeyCacheMs: 10_000, // 10 s
+  bootstrapAdminKey: true,
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -77,5 +94,9 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
     allowDestructiveMigrations: options.allowDestructiveMigrations ?? DEFAULT_OPTIONS.allowDestructiveMigrations,
     trustProxy: options.trustProxy ?? DEFAULT_OPTIONS.trustProxy,
+    adminToken: options.adminToken,
+    jwt: options.jwt,
+    apiKeyCacheMs: options.apiKeyCacheMs ?? DEFAULT_OPTIONS.apiKeyCacheMs,
+    bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
   });
 }

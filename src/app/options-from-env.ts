@@ -49,7 +49,26 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     }
   }
   if (env.RESTGRAPH_TRUST_PROXY !== undefined) options.trustProxy = boolean(env, 'RESTGRAPH_TRUST_PROXY');
+  if (nonEmpty(env.RESTGRAPH_ADMIN_TOKEN)) options.adminToken = env.RESTGRAPH_ADMIN_TOKEN;
+  if (env.RESTGRAPH_API_KEY_CACHE_SECONDS !== undefined) options.apiKeyCacheMs = integer(env, 'RESTGRAPH_API_KEY_CACHE_SECONDS', 10, 0, 3600) * 1000;
+  const jwt: NonNullable<RestgraphOptions['jwt']> = {};
+  if (nonEmpty(env.RESTGRAPH_JWT_SECRET)) jwt.secret = env.RESTGRAPH_JWT_SECRET;
+  if (nonEmpty(env.RESTGRAPH_JWT_PUBLIC_KEY)) jwt.publicKeys = [env.RESTGRAPH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n')];
+  if (nonEmpty(env.RESTGRAPH_JWKS_URL)) jwt.jwksUrl = env.RESTGRAPH_JWKS_URL;
+  if (nonEmpty(env.RESTGRAPH_JWT_ISSUER)) jwt.issuer = env.RESTGRAPH_JWT_ISSUER;
+  if (nonEmpty(env.RESTGRAPH_JWT_AUDIENCE)) jwt.audience = env.RESTGRAPH_JWT_AUDIENCE.split(',').map((a) => a.trim());
+  if (nonEmpty(env.RESTGRAPH_JWT_SCOPES_CLAIM)) jwt.scopesClaim = env.RESTGRAPH_JWT_SCOPES_CLAIM;
+  if (Object.keys(jwt).length > 0) {
+    if (jwt.secret === undefined && jwt.publicKeys === undefined && jwt.jwksUrl === undefined) {
+      throw new ConfigError('RESTGRAPH_JWT_SECRET', 'JWT options are set but no key is: set RESTGRAPH_JWT_SECRET, RESTGRAPH_JWT_PUBLIC_KEY or RESTGRAPH_JWKS_URL');
+    }
+    options.jwt = jwt;
+  }
   return options;
+}
+
+function nonEmpty(value: string | undefined): value is string {
+  return value !== undefined && value.trim() !== '';
 }
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {

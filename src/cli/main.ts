@@ -4,12 +4,13 @@ import { Command, InvalidArgumentError } from 'commander';
 import { RestgraphError } from '../errors.js';
 import { runMigrate } from './migrate-command.js';
 import { runServe } from './serve-command.js';
+import { runTokenCreate, runTokenList, runTokenRevoke } from './token-command.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command()
   .name('restgraph')
-  .description('Serve a typed resource schema as a REST API (GraphQL, auth and webhooks follow), on SQLite.')
+  .description('Serve a typed resource schema as a REST API with token authentication, on SQLite.')
   .version(version)
   .showHelpAfterError('(run with --help for usage)');
 
@@ -34,6 +35,39 @@ program
   .option('--allow-destructive', 'also apply changes that delete data (dropped fields or resources, changed types)')
   .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string; dryRun?: boolean; allowDestructive?: boolean }) => {
     process.exitCode = await runMigrate({ schemaFile, ...flags });
+  });
+
+const token = program.command('token').description('Create, list and revoke API keys (works on the database directly).');
+
+token
+  .command('create')
+  .description('Create an API key. Prints its details, then the key alone on the last line (shown only once).')
+  .requiredOption('-s, --scopes <scopes>', 'comma-separated scopes, e.g. users:read,users:write or admin')
+  .option('-n, --name <name>', 'a name to recognise the key by', 'cli')
+  .option('--subject <subject>', 'the subject the key acts as (owner rules compare it with owner fields)')
+  .option('-e, --expires <when>', 'expiry: a duration like 30d, 12h, 1y, or an RFC 3339 date-time')
+  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
+  .addHelpText('after', '\nExample:\n  KEY=$(restgraph token create --scopes users:read --name ci | tail -n 1)')
+  .action(async (flags: { scopes: string; name?: string; subject?: string; expires?: string; databaseUrl?: string }) => {
+    await runTokenCreate(flags);
+  });
+
+token
+  .command('list')
+  .description('List API keys: id, name, prefix, scopes, subject, state, created, last used, expiry. Never the keys.')
+  .option('--json', 'print JSON')
+  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
+  .action(async (flags: { json?: boolean; databaseUrl?: string }) => {
+    await runTokenList(flags);
+  });
+
+token
+  .command('revoke')
+  .description('Revoke an API key by id or prefix (rg_AbCdEfGh).')
+  .argument('<id-or-prefix>', 'the id or prefix shown by token list')
+  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
+  .action(async (idOrPrefix: string, flags: { databaseUrl?: string }) => {
+    await runTokenRevoke({ ...flags, idOrPrefix });
   });
 
 function parsePort(value: string): number {

@@ -1,4 +1,4 @@
-import { NotFoundError, ReferenceConflictError, UniqueConflictError, ValidationError } from '../errors.js';
+import { ForbiddenError, NotFoundError, ReferenceConflictError, UniqueConflictError, ValidationError } from '../errors.js';
 import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { RecordStore, StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
@@ -6,9 +6,12 @@ import { ConstraintViolation } from '../store/store-errors.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator } from './record-validator.js';
+import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
+import type { Principal } from './principal.js';
 
-/** Who asks, and on behalf of which request. Authentication adds the principal here. */
+/** Who asks (authenticated by the adapter), and on behalf of which request. */
 export interface OperationContext {
+  principal: Principal;
   requestId?: string;
 }
 
@@ -67,10 +70,14 @@ export class ResourceOperations {
   }
 
   /** One page of a resource's rows. */
-  async list(_ctx: OperationContext, resource: ResourceModel, query: ListQuery): Promise<ListResult> {
+  async list(ctx: OperationContext, resource: ResourceModel, query: ListQuery): Promise<ListResult> {
+    authorize(ctx.principal, resource, 'read');
+    this.#authorizeEmbeds(ctx, resource, query.include);
+    const owner = ownerReadFilter(ctx.principal, resource);
+    const filters = owner === undefined ? query.filters : [...query.filters, owner];
     const columns = query.fields === undefined ? undefined : this.#neededColumns(resource, query);
     const rows = await this.#store.list(resource, {
-      filters: query.filters,
+      filters,
       sort: query.sort,
       limit: query.limit + 1,
       ...(query.offset === undefined ? {} : { offset: query.offset }),
@@ -86,23 +93,26 @@ export class ResourceOperations {
         query.sort.map((k) => this.#store.encodeValue(fieldOf(resource, k.field), last[k.field])),
       );
     }
-    if (query.count) result.total = await this.#store.count(resource, query.filters);
-    await this.#embed(resource, page, query.include);
+    if (query.count) result.total = await this.#store.count(resource, filters);
+    await this.#embed(ctx, resource, page, query.include);
     if (query.fields !== undefined) result.records = page.map((r) => project(r, query.fields ?? [], query.include));
     return result;
   }
 
   /** One row by id, with relations embedded as asked. @throws NotFoundError */
-  async get(_ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = []): Promise<StoredRecord> {
+  async get(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = []): Promise<StoredRecord> {
+    authorize(ctx.principal, resource, 'read');
+    if (include.length > 0) this.#authorizeEmbeds(ctx, resource, include);
     const record = await this.#store.findById(resource, id);
-    if (record === undefined) throw notFound(resource, id);
-    if (include.length > 0) await this.#embed(resource, [record], include);
+    if (record === undefined || !rowPasses(record, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
+    if (include.length > 0) await this.#embed(ctx, resource, [record], include);
     return record;
   }
 
   /** Creates a row from a request body. @throws ValidationError, UniqueConflictError */
-  async create(_ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    const values = this.#validator.validate(resource, 'create', body);
+  async create(ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+    authorize(ctx.principal, resource, 'create');
+    const values = this.#validator.validate(resource, 'create', this.#withOwner(ctx, resource, body, true));
     const now = new Date().toISOString();
     return this.#write(resource, async (tx) => {
       await this.#checkReferences(tx, resource, values);
@@ -113,11 +123,11 @@ export class ResourceOperations {
   }
 
   /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
-  async replace(_ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    const values = this.#validator.validate(resource, 'replace', body, id);
+  async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+    authorize(ctx.principal, resource, 'update');
+    const values = this.#validator.validate(resource, 'replace', this.#withOwner(ctx, resource, body, true), id);
     return this.#write(resource, async (tx) => {
-      const current = await this.#store.findById(resource, id, tx);
-      if (current === undefined) throw notFound(resource, id);
+      const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       await this.#checkReferences(tx, resource, values);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
@@ -128,11 +138,11 @@ export class ResourceOperations {
   }
 
   /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
-  async update(_ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    const values = this.#validator.validate(resource, 'update', patch, id);
+  async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+    authorize(ctx.principal, resource, 'update');
+    const values = this.#validator.validate(resource, 'update', this.#withOwner(ctx, resource, patch, false), id);
     return this.#write(resource, async (tx) => {
-      const current = await this.#store.findById(resource, id, tx);
-      if (current === undefined) throw notFound(resource, id);
+      const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       const changed: StoredRecord = {};
       for (const [name, value] of Object.entries(values)) {
@@ -157,10 +167,10 @@ export class ResourceOperations {
    * Deletes a row, applying each reference's onDelete rule: restrict refuses (409), setNull clears
    * the referencing field, cascade deletes the referencing rows (and theirs) in the same transaction.
    */
-  async delete(_ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
+  async delete(ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
+    authorize(ctx.principal, resource, 'delete');
     await this.#write(resource, async (tx) => {
-      const current = await this.#store.findById(resource, id, tx);
-      if (current === undefined) throw notFound(resource, id);
+      const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       await this.#deleteCascading(tx, resource, id, new Set());
       await options.beforeCommit?.(tx, undefined);
@@ -180,8 +190,10 @@ export class ResourceOperations {
     query: ListQuery,
   ): Promise<{ kind: 'many'; target: ResourceModel; page: ListResult } | { kind: 'one'; target: ResourceModel; record: StoredRecord }> {
     const target = this.#resource(relation.target);
+    authorize(ctx.principal, resource, 'read');
+    authorize(ctx.principal, target, 'read');
     const parent = await this.#store.findById(resource, id);
-    if (parent === undefined) throw notFound(resource, id);
+    if (parent === undefined || !rowPasses(parent, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
       const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: relation.foreignKey, op: 'eq', value: id }] });
       return { kind: 'many', target, page };
@@ -243,17 +255,28 @@ export class ResourceOperations {
     await this.#store.delete(tx, resource, id);
   }
 
-  async #embed(resource: ResourceModel, records: StoredRecord[], include: readonly string[]): Promise<void> {
+  /** Embedding a relation reads its target: the same rule applies, before any row is read. */
+  #authorizeEmbeds(ctx: OperationContext, resource: ResourceModel, include: readonly string[]): void {
+    for (const name of include) {
+      const relation = resource.relations.get(name);
+      if (relation !== undefined) authorize(ctx.principal, this.#resource(relation.target), 'read');
+    }
+  }
+
+  async #embed(ctx: OperationContext, resource: ResourceModel, records: StoredRecord[], include: readonly string[]): Promise<void> {
     if (records.length === 0) return;
     for (const name of include) {
       const relation = resource.relations.get(name);
       if (relation === undefined) continue;
       const target = this.#resource(relation.target);
+      const owner = ownerReadFilter(ctx.principal, target);
+      const filters = owner === undefined ? [] : [owner];
       if (relation.kind === 'hasMany') {
         const parentIds = records.map((r) => r.id as number);
         const children = await this.#store.listByKeys(target, relation.foreignKey, parentIds, {
           sort: [{ field: 'id', direction: 'asc' }],
           perKeyLimit: this.#limits.maxEmbedded,
+          filters,
         });
         const byParent = new Map<unknown, StoredRecord[]>();
         for (const child of children) {
@@ -264,11 +287,40 @@ export class ResourceOperations {
         for (const record of records) record[name] = byParent.get(record.id) ?? [];
       } else {
         const keys = [...new Set(records.map((r) => r[relation.foreignKey]).filter((k): k is number => typeof k === 'number'))];
-        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: 'id', op: 'in', value: keys }], sort: [{ field: 'id', direction: 'asc' }], limit: keys.length });
+        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: 'id', op: 'in', value: keys }, ...filters], sort: [{ field: 'id', direction: 'asc' }], limit: keys.length });
         const byId = new Map(parents.map((p) => [p.id, p]));
         for (const record of records) record[name] = byId.get(record[relation.foreignKey]) ?? null;
       }
     }
+  }
+
+  /**
+   * The row a write applies to, as the principal may see it: 404 when it does not exist or is
+   * not visible, 403 when visible (public reads) but owned by someone else.
+   */
+  async #currentForWrite(ctx: OperationContext, resource: ResourceModel, id: number, tx: SqlExecutor): Promise<StoredRecord> {
+    const current = await this.#store.findById(resource, id, tx);
+    if (current === undefined || !rowPasses(current, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
+    if (!rowPasses(current, ownerWriteFilter(ctx.principal, resource))) {
+      throw new ForbiddenError(`${capitalize(resource.singular)} ${id} belongs to someone else; only its owner may change it.`);
+    }
+    return current;
+  }
+
+  /**
+   * Under an owner rule, a principal's writes carry its own subject in the owner field, never
+   * another's: the field is filled in when absent (always, for whole representations).
+   */
+  #withOwner(ctx: OperationContext, resource: ResourceModel, body: unknown, whole: boolean): unknown {
+    const owner = resource.owner;
+    const value = ownerValue(ctx.principal, resource);
+    if (owner === undefined || value === undefined || !isPlainObject(body)) return body;
+    if (ctx.principal.subject === undefined) throw new ForbiddenError(`This token has no subject, so it cannot own ${resource.name}.`);
+    const sent = body[owner];
+    if (sent !== undefined && JSON.stringify(sent) !== JSON.stringify(value) && sent !== String(value)) {
+      throw new ForbiddenError(`${owner} must be your own subject (${String(value)}); ${resource.name} cannot be created for or given to someone else.`);
+    }
+    return whole || sent !== undefined ? { ...body, [owner]: value } : body;
   }
 
   #neededColumns(resource: ResourceModel, query: ListQuery): string[] {

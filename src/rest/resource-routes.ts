@@ -55,7 +55,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     },
     POST: async (request, reply) => {
       assertPlainJsonBody(request);
-      return runIdempotent(request, reply, idempotency, 'anonymous', async (commit) => {
+      return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
         let response: PreparedResponse | undefined;
         const record = await operations.create(context(request), resource, request.body, {
           beforeCommit: async (tx, created) => {
@@ -71,14 +71,14 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
 
   registerPath(app, `${base}/:id`, {
     GET: async (request, reply) => {
-      const id = parseId(resource, (request.params as IdParams).id);
+      const id = parseId(resource.singular, (request.params as IdParams).id);
       const { include, fields } = parseItemQuery(resource, request.query as RawQuery, listLimits);
       const record = await operations.get(context(request), resource, id, include);
       return sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]));
     },
     PUT: async (request, reply) => {
       assertPlainJsonBody(request);
-      const id = parseId(resource, (request.params as IdParams).id);
+      const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
       const record = await operations.replace(context(request), resource, id, request.body, precondition === undefined ? {} : { precondition });
       const response = prepared(200, record);
@@ -86,9 +86,9 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     },
     PATCH: async (request, reply) => {
       assertHasBody(request);
-      const id = parseId(resource, (request.params as IdParams).id);
+      const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
-      return runIdempotent(request, reply, idempotency, 'anonymous', async (commit) => {
+      return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
         let response: PreparedResponse | undefined;
         const record = await operations.update(context(request), resource, id, request.body, {
           ...(precondition === undefined ? {} : { precondition }),
@@ -102,7 +102,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       });
     },
     DELETE: async (request, reply) => {
-      const id = parseId(resource, (request.params as IdParams).id);
+      const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
       await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
       return reply.code(204).send();
@@ -112,7 +112,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   for (const relation of resource.relations.values()) {
     registerPath(app, `${base}/:id/${relation.name}`, {
       GET: async (request, reply) => {
-        const id = parseId(resource, (request.params as IdParams).id);
+        const id = parseId(resource.singular, (request.params as IdParams).id);
         const target = relationTarget(operations, relation);
         const query =
           relation.kind === 'hasMany'
@@ -166,12 +166,12 @@ function emptyQuery(limits: ListLimits): ListQuery {
 }
 
 /** Ids are positive integers; anything else names no object, so it is a 404 like any unknown id. */
-export function parseId(resource: ResourceModel, text: string): number {
+export function parseId(noun: string, text: string): number {
   if (/^[1-9]\d{0,15}$/.test(text)) {
     const id = Number(text);
     if (Number.isSafeInteger(id)) return id;
   }
-  throw new NotFoundError(`There is no ${resource.singular} with id ${text.slice(0, 40)}.`);
+  throw new NotFoundError(`There is no ${noun} with id ${text.slice(0, 40)}.`);
 }
 
 function relationTarget(operations: ResourceOperations, relation: RelationModel): ResourceModel {
@@ -187,5 +187,5 @@ function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
 }
 
 function context(request: FastifyRequest): OperationContext {
-  return { requestId: request.id };
+  return { principal: request.principal, requestId: request.id };
 }

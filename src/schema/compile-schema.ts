@@ -1,5 +1,9 @@
 import pluralize from 'pluralize';
 import type {
+  AccessOperation,
+  AccessRule,
+  AccessRuleDefinition,
+  ResourceDefinition,
   FieldDefinition,
   FieldModel,
   RelationModel,
@@ -52,6 +56,14 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       writableFields.push(model);
     }
 
+    if (resource.owner !== undefined) {
+      const ownerField = fields.get(resource.owner);
+      if (ownerField === undefined || ownerField.system) {
+        problems.push({ path: `${at}.owner`, message: `"${resource.owner}" is not a declared field of ${name}` });
+      } else if (ownerField.type !== 'string' && ownerField.type !== 'integer') {
+        problems.push({ path: `${at}.owner`, message: `the owner field must be a string or integer field, not ${ownerField.type}` });
+      }
+    }
     resources.set(name, {
       name,
       singular,
@@ -60,6 +72,8 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       fields,
       writableFields,
       relations: new Map(),
+      access: compileAccess(resource.access ?? {}),
+      ...(resource.owner === undefined ? {} : { owner: resource.owner }),
     });
   }
 
@@ -105,6 +119,21 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     definition,
   });
   return { model, problems };
+}
+
+function compileAccess(access: NonNullable<ResourceDefinition['access']>): Record<AccessOperation, AccessRule> {
+  const rule = (definition: AccessRuleDefinition | undefined): AccessRule => {
+    if (definition === undefined || definition === 'authenticated') return { kind: 'authenticated' };
+    if (definition === 'public') return { kind: 'public' };
+    return { kind: 'scopes', anyOf: Object.freeze([...definition]) };
+  };
+  const write = access.write;
+  return Object.freeze({
+    read: rule(access.read),
+    create: rule(access.create ?? write),
+    update: rule(access.update ?? write),
+    delete: rule(access.delete ?? write),
+  });
 }
 
 function checkField(at: string, field: FieldDefinition, definition: SchemaDefinition): SchemaProblem[] {

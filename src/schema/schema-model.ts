@@ -32,9 +32,16 @@ export interface RelationDefinition {
   foreignKey: string;
 }
 
+/** `public`, `authenticated`, or scopes of which a token needs any one. */
+export type AccessRuleDefinition = 'public' | 'authenticated' | string[];
+
+export type AccessOperation = 'read' | 'create' | 'update' | 'delete';
+
 export interface ResourceDefinition {
   description?: string;
   singular?: string;
+  access?: Partial<Record<AccessOperation | 'write', AccessRuleDefinition>>;
+  owner?: string;
   fields?: Record<string, FieldDefinition>;
   relations?: Record<string, RelationDefinition>;
 }
@@ -75,7 +82,13 @@ export interface ResourceModel {
   /** Declared (writable) fields only, in declared order. */
   writableFields: readonly FieldModel[];
   relations: ReadonlyMap<string, RelationModel>;
+  /** What each operation needs; `write` in the file sets create, update and delete. */
+  access: Readonly<Record<AccessOperation, AccessRule>>;
+  /** Field holding the owner's subject, when rows belong to tokens. */
+  owner?: string;
 }
+
+export type AccessRule = { kind: 'public' } | { kind: 'authenticated' } | { kind: 'scopes'; anyOf: readonly string[] };
 
 export interface SchemaModel {
   /** Oldest first; the last is the latest, served at unversioned paths. */

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../src/app/build-app.js';
 import type { RestgraphOptions } from '../../src/app/app-options.js';
 
@@ -11,6 +11,9 @@ export function tempDir(prefix = 'restgraph-test-'): { path: string; cleanup: ()
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
+
+/** The admin token every test app accepts. */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -24,6 +27,9 @@ export interface TestApp {
 /**
  * Builds the app on a real SQLite file in a temp folder (the built-in example schema unless
  * `options.schema` says otherwise), capturing its JSON log lines.
+ *
+ * Its `inject` sends `Authorization: Bearer <TEST_ADMIN_TOKEN>` unless the request names its own
+ * authorization header; naming it as '' sends none (anonymous).
  */
 export async function startTestApp(options: RestgraphOptions = {}): Promise<TestApp> {
   const dir = tempDir();
@@ -35,7 +41,7 @@ export async function startTestApp(options: RestgraphOptions = {}): Promise<Test
       callback();
     },
   });
-  const app = await buildApp({ databaseUrl: `sqlite:${dbFile}`, logDestination, ...options });
+  const app = actAsAdmin(await buildApp({ databaseUrl: `sqlite:${dbFile}`, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
   return {
     app,
     dbFile,
@@ -45,6 +51,29 @@ export async function startTestApp(options: RestgraphOptions = {}): Promise<Test
       dir.cleanup();
     },
   };
+}
+
+/**
+ * Makes `app.inject` send `Authorization: Bearer <TEST_ADMIN_TOKEN>` unless a request names its own
+ * authorization header ('' sends none). The app must have been built with that admin token.
+ */
+export function actAsAdmin(app: FastifyInstance): FastifyInstance {
+  const inject = app.inject.bind(app);
+  const injectAsAdmin = (request: InjectOptions) => {
+    const headers: Record<string, string> = {};
+    let named = false;
+    for (const [name, value] of Object.entries(request.headers ?? {})) {
+      if (name.toLowerCase() === 'authorization') {
+        named = true;
+        if (value === '' || value === undefined) continue;
+      }
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+    }
+    if (!named) headers.authorization = `Bearer ${TEST_ADMIN_TOKEN}`;
+    return inject({ ...request, headers });
+  };
+  Object.defineProperty(app, 'inject', { value: injectAsAdmin });
+  return app;
 }
 
 /** Parses a JSON response body; the type argument states what the test expects it to hold. */

@@ -1,0 +1,228 @@
+import { createPublicKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { ConfigError, InvalidTokenError } from '../errors.js';
+import { ANONYMOUS, type Principal } from '../core/principal.js';
+import { API_KEY_PREFIX, hashApiKey, type ApiKeyStore } from '../store/api-key-store.js';
+
+export interface JwtOptions {
+  /** Shared secret for HS256/384/512 (at least 32 characters). */
+  secret?: string;
+  /** PEM public keys (RSA, EC, Ed25519) for asymmetric algorithms. */
+  publicKeys?: readonly string[];
+  /** An OIDC issuer's JWKS URL; keys are fetched and cached, and re-fetched when a token names an unknown key. */
+  jwksUrl?: string;
+  /** Required `iss`. */
+  issuer?: string;
+  /** Required `aud` (one of). */
+  audience?: string | readonly string[];
+  /** Claim holding scopes: a space-separated string or an array. @default 'scope' */
+  scopesClaim?: string;
+  /** Leeway for exp/nbf. @default 5 (s) */
+  clockToleranceSeconds?: number;
+  /** Shortest wait between two JWKS fetches triggered by unknown keys. @default 30_000 (ms) */
+  jwksCooldownMs?: number;
+}
+
+export interface AuthenticatorOptions {
+  /** A static credential granting `admin` (RESTGRAPH_ADMIN_TOKEN). */
+  adminToken?: string;
+  jwt?: JwtOptions;
+  /**
+   * How long a verified API key is trusted without asking the database again: the bound on how
+   * late a revocation takes effect. @default 10_000 (10 s)
+   */
+  apiKeyCacheMs?: number;
+  /** Called when recording a key's last use fails (it never fails a request). */
+  onBackgroundError?: (error: unknown) => void;
+}
+
+interface CachedKey {
+  principal: Principal;
+  /** When the cache entry must be re-checked (ms). */
+  checkAfter: number;
+  /** When the key itself expires (ms), or Infinity. */
+  expiresAt: number;
+  id: number;
+}
+
+const HS_ALGORITHMS = ['HS256', 'HS384', 'HS512'];
+const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+const LAST_USED_RESOLUTION_MS = 60_000; // 1 min
+const MAX_CACHED_KEYS = 10_000;
+
+/**
+ * Turns a request's `Authorization` header into a {@link Principal}. Stateless: every request is
+ * judged on its own credential: the admin token, an API key (`rg_…`), or a JWT.
+ */
+export class Authenticator {
+  readonly #apiKeys: ApiKeyStore;
+  readonly #adminTokenHash: Buffer | undefined;
+  readonly #jwt: JwtOptions | undefined;
+  readonly #secret: Uint8Array | undefined;
+  readonly #publicKeys: KeyObject[];
+  readonly #jwks: JWTVerifyGetKey | undefined;
+  readonly #cacheMs: number;
+  readonly #cache = new Map<string, CachedKey>();
+  readonly #lastTouched = new Map<number, number>();
+  readonly #onBackgroundError: (error: unknown) => void;
+
+  constructor(apiKeys: ApiKeyStore, options: AuthenticatorOptions = {}) {
+    this.#apiKeys = apiKeys;
+    if (options.adminToken !== undefined) {
+      if (options.adminToken.length < 16) throw new ConfigError('RESTGRAPH_ADMIN_TOKEN', 'must be at least 16 characters long');
+      this.#adminTokenHash = hash('sha256', options.adminToken, 'buffer');
+    }
+    this.#jwt = options.jwt;
+    const jwt = options.jwt;
+    if (jwt?.secret !== undefined && jwt.secret.length < 32) throw new ConfigError('RESTGRAPH_JWT_SECRET', 'must be at least 32 characters (256 bits) for HS256');
+    this.#secret = jwt?.secret === undefined ? undefined : new TextEncoder().encode(jwt.secret);
+    this.#publicKeys = (jwt?.publicKeys ?? []).map((pem) => {
+      try {
+        return createPublicKey(pem);
+      } catch (error) {
+        throw new ConfigError('RESTGRAPH_JWT_PUBLIC_KEY', `not a PEM public key: ${(error as Error).message}`);
+      }
+    });
+    if (jwt?.jwksUrl !== undefined) {
+      let url: URL;
+      try {
+        url = new URL(jwt.jwksUrl);
+      } catch {
+        throw new ConfigError('RESTGRAPH_JWKS_URL', `"${jwt.jwksUrl}" is not a URL`);
+      }
+      this.#jwks = createRemoteJWKSet(url, { cacheMaxAge: 10 * 60_000, cooldownDuration: jwt.jwksCooldownMs ?? 30_000, timeoutDuration: 5_000 });
+    }
+    this.#cacheMs = options.apiKeyCacheMs ?? 10_000;
+    this.#onBackgroundError = options.onBackgroundError ?? (() => undefined);
+  }
+
+  /** Whether any JWT verification is configured. */
+  get acceptsJwts(): boolean {
+    return this.#secret !== undefined || this.#publicKeys.length > 0 || this.#jwks !== undefined;
+  }
+
+  /**
+   * The principal a header stands for: anonymous when absent.
+   * @throws InvalidTokenError when a credential is present but not valid.
+   */
+  async authenticate(header: string | undefined): Promise<Principal> {
+    if (header === undefined) return ANONYMOUS;
+    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
+    const token = match?.[1];
+    if (token === undefined) throw new InvalidTokenError('Send the credential as Authorization: Bearer <token>.');
+    if (this.#adminTokenHash !== undefined && timingSafeEqual(hash('sha256', token, 'buffer'), this.#adminTokenHash)) {
+      return { kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'admin-token' };
+    }
+    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token);
+    if (token.split('.').length === 3) return this.#verifyJwt(token);
+    throw new InvalidTokenError('The token is not a known credential.');
+  }
+
+  async #apiKey(token: string): Promise<Principal> {
+    const keyHash = hashApiKey(token);
+    const now = Date.now();
+    let cached = this.#cache.get(keyHash);
+    if (cached === undefined || cached.checkAfter <= now) {
+      const record = await this.#apiKeys.findByHash(keyHash);
+      if (record === undefined) {
+        this.#cache.delete(keyHash);
+        throw new InvalidTokenError('The API key is unknown or revoked.');
+      }
+      if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
+      cached = {
+        id: record.id,
+        principal: {
+          kind: 'api-key',
+          scopes: new Set(record.scopes),
+          credentialId: `key:${record.id}`,
+          ...(record.subject === null ? {} : { subject: record.subject }),
+        },
+        checkAfter: now + this.#cacheMs,
+        expiresAt: record.expiresAt === null ? Infinity : Date.parse(record.expiresAt),
+      };
+      this.#cache.set(keyHash, cached);
+    }
+    if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
+    this.#touch(cached.id, now);
+    return cached.principal;
+  }
+
+  /** Records last use at most once a minute per key, off the request's path. */
+  #touch(id: number, now: number): void {
+    const last = this.#lastTouched.get(id);
+    if (last !== undefined && now - last < LAST_USED_RESOLUTION_MS) return;
+    if (this.#lastTouched.size >= MAX_CACHED_KEYS) this.#lastTouched.clear();
+    this.#lastTouched.set(id, now);
+    this.#apiKeys.touch(id, new Date(now).toISOString()).catch(this.#onBackgroundError);
+  }
+
+  async #verifyJwt(token: string): Promise<Principal> {
+    const jwt = this.#jwt;
+    if (jwt === undefined || !this.acceptsJwts) throw new InvalidTokenError('This server does not accept JWTs.');
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new InvalidTokenError('The token is malformed.');
+    }
+    const options = {
+      clockTolerance: jwt.clockToleranceSeconds ?? 5,
+      ...(jwt.issuer === undefined ? {} : { issuer: jwt.issuer }),
+      ...(jwt.audience === undefined ? {} : { audience: typeof jwt.audience === 'string' ? jwt.audience : [...jwt.audience] }),
+    };
+    let payload: JWTPayload;
+    try {
+      // The algorithm family picks the key: an HS token is only ever checked with the secret and an
+      // asymmetric one only with public keys, so no public key can be used as an HMAC secret.
+      if (alg !== undefined && HS_ALGORITHMS.includes(alg)) {
+        if (this.#secret === undefined) throw new InvalidTokenError(`This server does not accept ${alg} tokens.`);
+        ({ payload } = await jwtVerify(token, this.#secret, { ...options, algorithms: HS_ALGORITHMS }));
+      } else if (alg !== undefined && ASYMMETRIC_ALGORITHMS.includes(alg)) {
+        payload = await this.#verifyAsymmetric(token, { ...options, algorithms: ASYMMETRIC_ALGORITHMS });
+      } else {
+        throw new InvalidTokenError(`The token's algorithm ${alg ?? '(none)'} is not accepted.`);
+      }
+    } catch (error) {
+      throw error instanceof InvalidTokenError ? error : new InvalidTokenError(describeJoseError(error));
+    }
+    const scopes = readScopes(payload, jwt.scopesClaim ?? 'scope');
+    const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
+    return {
+      kind: 'jwt',
+      scopes,
+      credentialId: `jwt:${subject ?? payload.jti ?? 'unknown'}`,
+      ...(subject === undefined ? {} : { subject }),
+    };
+  }
+
+  async #verifyAsymmetric(token: string, options: Parameters<typeof jwtVerify>[2]): Promise<JWTPayload> {
+    let lastError: unknown = new InvalidTokenError('This server has no public key for this token.');
+    for (const key of this.#publicKeys) {
+      try {
+        return (await jwtVerify(token, key, options)).payload;
+      } catch (error) {
+        lastError = error;
+        if (!(error instanceof joseErrors.JWSSignatureVerificationFailed) && !(error instanceof TypeError)) throw error;
+      }
+    }
+    if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;
+    throw lastError;
+  }
+}
+
+function readScopes(payload: JWTPayload, claim: string): Set<string> {
+  const value = payload[claim];
+  if (typeof value === 'string') return new Set(value.split(' ').filter((s) => s !== ''));
+  if (Array.isArray(value)) return new Set(value.filter((s): s is string => typeof s === 'string'));
+  return new Set();
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof joseErrors.JWTExpired) return 'The token has expired.';
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return `The token's ${error.claim} claim is not accepted (${error.reason}).`;
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'The token signature is not valid.';
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return 'No key of the issuer matches the token.';
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return "The token's algorithm is not accepted.";
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JOSEError) return `The token could not be verified (${error.code}).`;
+  return 'The token could not be verified.';
+}

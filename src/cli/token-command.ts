@@ -1,0 +1,68 @@
+import { optionsFromEnv } from '../app/options-from-env.js';
+import { ADMIN_SCOPE } from '../core/principal.js';
+import { TokenOperations, type TokenView } from '../core/token-operations.js';
+import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
+import { ApiKeyStore } from '../store/api-key-store.js';
+import { applyMigration, planMigration } from '../store/migrate.js';
+import { openDatabase } from '../store/open-database.js';
+import type { Principal } from '../core/principal.js';
+
+/** The CLI works on its own database file, so it acts as admin. */
+const OPERATOR: Principal = { kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'cli' };
+
+export interface TokenFlags {
+  databaseUrl?: string;
+}
+
+async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) => Promise<T>): Promise<T> {
+  const env = optionsFromEnv(process.env);
+  const { db, rules } = openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
+  try {
+    // Make sure the tables exist, as `serve` would (additive changes only).
+    const schema = loadSchemaFile(typeof env.schema === 'string' ? env.schema : EXAMPLE_SCHEMA_PATH);
+    await applyMigration(db, schema, await planMigration(db, rules, schema));
+    return await work(new TokenOperations(new ApiKeyStore(db)));
+  } finally {
+    await db.close();
+  }
+}
+
+/** `token create`: prints the key's details, then the key alone on the last line of stdout. */
+export async function runTokenCreate(flags: TokenFlags & { scopes: string; name?: string; subject?: string; expires?: string }): Promise<void> {
+  await withTokens(flags, async (tokens) => {
+    const { key, token } = await tokens.create(OPERATOR, {
+      name: flags.name ?? 'cli',
+      scopes: flags.scopes.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+      ...(flags.subject === undefined ? {} : { subject: flags.subject }),
+      ...(flags.expires === undefined ? {} : { expires: flags.expires }),
+    });
+    const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+    out(`Created token ${token.id} "${token.name}" (${token.prefix}…) with scopes ${token.scopes.join(' ')}${token.subject === null ? '' : `, subject ${token.subject}`}${token.expiresAt === null ? '' : `, expires ${token.expiresAt}`}.`);
+    out('This is the only time the key is shown; store it now:');
+    out(key);
+  });
+}
+
+export async function runTokenList(flags: TokenFlags & { json?: boolean }): Promise<void> {
+  await withTokens(flags, async (tokens) => {
+    const list = await tokens.list(OPERATOR);
+    if (flags.json === true) {
+      process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+      return;
+    }
+    const rows = [['ID', 'NAME', 'PREFIX', 'SCOPES', 'SUBJECT', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'], ...list.map(row)];
+    const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
+    for (const r of rows) process.stdout.write(`${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+  });
+}
+
+export async function runTokenRevoke(flags: TokenFlags & { idOrPrefix: string }): Promise<void> {
+  await withTokens(flags, async (tokens) => {
+    const token = await tokens.revoke(OPERATOR, flags.idOrPrefix);
+    process.stdout.write(`Revoked token ${token.id} "${token.name}" (${token.prefix}…). Servers stop accepting it within their key cache time (10 s by default).\n`);
+  });
+}
+
+function row(token: TokenView): string[] {
+  return [String(token.id), token.name, token.prefix, token.scopes.join(','), token.subject ?? '-', token.state, token.createdAt, token.lastUsedAt ?? '-', token.expiresAt ?? '-'];
+}

@@ -1,0 +1,64 @@
+import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
+import type { AccessOperation, ResourceModel } from '../schema/schema-model.js';
+import type { FilterCondition } from '../store/record-store.js';
+import { isAdmin, type Principal } from './principal.js';
+
+/** A value no owner field ever holds: a principal without a subject owns nothing. */
+const NOBODY = '\u0000no-subject';
+
+/**
+ * The access rules of the schema, applied in one place for every adapter: the operation's rule
+ * (public, authenticated, or any one of a list of scopes; `admin` passes all) and the owner rule.
+ */
+export function authorize(principal: Principal, resource: ResourceModel, operation: AccessOperation): void {
+  if (isAdmin(principal)) return;
+  const rule = resource.access[operation];
+  if (rule.kind === 'public') return;
+  if (principal.kind === 'anonymous') {
+    throw new AuthenticationRequiredError(`${verb(operation)} ${resource.name} needs a token: send Authorization: Bearer <token>.`);
+  }
+  if (rule.kind === 'authenticated') return;
+  if (!rule.anyOf.some((scope) => principal.scopes.has(scope))) {
+    throw new ForbiddenError(`${verb(operation)} ${resource.name} needs one of the scopes ${rule.anyOf.join(', ')}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, rule.anyOf);
+  }
+}
+
+/**
+ * The filter the owner rule adds to reads of `resource` for this principal, or undefined when
+ * every row is visible (no owner rule, admin, or public reads).
+ */
+export function ownerReadFilter(principal: Principal, resource: ResourceModel): FilterCondition | undefined {
+  if (resource.owner === undefined || isAdmin(principal) || resource.access.read.kind === 'public') return undefined;
+  return ownerFilter(principal, resource, resource.owner);
+}
+
+/** The filter that limits writes to the principal's own rows, or undefined when unrestricted. */
+export function ownerWriteFilter(principal: Principal, resource: ResourceModel): FilterCondition | undefined {
+  if (resource.owner === undefined || isAdmin(principal)) return undefined;
+  return ownerFilter(principal, resource, resource.owner);
+}
+
+/** Whether a row passes a filter built by this module (equality on one field). */
+export function rowPasses(row: Record<string, unknown>, filter: FilterCondition | undefined): boolean {
+  return filter === undefined || row[filter.field] === filter.value;
+}
+
+/** The owner value to store for this principal's new rows, typed like the owner field. */
+export function ownerValue(principal: Principal, resource: ResourceModel): string | number | undefined {
+  const filter = ownerWriteFilter(principal, resource);
+  return filter === undefined ? undefined : (filter.value as string | number);
+}
+
+function ownerFilter(principal: Principal, resource: ResourceModel, owner: string): FilterCondition {
+  const field = resource.fields.get(owner);
+  const subject = principal.subject;
+  if (field?.type === 'integer') {
+    const id = subject !== undefined && /^-?\d{1,15}$/.test(subject) ? Number(subject) : Number.NaN;
+    return { field: owner, op: 'eq', value: Number.isSafeInteger(id) ? id : NOBODY };
+  }
+  return { field: owner, op: 'eq', value: subject ?? NOBODY };
+}
+
+function verb(operation: AccessOperation): string {
+  return { read: 'Reading', create: 'Creating', update: 'Changing', delete: 'Deleting' }[operation];
+}

@@ -1,0 +1,22 @@
+/**
+ * Who a request acts for, as established from its own credential (no sessions). Adapters
+ * authenticate; the core authorises, from this alone.
+ */
+export interface Principal {
+  /** How the credential was presented. */
+  readonly kind: 'anonymous' | 'api-key' | 'jwt' | 'admin-token';
+  /** The subject (JWT `sub`, or the API key's subject): what owner fields are compared with. */
+  readonly subject?: string;
+  readonly scopes: ReadonlySet<string>;
+  /** Stable id of the credential (API key id, JWT `jti`/`sub`), for rate limits and idempotency scopes. */
+  readonly credentialId: string;
+}
+
+/** The scope that passes every access rule. */
+export const ADMIN_SCOPE = 'admin';
+
+export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', scopes: new Set<string>(), credentialId: 'anonymous' });
+
+export function isAdmin(principal: Principal): boolean {
+  return principal.scopes.has(ADMIN_SCOPE);
+}
