@@ -9,7 +9,7 @@ import { registerTokenRoutes } from '../rest/token-routes.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { registerBodyParsers } from '../rest/content-negotiation.js';
-import { registerCors } from '../rest/cors.js';
+import { corsHeaders, registerCorsPreflight } from '../rest/cors.js';
 import { answerClientError, registerProblemHandlers, sendProblem, toRestgraphError } from '../rest/problem-details.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
@@ -19,6 +19,7 @@ import { IdempotencyStore } from '../store/idempotency-store.js';
 import { applyMigration, planMigration } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
+import { BatchedLogDestination } from './log-destination.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
 
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
@@ -104,7 +105,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
       timestamp: isoTimestamp,
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
-    options.logDestination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+    options.logDestination ?? new BatchedLogDestination(1),
   );
   const logger: FastifyBaseLogger = pinoLogger;
   // The destination buffers 4 KiB for throughput; a quiet server must still show its lines promptly.
@@ -154,14 +155,25 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     pinoLogger.flush(() => callback());
   });
 
+  // One onRequest hook for everything every request needs (each hook has a cost of its own):
+  // request id, CORS, connection handling while draining, authentication.
+  const applyCors = corsHeaders(options.cors);
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (applyCors !== undefined && request.headers.origin !== undefined) applyCors(request, reply);
     // While draining, requests still arriving on open connections are served, and their
     // connections closed after the response; /readyz already tells load balancers to go elsewhere.
     if (draining) reply.header('connection', 'close');
     const header = request.headers.authorization;
-    if (header === undefined) {
-      request.principal = ANONYMOUS;
+    let known: Principal | undefined;
+    try {
+      known = header === undefined ? ANONYMOUS : authenticator.authenticateCached(header);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (known !== undefined) {
+      request.principal = known;
       done();
       return;
     }
@@ -181,7 +193,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   registerProblemHandlers(app);
   registerBodyParsers(app);
-  registerCors(app, options.cors);
+  registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);
   const routeOptions = { operations, idempotency, listLimits: options.listLimits };
   for (const prefix of ['', ...schema.versions.map((v) => `/${v}`)]) {

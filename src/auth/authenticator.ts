@@ -2,7 +2,7 @@ import { createPublicKey, hash, timingSafeEqual, type KeyObject } from 'node:cry
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ConfigError, InvalidTokenError } from '../errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
-import { API_KEY_PREFIX, hashApiKey, type ApiKeyStore } from '../store/api-key-store.js';
+import { API_KEY_PREFIX, type ApiKeyStore } from '../store/api-key-store.js';
 
 export interface JwtOptions {
   /** Shared secret for HS256/384/512 (at least 32 characters). */
@@ -106,20 +106,39 @@ export class Authenticator {
    * @throws InvalidTokenError when a credential is present but not valid.
    */
   async authenticate(header: string | undefined): Promise<Principal> {
+    return this.authenticateCached(header) ?? this.#authenticateSlowly(header ?? '');
+  }
+
+  /**
+   * The same answer when it needs no I/O (no header, the admin token, a recently verified API
+   * key), else undefined: requests with a known credential then go on without waiting a turn.
+   * @throws InvalidTokenError when the credential is certainly not valid.
+   */
+  authenticateCached(header: string | undefined): Principal | undefined {
     if (header === undefined) return ANONYMOUS;
-    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
-    const token = match?.[1];
-    if (token === undefined) throw new InvalidTokenError('Send the credential as Authorization: Bearer <token>.');
-    if (this.#adminTokenHash !== undefined && timingSafeEqual(hash('sha256', token, 'buffer'), this.#adminTokenHash)) {
-      return { kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'admin-token' };
-    }
-    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token);
+    const token = bearerToken(header);
+    const digest = hash('sha256', token, 'buffer');
+    if (this.#adminTokenHash !== undefined && timingSafeEqual(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
+    if (!token.startsWith(API_KEY_PREFIX)) return undefined;
+    const now = Date.now();
+    const cached = this.#cache.get(digest.toString('hex'));
+    if (cached === undefined || cached.checkAfter <= now) return undefined;
+    if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
+    this.#touch(cached.id, now);
+    return cached.principal;
+  }
+
+  async #authenticateSlowly(header: string): Promise<Principal> {
+    const token = bearerToken(header);
+    // One SHA-256 serves both the constant-time admin comparison and the API key lookup.
+    const digest = hash('sha256', token, 'buffer');
+    if (this.#adminTokenHash !== undefined && timingSafeEqual(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
+    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(digest.toString('hex'));
     if (token.split('.').length === 3) return this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
   }
 
-  async #apiKey(token: string): Promise<Principal> {
-    const keyHash = hashApiKey(token);
+  async #apiKey(keyHash: string): Promise<Principal> {
     const now = Date.now();
     let cached = this.#cache.get(keyHash);
     if (cached === undefined || cached.checkAfter <= now) {
@@ -208,6 +227,15 @@ export class Authenticator {
     if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;
     throw lastError;
   }
+}
+
+const ADMIN_TOKEN_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'admin-token' });
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750, section 2.1). */
+function bearerToken(header: string): string {
+  const token = /^Bearer +([\x21-\x7e]+) *$/i.exec(header)?.[1];
+  if (token === undefined) throw new InvalidTokenError('Send the credential as Authorization: Bearer <token>.');
+  return token;
 }
 
 function readScopes(payload: JWTPayload, claim: string): Set<string> {

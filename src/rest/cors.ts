@@ -13,27 +13,34 @@ const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, If-Match, If-None-
 
 /**
  * CORS (Fetch standard): bearer tokens travel in headers, not cookies, so credentials are never
- * allowed and `*` is a safe default. Preflights are answered by each path's OPTIONS route, which
- * knows the path's methods.
+ * allowed and `*` is a safe default. Returns what the app's onRequest hook calls for requests
+ * that carry an Origin, or undefined when CORS is off.
  */
-export function registerCors(app: FastifyInstance, options: CorsOptions | false): void {
+export function corsHeaders(options: CorsOptions | false): ((request: FastifyRequest, reply: FastifyReply) => void) | undefined {
+  if (options === false) return undefined;
+  const allowAll = options.origins === '*';
+  const allowed = new Set(allowAll ? [] : options.origins);
+  return (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin === undefined) return;
+    if (allowAll) {
+      reply.header('access-control-allow-origin', '*');
+      reply.header('access-control-expose-headers', EXPOSED);
+      return;
+    }
+    if (allowed.has(origin)) {
+      reply.header('access-control-allow-origin', origin);
+      reply.header('access-control-expose-headers', EXPOSED);
+    }
+    reply.header('vary', 'Origin');
+  };
+}
+
+/** Preflights are answered by each path's OPTIONS route, which knows the path's methods. */
+export function registerCorsPreflight(app: FastifyInstance, options: CorsOptions | false): void {
   if (options === false) return;
   const allowAll = options.origins === '*';
   const allowed = new Set(allowAll ? [] : options.origins);
-  app.addHook('onRequest', (request, reply, done) => {
-    const origin = request.headers.origin;
-    if (origin !== undefined) {
-      if (allowAll) {
-        reply.header('access-control-allow-origin', '*');
-        reply.header('access-control-expose-headers', EXPOSED);
-      } else if (allowed.has(origin)) {
-        reply.header('access-control-allow-origin', origin);
-        reply.header('access-control-expose-headers', EXPOSED);
-      }
-      if (!allowAll) reply.header('vary', 'Origin');
-    }
-    done();
-  });
   app.decorate('corsPreflight', (request: FastifyRequest, reply: FastifyReply, methods: string) => {
     const origin = request.headers.origin;
     if (origin === undefined || request.headers['access-control-request-method'] === undefined) return;

@@ -1,0 +1,109 @@
+// The benchmark scenarios. Add one by appending an entry:
+//
+//   name      unique label (also the key in results/latest.json)
+//   method    HTTP method
+//   path      string, or (ctx) => string, called for every request
+//   headers   static headers (object), or (ctx) => object
+//   body      optional (ctx) => object | string; an object is sent as JSON
+//   variants  optional { [serverName]: { ...fields to override } }, for servers whose
+//             API spells the same query differently (json-server: _sort, _limit)
+//   servers   optional list of server names the scenario applies to (default: all)
+//   unique    true when no two requests may be the same (creates): the wrk pool is
+//             then sized so it never wraps around
+//   targets   { [referenceServer]: minimum ratio restgraph / reference }
+//   check     optional async ({ request, size, users, server }) => [problem, ...]; run
+//             once against each server before the load, to prove it does the real work
+//
+// ctx = { size, server, seq, random }: size = rows seeded, seq = a counter unique within
+// one load run (warm-up included), random() = seeded PRNG in [0, 1).
+//
+// Scenarios run in this order against each freshly seeded server; those that write
+// come last so the reads see exactly the seeded rows.
+
+const randomId = ({ size, random }) => 1 + Math.floor(random() * size);
+
+/** The first `limit` seeded users in ORDER BY name, id. */
+function firstByName(users, limit) {
+  return [...users]
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id))
+    .slice(0, limit)
+    .map((u) => String(u.id));
+}
+
+export const scenarios = [
+  {
+    name: 'get-by-id',
+    method: 'GET',
+    path: (ctx) => `/users/${randomId(ctx)}`,
+    // restgraph-public: the same server with users readable without a token (issue 3's ratio).
+    targets: { baseline: 0.8, 'restgraph-public': 0.9, 'json-server': 10 },
+    async check({ request, size, users }) {
+      const problems = [];
+      const hit = await request('GET', '/users/1');
+      if (hit.status !== 200) problems.push(`GET /users/1 -> ${hit.status}`);
+      else if (String(hit.json?.id) !== '1' || hit.json?.email !== users[0].email) {
+        problems.push('GET /users/1 returned another row');
+      }
+      const miss = await request('GET', `/users/${size + 1000}`);
+      if (miss.status !== 404) problems.push(`GET /users/${size + 1000} -> ${miss.status}, expected 404`);
+      return problems;
+    },
+  },
+  {
+    name: 'list sorted limit 20',
+    method: 'GET',
+    path: '/users?sort=name&limit=20',
+    variants: { 'json-server': { path: '/users?_sort=name&_limit=20' } },
+    targets: { baseline: 0.7, 'json-server': 10 },
+    async check({ request, users, path }) {
+      const res = await request('GET', path);
+      if (res.status !== 200) return [`GET ${path} -> ${res.status}`];
+      if (!Array.isArray(res.json)) return [`GET ${path}: not a bare JSON array`];
+      const got = res.json.map((u) => String(u.id)).join(',');
+      return got === firstByName(users, 20).join(',') ? [] : [`GET ${path}: not the first 20 rows by name, id`];
+    },
+  },
+  {
+    name: 'create',
+    method: 'POST',
+    path: '/users',
+    headers: { 'content-type': 'application/json' },
+    body: ({ seq, runId }) => ({ name: `bench-${runId}-${seq}`, email: `bench-${runId}-${seq}@example.com` }),
+    unique: true,
+    targets: { baseline: 0.8, 'json-server': 10 },
+    async check({ request }) {
+      const email = `check-${Date.now()}@example.com`;
+      const res = await request('POST', '/users', { name: 'check', email });
+      const problems = [];
+      if (res.status !== 201) problems.push(`POST /users -> ${res.status}, expected 201`);
+      if (res.json?.email !== email) problems.push('POST /users did not return the created row');
+      if (!res.headers.get('location')) problems.push('POST /users: no Location header');
+      return problems;
+    },
+  },
+];
+
+/** The scenario as it applies to `serverName` (variants merged), or null if it does not apply. */
+export function scenarioFor(scenario, serverName) {
+  if (scenario.servers && !scenario.servers.includes(serverName)) return null;
+  return { ...scenario, ...scenario.variants?.[serverName] };
+}
+
+/** Returns () => {path, headers, body} producing the scenario's successive requests. */
+export function requestFactory(scenario, { size, server, random, runId, headers: serverHeaders = {} }) {
+  let seq = 0;
+  const value = (v, ctx) => (typeof v === 'function' ? v(ctx) : v);
+  return () => {
+    const ctx = { size, server, seq: seq++, random, runId };
+    // Headers every request to this server carries (restgraph: its API key), then the scenario's.
+    const headers = { ...serverHeaders, ...value(scenario.headers, ctx) };
+    let body = scenario.body ? scenario.body(ctx) : undefined;
+    if (body !== undefined && typeof body !== 'string') {
+      body = JSON.stringify(body);
+      if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+        headers['content-type'] = 'application/json';
+      }
+    }
+    return { method: scenario.method, path: value(scenario.path, ctx), headers, body };
+  };
+}

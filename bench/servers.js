@@ -1,0 +1,177 @@
+// The servers under test. Add one by appending an entry:
+//
+//   name           column label (also the key in results/latest.json)
+//   unavailable()  null, or the reason it is skipped (e.g. not built)
+//   prepare(ctx)   creates and seeds its data in ctx.dir; resolves to { layout?, start }
+//                  where start() resolves to { url, pid, readyUrl, stop }; stop() resolves
+//                  to the exit status; readyUrl is a cheap GET answering 200 when idle.
+//
+// ctx = { dir, size, users, shared }: users = the seed rows (ids 1..size), shared = an
+// object the servers of one size may use to pass things on (restgraph leaves its
+// `users` DDL there so the baseline gets the identical table layout).
+//
+// Every server runs pinned to CPU 0 (when taskset exists), one at a time.
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { describeExit, freePort, startProcess, stopProcess, waitReady } from './lib/proc.js';
+import { describeSqlite, seedSqlite, writeJsonServerDb } from './lib/seed.js';
+
+export const SERVER_CPU = 0;
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const restgraphCli = join(root, 'dist/cli/main.js');
+const baselineScript = join(root, 'bench/baseline/server.js');
+const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
+
+/**
+ * Starts a Node server pinned to the server CPU and waits until `readyPath` answers 200.
+ * `args(port)` and `env(port)` give its argv (after node) and its whole environment.
+ */
+async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs }) {
+  const port = await freePort();
+  const child = startProcess(process.execPath, args(port), {
+    cpu: SERVER_CPU,
+    cwd,
+    logFile,
+    env: env(port),
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url + readyPath, child, { logFile, timeoutMs: readyTimeoutMs });
+  } catch (error) {
+    await stopProcess(child);
+    throw new Error(`${name} did not start: ${error.message}`);
+  }
+  return { url, pid: child.pid, readyUrl: url + readyPath, stop: (graceMs) => stopProcess(child, graceMs) };
+}
+
+/** Start once (creates or migrates the schema), stop, seed the `users` table. */
+async function createAndSeed(start, dbFile, users, name) {
+  const first = await start();
+  const exit = await first.stop(15_000);
+  if (exit.code !== 0) throw new Error(`${name} did not exit 0 on SIGTERM (${describeExit(exit)})`);
+  seedSqlite(dbFile, users);
+}
+
+/** The example schema with users readable and writable without a token. */
+function writePublicSchema(dir) {
+  const text = readFileSync(join(root, 'examples/example-schema.yaml'), 'utf8').replace(
+    /access: \{ read: \[users:read, users:write\], write: \[users:write\] \}/,
+    'access: { read: public, write: public }',
+  );
+  if (!text.includes('read: public, write: public')) throw new Error('could not make the users resource public in the example schema');
+  const file = join(dir, 'public-schema.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Runs the restgraph CLI to completion; resolves to its stdout. */
+function runCli(args, env) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [restgraphCli, ...args], { env, cwd: root }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`restgraph ${args.join(' ')} failed: ${stderr || error.message}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/**
+ * restgraph in its default configuration (logging on, to stdout, discarded), on a schema, with
+ * an API key of the given scopes in every request when `apiKeyScopes` is set.
+ */
+function restgraphServer({ name, schema, apiKeyScopes }) {
+  return {
+    name,
+    unavailable: () => (existsSync(restgraphCli) ? null : 'dist/cli/main.js not found (npm run build)'),
+    async prepare({ dir, users, shared }) {
+      const dbFile = join(dir, `${name}.db`);
+      const logFile = join(dir, `${name}.stderr.log`);
+      const env = { ...process.env, DATABASE_URL: `sqlite:${dbFile}` };
+      delete env.LOG_LEVEL;
+      delete env.RESTGRAPH_ADMIN_TOKEN;
+      if (schema === 'public') env.RESTGRAPH_SCHEMA = writePublicSchema(dir);
+      else delete env.RESTGRAPH_SCHEMA;
+      const start = () =>
+        startNode({
+          name,
+          args: () => [restgraphCli, 'serve'],
+          env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
+          cwd: root,
+          readyPath: '/readyz',
+          logFile,
+        });
+      await createAndSeed(start, dbFile, users, name);
+      shared.usersDdl ??= describeSqlite(dbFile);
+      let headers = {};
+      if (apiKeyScopes !== undefined) {
+        const out = await runCli(['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env);
+        const key = out.trim().split('\n').at(-1);
+        if (!key?.startsWith('rg_')) throw new Error(`token create printed no key: ${out}`);
+        headers = { authorization: `Bearer ${key}` };
+      }
+      return { layout: describeSqlite(dbFile), start, headers };
+    },
+  };
+}
+
+export const servers = [
+  restgraphServer({
+    name: 'restgraph',
+    // The example schema: reading and writing users needs a token with users:read / users:write,
+    // so every request carries an API key made with `restgraph token create`.
+    schema: undefined,
+    apiKeyScopes: 'users:read,users:write',
+  }),
+  restgraphServer({
+    name: 'restgraph-public',
+    // The same, with users open to anonymous requests: the cost of authentication is the ratio.
+    schema: 'public',
+    apiKeyScopes: undefined,
+  }),
+  {
+    name: 'baseline',
+    unavailable: () => null,
+    async prepare({ dir, users, shared }) {
+      const dbFile = join(dir, 'baseline.db');
+      if (shared.usersDdl) {
+        // Same table and indexes as restgraph's migration made.
+        const db = new Database(dbFile);
+        for (const sql of shared.usersDdl) db.exec(sql);
+        db.close();
+      } // else bench/baseline/server.js creates its own (mirrors the example schema)
+      const start = () =>
+        startNode({
+          name: 'baseline',
+          args: () => [baselineScript],
+          env: (port) => ({ ...process.env, PORT: String(port), HOST: '127.0.0.1', DB_PATH: dbFile }),
+          cwd: dir,
+          readyPath: '/readyz',
+          logFile: join(dir, 'baseline.stderr.log'),
+        });
+      await createAndSeed(start, dbFile, users, 'baseline');
+      return { layout: describeSqlite(dbFile), start };
+    },
+  },
+  {
+    name: 'json-server',
+    unavailable: () => (existsSync(jsonServerBin) ? null : 'node_modules/json-server not installed'),
+    async prepare({ dir, users }) {
+      const dbFile = join(dir, 'db.json');
+      writeJsonServerDb(dbFile, users);
+      // Run as `json-server db.json --port N`, its defaults otherwise (file watching on).
+      const start = () =>
+        startNode({
+          name: 'json-server',
+          args: (port) => [jsonServerBin, 'db.json', '--port', String(port), '--host', '127.0.0.1'],
+          env: () => ({ ...process.env }),
+          cwd: dir,
+          readyPath: '/users/1', // cheap: its list endpoint sorts the whole array first
+          logFile: join(dir, 'json-server.stderr.log'),
+        });
+      return { layout: ['db.json: {"users": [...]}'], start };
+    },
+  },
+];
