@@ -83,9 +83,14 @@ export class ForbiddenError extends RestgraphError {
   readonly code = 'forbidden';
   readonly status = 403;
   readonly title = 'Forbidden';
+  /** With `requiredScopes`, says which would do (RFC 6750 insufficient_scope); without, no scope would. */
   constructor(detail: string, requiredScopes: readonly string[] = []) {
-    const scope = requiredScopes.length > 0 ? `, scope="${requiredScopes.join(' ')}"` : '';
-    super(detail, { headers: { 'www-authenticate': `Bearer realm="restgraph", error="insufficient_scope"${scope}` } });
+    super(
+      detail,
+      requiredScopes.length > 0
+        ? { headers: { 'www-authenticate': `Bearer realm="restgraph", error="insufficient_scope", scope="${requiredScopes.join(' ')}"` } }
+        : {},
+    );
   }
 }
 

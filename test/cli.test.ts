@@ -1,10 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
 
 /**
@@ -50,10 +50,7 @@ interface Finished extends Exit {
 let dir: ReturnType<typeof tempDir>;
 let children: Running[] = [];
 
-beforeAll(() => {
-  // The CLI runs from dist: build it from the current sources once.
-  execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
-}, 200_000);
+// The CLI runs from dist, built once for the whole run by test/global-setup.ts.
 
 beforeEach(() => {
   dir = tempDir('restgraph-cli-');

@@ -199,7 +199,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   for (const prefix of ['', ...schema.versions.map((v) => `/${v}`)]) {
     for (const resource of schema.resources.values()) registerResourceRoutes(app, routeOptions, resource, prefix);
   }
-  registerTokenRoutes(app, tokens);
+  // A key revoked here stops working here at once; other instances within the cache time.
+  registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
     const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: ['admin'] });

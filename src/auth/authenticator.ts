@@ -166,6 +166,11 @@ export class Authenticator {
     return cached.principal;
   }
 
+  /** Forgets a cached key at once (after a revocation through this server). */
+  forgetApiKey(id: number): void {
+    for (const [keyHash, cached] of this.#cache) if (cached.id === id) this.#cache.delete(keyHash);
+  }
+
   /** Records last use at most once a minute per key, off the request's path. */
   #touch(id: number, now: number): void {
     const last = this.#lastTouched.get(id);
@@ -221,7 +226,9 @@ export class Authenticator {
         return (await jwtVerify(token, key, options)).payload;
       } catch (error) {
         lastError = error;
-        if (!(error instanceof joseErrors.JWSSignatureVerificationFailed) && !(error instanceof TypeError)) throw error;
+        // A key of another type (an RSA key for an ES256 token) does not apply: try the next one.
+        const otherKey = error instanceof joseErrors.JWSSignatureVerificationFailed || error instanceof joseErrors.JOSENotSupported || error instanceof TypeError;
+        if (!otherKey) throw error;
       }
     }
     if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;

@@ -80,6 +80,10 @@ try {
 } catch (error) {
   if (error instanceof RestgraphError) {
     process.stderr.write(`restgraph: ${error.message} [${error.code}]\n`);
+    for (const detail of error.errors ?? []) {
+      const where = detail.pointer === undefined ? (detail.parameter ?? detail.header ?? '') : `--${detail.pointer.replace(/^\//, '')}`;
+      process.stderr.write(`  ${where}: ${detail.detail}\n`);
+    }
   } else {
     process.stderr.write(`restgraph: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }

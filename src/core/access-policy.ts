@@ -43,10 +43,19 @@ export function rowPasses(row: Record<string, unknown>, filter: FilterCondition 
   return filter === undefined || row[filter.field] === filter.value;
 }
 
-/** The owner value to store for this principal's new rows, typed like the owner field. */
+/**
+ * The owner value to store for this principal's new rows, typed like the owner field; undefined
+ * when no owner rule applies.
+ * @throws ForbiddenError when the principal's subject cannot own rows (absent, or not an integer for an integer field).
+ */
 export function ownerValue(principal: Principal, resource: ResourceModel): string | number | undefined {
   const filter = ownerWriteFilter(principal, resource);
-  return filter === undefined ? undefined : (filter.value as string | number);
+  if (filter === undefined) return undefined;
+  if (filter.value === NOBODY) {
+    const why = principal.subject === undefined ? 'has no subject' : `has the subject ${JSON.stringify(principal.subject)}, which is not a valid ${filter.field}`;
+    throw new ForbiddenError(`This token ${why}, so it cannot own ${resource.name}.`);
+  }
+  return filter.value as string | number;
 }
 
 function ownerFilter(principal: Principal, resource: ResourceModel, owner: string): FilterCondition {

@@ -315,7 +315,6 @@ export class ResourceOperations {
     const owner = resource.owner;
     const value = ownerValue(ctx.principal, resource);
     if (owner === undefined || value === undefined || !isPlainObject(body)) return body;
-    if (ctx.principal.subject === undefined) throw new ForbiddenError(`This token has no subject, so it cannot own ${resource.name}.`);
     const sent = body[owner];
     if (sent !== undefined && JSON.stringify(sent) !== JSON.stringify(value) && sent !== String(value)) {
       throw new ForbiddenError(`${owner} must be your own subject (${String(value)}); ${resource.name} cannot be created for or given to someone else.`);

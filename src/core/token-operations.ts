@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import { AuthenticationRequiredError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store.js';
 import { isAdmin, type Principal } from './principal.js';
 import { isPlainObject } from './merge-patch.js';
@@ -57,6 +57,9 @@ export class TokenOperations {
 }
 
 export function requireAdmin(principal: Principal): void {
+  if (principal.kind === 'anonymous') {
+    throw new AuthenticationRequiredError('Managing tokens needs an admin credential: send Authorization: Bearer <token>.');
+  }
   if (!isAdmin(principal)) {
     throw new ForbiddenError('Managing tokens needs the admin scope.', ['admin']);
   }

@@ -10,7 +10,7 @@ type IdParams = { id: string };
  * `/v1/tokens`: API key management for admins. The key itself appears once, in the 201 answer
  * to its creation; lists and reads show only its prefix.
  */
-export function registerTokenRoutes(app: FastifyInstance, tokens: TokenOperations): void {
+export function registerTokenRoutes(app: FastifyInstance, tokens: TokenOperations, onRevoked: (id: number) => void): void {
   const base = '/v1/tokens';
   const principal = (request: FastifyRequest) => request.principal;
   registerPath(app, base, {
@@ -34,6 +34,7 @@ export function registerTokenRoutes(app: FastifyInstance, tokens: TokenOperation
     DELETE: async (request, reply) => {
       const id = parseTokenId((request.params as IdParams).id);
       await tokens.revoke(principal(request), String(id));
+      onRevoked(id);
       return reply.code(204).send();
     },
   });

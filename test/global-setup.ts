@@ -1,0 +1,15 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Builds dist/ once before any test file runs: the CLI tests run `node dist/cli/main.js` as a
+ * child process, and two files building at once could read each other's half-written output.
+ */
+export default function setup(): void {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  execFileSync(process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.build.json'], {
+    cwd: root,
+    stdio: 'inherit',
+    timeout: 180_000,
+  });
+}
