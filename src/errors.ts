@@ -189,10 +189,11 @@ export class ServiceUnavailableError extends RestgraphError {
   readonly title = 'Service unavailable';
 }
 
+/** A client took longer than the request timeout to send its request. */
 export class RequestTimeoutError extends RestgraphError {
   readonly code = 'request-timeout';
-  readonly status = 503;
-  readonly title = 'Request timed out';
+  readonly status = 408;
+  readonly title = 'Request timeout';
 }
 
 // ---- start-up: bad schema, configuration or migration ---------------------------------------

@@ -205,11 +205,17 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
     const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: ['admin'] });
     // The one time this key is ever shown: on first start, so the operator can get in at all.
-    app.log.warn({ adminKey: key }, `Created the first admin API key (shown only this once): ${key}`);
-    app.log.warn(
-      `Use it as: curl -H "Authorization: Bearer ${key}" http://HOST:PORT/users  -- then create scoped keys with ` +
-        '`restgraph token create --scopes users:read,users:write` and keep this one safe (or revoke it with `restgraph token revoke`).',
-    );
+    const how =
+      `Use it as: curl -H "Authorization: Bearer ${key}" http://127.0.0.1:3000/users (with your host and port); ` +
+      'create scoped keys with `npx restgraph token create --scopes users:read,users:write`, and keep this one safe ' +
+      '(or revoke it with `npx restgraph token revoke`).';
+    if (pinoLogger.isLevelEnabled('warn')) {
+      app.log.warn({ adminKey: key }, `Created the first admin API key (shown only this once): ${key}`);
+      app.log.warn(how);
+    } else {
+      // Logging is quieter than this: the key must still reach the operator, once.
+      process.stderr.write(`restgraph: created the first admin API key (shown only this once): ${key}\n${how}\n`);
+    }
   }
 
   const prune = (): void => {
@@ -221,6 +227,11 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     prune();
     done();
   });
+  // Node swaps headersTimeout (60 s) and requestTimeout when the first is larger, which would make
+  // the request timeout limit headers only: keep headersTimeout within it, and check every second.
+  app.server.headersTimeout = Math.min(options.requestTimeoutMs, 60_000);
+  app.server.requestTimeout = options.requestTimeoutMs;
+
   app.addHook('onClose', async () => {
     clearInterval(pruneTimer);
     clearInterval(flushTimer);

@@ -191,6 +191,8 @@ export class Authenticator {
     }
     const options = {
       clockTolerance: jwt.clockToleranceSeconds ?? 5,
+      // A token that never expires cannot be taken back: refuse it.
+      requiredClaims: ['exp'],
       ...(jwt.issuer === undefined ? {} : { issuer: jwt.issuer }),
       ...(jwt.audience === undefined ? {} : { audience: typeof jwt.audience === 'string' ? jwt.audience : [...jwt.audience] }),
     };

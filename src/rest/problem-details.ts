@@ -55,8 +55,6 @@ export function toRestgraphError(error: unknown): RestgraphError {
       return new MalformedJsonError('The body is not valid JSON.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new UriTooLongError('A path segment of the URL is too long.');
-    case 'FST_ERR_HANDLER_TIMEOUT':
-      return new RequestTimeoutError('The request took too long to handle.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new BadRequestError('Content-Length does not match the body.');
     case 'FST_ERR_BAD_URL':
@@ -86,7 +84,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     error.code === 'HPE_HEADER_OVERFLOW'
       ? [431, new HeaderFieldsTooLargeError('The request headers (or its URL) are larger than this server accepts.')]
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, new BadRequestError('The client took too long to send its request.')]
+        ? [408, new RequestTimeoutError('The client took too long to send its request.')]
         : [400, new BadRequestError('The request is not valid HTTP.')];
   const body = JSON.stringify({
     type: `${PROBLEM_TYPE_PREFIX}${problem.code}`,
