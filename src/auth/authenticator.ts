@@ -1,4 +1,4 @@
-import { createPublicKey, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createPublicKey, hash, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ConfigError, InvalidTokenError } from '../errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
@@ -56,7 +56,7 @@ const MAX_CACHED_KEYS = 10_000;
  */
 export class Authenticator {
   readonly #apiKeys: ApiKeyStore;
-  readonly #adminTokenHash: Buffer | undefined;
+  readonly #adminTokenHash: string | undefined;
   readonly #jwt: JwtOptions | undefined;
   readonly #secret: Uint8Array | undefined;
   readonly #publicKeys: KeyObject[];
@@ -70,7 +70,7 @@ export class Authenticator {
     this.#apiKeys = apiKeys;
     if (options.adminToken !== undefined) {
       if (options.adminToken.length < 16) throw new ConfigError('RESTGRAPH_ADMIN_TOKEN', 'must be at least 16 characters long');
-      this.#adminTokenHash = hash('sha256', options.adminToken, 'buffer');
+      this.#adminTokenHash = hash('sha256', options.adminToken, 'hex');
     }
     this.#jwt = options.jwt;
     const jwt = options.jwt;
@@ -117,11 +117,12 @@ export class Authenticator {
   authenticateCached(header: string | undefined): Principal | undefined {
     if (header === undefined) return ANONYMOUS;
     const token = bearerToken(header);
-    const digest = hash('sha256', token, 'buffer');
-    if (this.#adminTokenHash !== undefined && timingSafeEqual(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
+    // One SHA-256 serves both the constant-time admin comparison and the API key lookup.
+    const digest = hash('sha256', token, 'hex');
+    if (this.#adminTokenHash !== undefined && equalInConstantTime(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
     if (!token.startsWith(API_KEY_PREFIX)) return undefined;
     const now = Date.now();
-    const cached = this.#cache.get(digest.toString('hex'));
+    const cached = this.#cache.get(digest);
     if (cached === undefined || cached.checkAfter <= now) return undefined;
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
     this.#touch(cached.id, now);
@@ -130,10 +131,9 @@ export class Authenticator {
 
   async #authenticateSlowly(header: string): Promise<Principal> {
     const token = bearerToken(header);
-    // One SHA-256 serves both the constant-time admin comparison and the API key lookup.
-    const digest = hash('sha256', token, 'buffer');
-    if (this.#adminTokenHash !== undefined && timingSafeEqual(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
-    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(digest.toString('hex'));
+    const digest = hash('sha256', token, 'hex');
+    if (this.#adminTokenHash !== undefined && equalInConstantTime(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
+    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(digest);
     if (token.split('.').length === 3) return this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
   }
@@ -239,6 +239,14 @@ export class Authenticator {
 }
 
 const ADMIN_TOKEN_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'admin-token' });
+
+/** Compares two hex digests of equal length without an early exit (a hex string is cheaper than a Buffer). */
+function equalInConstantTime(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return difference === 0;
+}
 
 /** The token of an `Authorization: Bearer <token>` header (RFC 6750, section 2.1). */
 function bearerToken(header: string): string {
