@@ -1,10 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
+import { finish, freePort, killAll, logLines, startCli, type Exit, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * API keys through the CLI (issue 3): `restgraph token create|list|revoke` as child processes of
@@ -12,25 +10,9 @@ import { tempDir } from './helpers/test-app.js';
  * admin key, and a search of the database file and the log for every key in clear.
  */
 
-const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const KEY_FORMAT = /^rg_[A-Za-z0-9_-]{43}$/;
 const ADMIN_TOKEN = 'auth-cli-admin-token-0123456789';
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<Exit>;
-}
-interface Finished extends Exit {
-  stdout: string;
-  stderr: string;
-}
 interface TokenJson {
   id: number;
   name: string;
@@ -51,6 +33,14 @@ let dbFile: string;
 
 // The CLI runs from dist, built once for the whole run by test/global-setup.ts.
 
+function start(args: string[], env: Record<string, string> = {}): Running {
+  return startCli(dir.path, args, { DATABASE_URL: databaseUrl, ...env }, children);
+}
+
+async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
+  return finish(start(args, env), timeoutMs);
+}
+
 beforeEach(() => {
   dir = tempDir('restgraph-auth-cli-');
   dbFile = join(dir.path, 'auth.db');
@@ -59,12 +49,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  for (const running of children) {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }
-  }
+  await killAll(children);
   dir.cleanup();
 });
 
@@ -73,36 +58,8 @@ function must<T>(value: T | undefined | null, what = 'value'): T {
   return value;
 }
 
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(PORT|HOST|DATABASE_URL|LOG_LEVEL|RESTGRAPH_.*|NODE_OPTIONS)$/.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, ...extra };
-}
 
-function start(args: string[], env: Record<string, string> = {}): Running {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: dir.path, env: cleanEnv({ DATABASE_URL: databaseUrl, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<Exit>((resolveExit) => {
-    child.once('close', (code, signal) => resolveExit({ code, signal }));
-  });
-  const running = { child, stdout: () => stdout, stderr: () => stderr, exited };
-  children.push(running);
-  return running;
-}
 
-async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
-  const running = start(args, env);
-  const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
-  const exit = await running.exited;
-  clearTimeout(timer);
-  return { ...exit, stdout: running.stdout(), stderr: running.stderr() };
-}
 
 /** `token create …`: checks it succeeded and returns the key from the last stdout line. */
 async function createKey(args: string[]): Promise<{ key: string; stdout: string }> {
@@ -116,17 +73,6 @@ async function createKey(args: string[]): Promise<{ key: string; stdout: string 
   return { key, stdout: result.stdout };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -155,12 +101,6 @@ async function stop(running: Running): Promise<void> {
   expect(exit.code).toBe(0);
 }
 
-function logLines(stdout: string): Record<string, unknown>[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
 
 /** Polls the server's stdout until a log line passes `test`. */
 async function waitForLog(running: Running, test: (line: Record<string, unknown>) => boolean, timeoutMs = 5_000): Promise<Record<string, unknown>> {

@@ -1,19 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
+import { finish, freePort, killAll, logLines, startCli, type Exit, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * The `restgraph` CLI as operators run it: a child process of dist/cli/main.js, on real temp
  * SQLite files and real sockets on 127.0.0.1.
  */
 
-const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-const CLI = join(ROOT, 'dist', 'cli', 'main.js');
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const BASE_SCHEMA = `
@@ -30,27 +27,18 @@ resources:
       name: { type: string, required: true }
 `;
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
-interface Running {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<Exit>;
-}
-
-interface Finished extends Exit {
-  stdout: string;
-  stderr: string;
-}
-
 let dir: ReturnType<typeof tempDir>;
 let children: Running[] = [];
 
 // The CLI runs from dist, built once for the whole run by test/global-setup.ts.
+
+function start(args: string[], env: Record<string, string> = {}): Running {
+  return startCli(dir.path, args, env, children);
+}
+
+async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
+  return finish(start(args, env), timeoutMs);
+}
 
 beforeEach(() => {
   dir = tempDir('restgraph-cli-');
@@ -58,12 +46,7 @@ beforeEach(() => {
 });
 
 afterEach(async () => {
-  for (const running of children) {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }
-  }
+  await killAll(children);
   dir.cleanup();
 });
 
@@ -77,52 +60,9 @@ function fetch(url: string, init: RequestInit = {}): Promise<Response> {
   return globalThis.fetch(url, { ...init, headers });
 }
 
-/** The environment without any restgraph setting inherited from the shell running the tests. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^(PORT|HOST|DATABASE_URL|LOG_LEVEL|RESTGRAPH_.*|NODE_OPTIONS)$/.test(key)) continue;
-    env[key] = value;
-  }
-  return { ...env, ...extra };
-}
 
-/** Starts `node dist/cli/main.js ...args` in the test's temp folder. */
-function start(args: string[], env: Record<string, string> = {}): Running {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: dir.path, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<Exit>((resolveExit) => {
-    child.once('close', (code, signal) => resolveExit({ code, signal }));
-  });
-  const running = { child, stdout: () => stdout, stderr: () => stderr, exited };
-  children.push(running);
-  return running;
-}
 
-/** Runs the CLI to completion. */
-async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
-  const running = start(args, env);
-  const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
-  const exit = await running.exited;
-  clearTimeout(timer);
-  return { ...exit, stdout: running.stdout(), stderr: running.stderr() };
-}
 
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -152,19 +92,6 @@ async function serve(args: string[], env: Record<string, string> = {}): Promise<
   return { running, port, base: `http://127.0.0.1:${port}` };
 }
 
-/** The JSON log lines on stdout; fails on any line that is not JSON. */
-function logLines(stdout: string): Record<string, unknown>[] {
-  return stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        throw new Error(`not a JSON log line: ${line}`);
-      }
-    });
-}
 
 function writeSchema(text: string, name = 'schema.yaml'): string {
   const file = join(dir.path, name);

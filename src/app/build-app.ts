@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -60,6 +61,24 @@ function isoTimestamp(): string {
   return lastTimestamp;
 }
 
+const BASE_FIELDS = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
+
+/**
+ * The one log line per request, in exactly the shape pino writes (level, time, pid, hostname, then
+ * the fields), built as a string: it is the most frequent line by far, and pino's generic
+ * serialisation cost a tenth of a simple read's throughput.
+ */
+function accessLogWriter(destination: { write(line: string): unknown }, enabled: boolean) {
+  if (!enabled) return (): void => undefined;
+  return (requestId: string, method: string, url: string, statusCode: number, elapsedMs: number): void => {
+    const durationMs = Math.round(elapsedMs * 100) / 100;
+    destination.write(
+      `{"level":30${isoTimestamp()},${BASE_FIELDS},"requestId":${JSON.stringify(requestId)},"method":${JSON.stringify(method)},` +
+        `"url":${JSON.stringify(url)},"statusCode":${statusCode},"durationMs":${durationMs},"msg":"request"}\n`,
+    );
+  };
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
 
@@ -99,16 +118,18 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     throw error;
   }
 
+  const logDestination = options.logDestination ?? new BatchedLogDestination(1);
   const pinoLogger = pino(
     {
       level: options.logLevel,
       timestamp: isoTimestamp,
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
-    options.logDestination ?? new BatchedLogDestination(1),
+    logDestination,
   );
   const logger: FastifyBaseLogger = pinoLogger;
-  // The destination buffers 4 KiB for throughput; a quiet server must still show its lines promptly.
+  const writeAccessLine = accessLogWriter(logDestination, pinoLogger.isLevelEnabled('info'));
+  // The destination gathers lines for throughput; a quiet server must still show them promptly.
   const flushTimer = setInterval(() => pinoLogger.flush(), 1000);
   flushTimer.unref();
 
@@ -187,7 +208,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   });
   // One log line per request, after the response, with what an operator needs and nothing secret.
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ requestId: request.id, method: request.method, url: request.url, statusCode: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+    writeAccessLine(request.id, request.method, request.url, reply.statusCode, reply.elapsedTime);
     done();
   });
 

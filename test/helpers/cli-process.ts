@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The built CLI (test/global-setup.ts builds dist/ once per run). */
+export const CLI = join(resolve(fileURLToPath(new URL('../..', import.meta.url))), 'dist', 'cli', 'main.js');
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface Running {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<Exit>;
+}
+
+export interface Finished extends Exit {
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment without any restgraph setting inherited from the shell running the tests. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(PORT|HOST|DATABASE_URL|LOG_LEVEL|RESTGRAPH_.*|NODE_OPTIONS)$/.test(key)) continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/** Starts `node dist/cli/main.js ...args` in `cwd`, collecting its output; `track` keeps it for cleanup. */
+export function startCli(cwd: string, args: string[], env: Record<string, string>, track: Running[]): Running {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<Exit>((resolveExit) => {
+    child.once('close', (code, signal) => resolveExit({ code, signal }));
+  });
+  const running = { child, stdout: () => stdout, stderr: () => stderr, exited };
+  track.push(running);
+  return running;
+}
+
+/** Waits for a started CLI to finish (killing it after `timeoutMs`). */
+export async function finish(running: Running, timeoutMs = 20_000): Promise<Finished> {
+  const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
+  const exit = await running.exited;
+  clearTimeout(timer);
+  return { ...exit, stdout: running.stdout(), stderr: running.stderr() };
+}
+
+/** Kills whatever is still running of `children`. */
+export async function killAll(children: Running[]): Promise<void> {
+  for (const running of children) {
+    if (running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+  }
+}
+
+/** A port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** The JSON log lines on stdout; fails on any line that is not JSON. */
+export function logLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        throw new Error(`not a JSON log line: ${line}`);
+      }
+    });
+}
