@@ -1,8 +1,8 @@
-import { createPublicKey, hash, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ConfigError, InvalidTokenError } from '../errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
-import { API_KEY_PREFIX, type ApiKeyStore } from '../store/api-key-store.js';
+import { API_KEY_PREFIX, hashApiKey, type ApiKeyStore } from '../store/api-key-store.js';
 
 export interface JwtOptions {
   /** Shared secret for HS256/384/512 (at least 32 characters). */
@@ -56,7 +56,7 @@ const MAX_CACHED_KEYS = 10_000;
  */
 export class Authenticator {
   readonly #apiKeys: ApiKeyStore;
-  readonly #adminTokenHash: string | undefined;
+  readonly #adminToken: string | undefined;
   readonly #jwt: JwtOptions | undefined;
   readonly #secret: Uint8Array | undefined;
   readonly #publicKeys: KeyObject[];
@@ -70,7 +70,7 @@ export class Authenticator {
     this.#apiKeys = apiKeys;
     if (options.adminToken !== undefined) {
       if (options.adminToken.length < 16) throw new ConfigError('RESTGRAPH_ADMIN_TOKEN', 'must be at least 16 characters long');
-      this.#adminTokenHash = hash('sha256', options.adminToken, 'hex');
+      this.#adminToken = options.adminToken;
     }
     this.#jwt = options.jwt;
     const jwt = options.jwt;
@@ -117,12 +117,12 @@ export class Authenticator {
   authenticateCached(header: string | undefined): Principal | undefined {
     if (header === undefined) return ANONYMOUS;
     const token = bearerToken(header);
-    // One SHA-256 serves both the constant-time admin comparison and the API key lookup.
-    const digest = hash('sha256', token, 'hex');
-    if (this.#adminTokenHash !== undefined && equalInConstantTime(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
+    if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
     if (!token.startsWith(API_KEY_PREFIX)) return undefined;
     const now = Date.now();
-    const cached = this.#cache.get(digest);
+    // Keys verified against the database (by SHA-256) are remembered by the key itself, so a
+    // request with a known key needs no hashing at all.
+    const cached = this.#cache.get(token);
     if (cached === undefined || cached.checkAfter <= now) return undefined;
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
     this.#touch(cached.id, now);
@@ -131,20 +131,20 @@ export class Authenticator {
 
   async #authenticateSlowly(header: string): Promise<Principal> {
     const token = bearerToken(header);
-    const digest = hash('sha256', token, 'hex');
-    if (this.#adminTokenHash !== undefined && equalInConstantTime(digest, this.#adminTokenHash)) return ADMIN_TOKEN_PRINCIPAL;
-    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(digest);
+    if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
+    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token);
     if (token.split('.').length === 3) return this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
   }
 
-  async #apiKey(keyHash: string): Promise<Principal> {
+  async #apiKey(token: string): Promise<Principal> {
     const now = Date.now();
-    let cached = this.#cache.get(keyHash);
+    let cached = this.#cache.get(token);
     if (cached === undefined || cached.checkAfter <= now) {
-      const record = await this.#apiKeys.findByHash(keyHash);
+      // The database holds only the key's SHA-256; the lookup is by that.
+      const record = await this.#apiKeys.findByHash(hashApiKey(token));
       if (record === undefined) {
-        this.#cache.delete(keyHash);
+        this.#cache.delete(token);
         throw new InvalidTokenError('The API key is unknown or revoked.');
       }
       if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
@@ -159,7 +159,7 @@ export class Authenticator {
         checkAfter: now + this.#cacheMs,
         expiresAt: record.expiresAt === null ? Infinity : Date.parse(record.expiresAt),
       };
-      this.#cache.set(keyHash, cached);
+      this.#cache.set(token, cached);
     }
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
     this.#touch(cached.id, now);
@@ -168,7 +168,7 @@ export class Authenticator {
 
   /** Forgets a cached key at once (after a revocation through this server). */
   forgetApiKey(id: number): void {
-    for (const [keyHash, cached] of this.#cache) if (cached.id === id) this.#cache.delete(keyHash);
+    for (const [token, cached] of this.#cache) if (cached.id === id) this.#cache.delete(token);
   }
 
   /** Records last use at most once a minute per key, off the request's path. */
@@ -240,11 +240,13 @@ export class Authenticator {
 
 const ADMIN_TOKEN_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'admin-token' });
 
-/** Compares two hex digests of equal length without an early exit (a hex string is cheaper than a Buffer). */
-function equalInConstantTime(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let difference = 0;
-  for (let i = 0; i < a.length; i++) difference |= a.charCodeAt(i) ^ b.charCodeAt(i);
+/**
+ * Compares a presented token with the secret in time that depends only on the presented token's
+ * length: no early exit, and the secret's length is not revealed by when the loop stops.
+ */
+function equalInConstantTime(presented: string, secret: string): boolean {
+  let difference = presented.length ^ secret.length;
+  for (let i = 0; i < presented.length; i++) difference |= presented.charCodeAt(i) ^ (secret.charCodeAt(i % secret.length) | 0);
   return difference === 0;
 }
 
