@@ -233,6 +233,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     if (pinoLogger.isLevelEnabled('warn')) {
       app.log.warn({ adminKey: key }, `Created the first admin API key (shown only this once): ${key}`);
       app.log.warn(how);
+      // The operator is waiting for this line: write it out now, not with the next batch.
+      pinoLogger.flush();
     } else {
       // Logging is quieter than this: the key must still reach the operator, once.
       process.stderr.write(`restgraph: created the first admin API key (shown only this once): ${key}\n${how}\n`);
