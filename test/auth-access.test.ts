@@ -827,3 +827,21 @@ describe('the admin token', () => {
     }
   });
 });
+
+describe('health probes', () => {
+  it('answer 200 whatever credential they carry, while the API refuses a bad one', async () => {
+    const t = await startTestApp();
+    try {
+      for (const url of ['/healthz', '/readyz']) {
+        for (const authorization of ['', 'Bearer rg_unknownunknownunknownunknownunknownunknownun', 'Basic abc']) {
+          const response = await t.app.inject({ method: 'GET', url, headers: { authorization } });
+          expect(response.statusCode, `${url} with "${authorization}"`).toBe(200);
+        }
+      }
+      const api = await t.app.inject({ method: 'GET', url: '/products', headers: { authorization: 'Basic abc' } });
+      expectProblem(api, 401, 'invalid-token', INVALID_TOKEN);
+    } finally {
+      await t.close();
+    }
+  });
+});
