@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { TokenView } from '../src/core/token-operations.js';
 import { json, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 
 /**
@@ -38,19 +39,8 @@ interface Problem {
   errors?: { pointer?: string; parameter?: string; detail: string }[];
 }
 
-interface TokenBody {
-  id: number;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  subject: string | null;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-  state: 'active' | 'expired' | 'revoked';
-  key?: string;
-}
+/** A token as /v1/tokens shows it, with the key on creation. */
+type TokenBody = TokenView & { key?: string };
 
 type Row = Record<string, unknown> & { id: number };
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { TokenView } from '../src/core/token-operations.js';
 import { tempDir } from './helpers/test-app.js';
-import { finish, freePort, killAll, logLines, startCli, type Exit, type Finished, type Running } from './helpers/cli-process.js';
+import { finish, freePort, killAll, logLines, startCli, waitReady, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * API keys through the CLI (issue 3): `restgraph token create|list|revoke` as child processes of
@@ -13,18 +14,8 @@ import { finish, freePort, killAll, logLines, startCli, type Exit, type Finished
 const KEY_FORMAT = /^rg_[A-Za-z0-9_-]{43}$/;
 const ADMIN_TOKEN = 'auth-cli-admin-token-0123456789';
 
-interface TokenJson {
-  id: number;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  subject: string | null;
-  state: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  revokedAt: string | null;
-}
+/** A token as /v1/tokens shows it. */
+type TokenJson = TokenView;
 
 let dir: ReturnType<typeof tempDir>;
 let children: Running[] = [];
@@ -79,19 +70,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 async function serve(env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
   const port = await freePort();
   const running = start(['serve'], { PORT: String(port), RESTGRAPH_API_KEY_CACHE_SECONDS: '0', ...env });
-  let exit: Exit | undefined;
-  void running.exited.then((e) => (exit = e));
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (exit !== undefined) throw new Error(`serve exited (${String(exit.code)}) before it was ready:\n${running.stderr()}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200) return { running, base: `http://127.0.0.1:${port}` };
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`serve was not ready after 15 s:\n${running.stderr()}`);
+  await waitReady(running, port);
+  return { running, base: `http://127.0.0.1:${port}` };
 }
 
 /** SIGTERM, then waits for a clean exit (the log is flushed on the way out). */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
-import { finish, freePort, killAll, logLines, startCli, type Exit, type Finished, type Running } from './helpers/cli-process.js';
+import { finish, freePort, killAll, logLines, startCli, waitReady, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * The `restgraph` CLI as operators run it: a child process of dist/cli/main.js, on real temp
@@ -65,24 +65,6 @@ function fetch(url: string, init: RequestInit = {}): Promise<Response> {
 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Polls GET /readyz until it answers 200; fails when the process exits first or after 15 s. */
-async function waitReady(running: Running, port: number): Promise<void> {
-  let exit: Exit | undefined;
-  void running.exited.then((e) => (exit = e));
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    if (exit !== undefined) throw new Error(`serve exited (${String(exit.code)}) before it was ready:\n${running.stderr()}`);
-    try {
-      const response = await globalThis.fetch(`http://127.0.0.1:${port}/readyz`);
-      if (response.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`serve was not ready after 15 s:\n${running.stderr()}`);
-}
 
 /** `restgraph serve` on a fresh port and the test's database; resolves once /readyz is 200. */
 async function serve(args: string[], env: Record<string, string> = {}): Promise<{ running: Running; port: number; base: string }> {

@@ -106,7 +106,9 @@ export class Authenticator {
    * @throws InvalidTokenError when a credential is present but not valid.
    */
   async authenticate(header: string | undefined): Promise<Principal> {
-    return this.authenticateCached(header) ?? this.#authenticateSlowly(header ?? '');
+    if (header === undefined) return ANONYMOUS;
+    const token = bearerToken(header);
+    return this.#fromMemory(token) ?? this.#verify(token);
   }
 
   /**
@@ -115,8 +117,10 @@ export class Authenticator {
    * @throws InvalidTokenError when the credential is certainly not valid.
    */
   authenticateCached(header: string | undefined): Principal | undefined {
-    if (header === undefined) return ANONYMOUS;
-    const token = bearerToken(header);
+    return header === undefined ? ANONYMOUS : this.#fromMemory(bearerToken(header));
+  }
+
+  #fromMemory(token: string): Principal | undefined {
     if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
     if (!token.startsWith(API_KEY_PREFIX)) return undefined;
     const now = Date.now();
@@ -129,38 +133,34 @@ export class Authenticator {
     return cached.principal;
   }
 
-  async #authenticateSlowly(header: string): Promise<Principal> {
-    const token = bearerToken(header);
-    if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
+  /** Verifies what memory could not: an API key against the database, or a JWT. */
+  async #verify(token: string): Promise<Principal> {
     if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token);
     if (token.split('.').length === 3) return this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
   }
 
+  /** Called after a memory miss: asks the database, which holds only the key's SHA-256. */
   async #apiKey(token: string): Promise<Principal> {
     const now = Date.now();
-    let cached = this.#cache.get(token);
-    if (cached === undefined || cached.checkAfter <= now) {
-      // The database holds only the key's SHA-256; the lookup is by that.
-      const record = await this.#apiKeys.findByHash(hashApiKey(token));
-      if (record === undefined) {
-        this.#cache.delete(token);
-        throw new InvalidTokenError('The API key is unknown or revoked.');
-      }
-      if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
-      cached = {
-        id: record.id,
-        principal: {
-          kind: 'api-key',
-          scopes: new Set(record.scopes),
-          credentialId: `key:${record.id}`,
-          ...(record.subject === null ? {} : { subject: record.subject }),
-        },
-        checkAfter: now + this.#cacheMs,
-        expiresAt: record.expiresAt === null ? Infinity : Date.parse(record.expiresAt),
-      };
-      this.#cache.set(token, cached);
+    const record = await this.#apiKeys.findByHash(hashApiKey(token));
+    if (record === undefined) {
+      this.#cache.delete(token);
+      throw new InvalidTokenError('The API key is unknown or revoked.');
     }
+    if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
+    const cached: CachedKey = {
+      id: record.id,
+      principal: {
+        kind: 'api-key',
+        scopes: new Set(record.scopes),
+        credentialId: `key:${record.id}`,
+        ...(record.subject === null ? {} : { subject: record.subject }),
+      },
+      checkAfter: now + this.#cacheMs,
+      expiresAt: record.expiresAt === null ? Infinity : Date.parse(record.expiresAt),
+    };
+    this.#cache.set(token, cached);
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
     this.#touch(cached.id, now);
     return cached.principal;

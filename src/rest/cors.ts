@@ -18,8 +18,7 @@ const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, If-Match, If-None-
  */
 export function corsHeaders(options: CorsOptions | false): ((request: FastifyRequest, reply: FastifyReply) => void) | undefined {
   if (options === false) return undefined;
-  const allowAll = options.origins === '*';
-  const allowed = new Set(allowAll ? [] : options.origins);
+  const { allowAll, allowed } = originPolicy(options);
   return (request, reply) => {
     const origin = request.headers.origin;
     if (origin === undefined) return;
@@ -36,11 +35,16 @@ export function corsHeaders(options: CorsOptions | false): ((request: FastifyReq
   };
 }
 
+/** Which origins may call: all, or the listed ones. Computed once per app. */
+function originPolicy(options: CorsOptions): { allowAll: boolean; allowed: ReadonlySet<string> } {
+  const allowAll = options.origins === '*';
+  return { allowAll, allowed: new Set(allowAll ? [] : options.origins) };
+}
+
 /** Preflights are answered by each path's OPTIONS route, which knows the path's methods. */
 export function registerCorsPreflight(app: FastifyInstance, options: CorsOptions | false): void {
   if (options === false) return;
-  const allowAll = options.origins === '*';
-  const allowed = new Set(allowAll ? [] : options.origins);
+  const { allowAll, allowed } = originPolicy(options);
   app.decorate('corsPreflight', (request: FastifyRequest, reply: FastifyReply, methods: string) => {
     const origin = request.headers.origin;
     if (origin === undefined || request.headers['access-control-request-method'] === undefined) return;

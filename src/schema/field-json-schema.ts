@@ -1,16 +1,13 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import type { FieldDefinition, FieldModel } from './schema-model.js';
+import type { FieldDefinition } from './schema-model.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
 
 /** A JSON Schema (draft 2020-12) object; kept loose because it is data we generate. */
 export type JsonSchema = Record<string, unknown>;
-
-/** ISO-8601 calendar date, `2024-05-01`. */
-export const DATE_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])$';
 
 /**
  * The JSON Schema of one field's non-null value, as clients send and receive it. Used for request
@@ -56,13 +53,6 @@ export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
   }
   if (field.description !== undefined) schema.description = field.description;
   return schema;
-}
-
-/** The JSON Schema of a field as stored and returned: nullable unless it is a required or system field. */
-export function fieldOutputJsonSchema(field: FieldModel): JsonSchema {
-  const schema = fieldJsonSchema(field);
-  if (field.required || field.system || field.type === 'json') return schema;
-  return { ...schema, type: [schema.type, 'null'] };
 }
 
 /** One shared validator factory so formats and options are configured once. */

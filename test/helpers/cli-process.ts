@@ -92,3 +92,23 @@ export function logLines(stdout: string): Record<string, unknown>[] {
       }
     });
 }
+
+const sleep = (ms: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
+
+/** Polls GET /readyz until it answers 200; fails when the process exits first or after 15 s. */
+export async function waitReady(running: Running, port: number): Promise<void> {
+  let exit: Exit | undefined;
+  void running.exited.then((e) => (exit = e));
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (exit !== undefined) throw new Error(`serve exited (${String(exit.code)}) before it was ready:\n${running.stderr()}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`serve was not ready after 15 s:\n${running.stderr()}`);
+}
