@@ -59,11 +59,11 @@ export class RecordStore {
   async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db): Promise<StoredRecord | undefined> {
     let statement = this.#byId.get(resource.name);
     if (statement === undefined) {
-      statement = this.#db.builder.selectFrom(resource.name).selectAll().where('id', '=', 0).compile();
+      statement = this.#db.builder.selectFrom(resource.name).select(columnNames(resource)).where('id', '=', 0).compile();
       this.#byId.set(resource.name, statement);
     }
     const row = await executor.one({ sql: statement.sql, parameters: [id] });
-    return row === undefined ? undefined : this.decodeRow(resource, row);
+    return row === undefined ? undefined : this.#decodeInPlace(resource, row);
   }
 
   /** One page of rows. Ask for one more than you show to learn whether a next page exists. */
@@ -80,7 +80,8 @@ export class RecordStore {
     query = query.limit(spec.limit);
     if (spec.offset !== undefined && spec.offset > 0) query = query.offset(spec.offset);
     const rows = await executor.all(query.compile());
-    return rows.map((row) => this.decodeRow(resource, row, spec.columns));
+    for (const row of rows) this.#decodeInPlace(resource, row);
+    return rows;
   }
 
   /** How many rows match the filters. */
@@ -133,12 +134,12 @@ export class RecordStore {
     const key = `insert|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
     if (text === undefined) {
-      text = this.#db.builder.insertInto(resource.name).values(encoded).returningAll().compile().sql;
+      text = this.#db.builder.insertInto(resource.name).values(encoded).returning(columnNames(resource)).compile().sql;
       this.#cacheWrite(key, text);
     }
     // Kysely binds values in column order, so the cached text takes them in that order.
     const rows = await executor.all({ sql: text, parameters: Object.values(encoded) });
-    return this.decodeRow(resource, firstRow(rows));
+    return this.#decodeInPlace(resource, firstRow(rows));
   }
 
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
@@ -147,11 +148,11 @@ export class RecordStore {
     const key = `update|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
     if (text === undefined) {
-      text = this.#db.builder.updateTable(resource.name).set(encoded).where('id', '=', id).returningAll().compile().sql;
+      text = this.#db.builder.updateTable(resource.name).set(encoded).where('id', '=', id).returning(columnNames(resource)).compile().sql;
       this.#cacheWrite(key, text);
     }
     const rows = await executor.all({ sql: text, parameters: [...Object.values(encoded), id] });
-    return rows[0] === undefined ? undefined : this.decodeRow(resource, rows[0]);
+    return rows[0] === undefined ? undefined : this.#decodeInPlace(resource, rows[0]);
   }
 
   /** Deletes one row; resolves to whether it existed. */
@@ -198,6 +199,20 @@ export class RecordStore {
     return record;
   }
 
+  /**
+   * Decodes a row selected with {@link columnNames} (or a subset of them, in the same order) where
+   * it lies: its keys are already in canonical order, and only the fields the dialect stores
+   * differently (booleans, JSON, …) are touched. The hot read path: no copy, no dynamic keys.
+   */
+  #decodeInPlace(resource: ResourceModel, row: SqlRow): StoredRecord {
+    const rules = this.#rules;
+    for (const field of decodedFields(resource, rules)) {
+      const name = field.name;
+      if (name in row) row[name] = rules.decode(field, row[name]);
+    }
+    return row;
+  }
+
   /** PATCH bodies pick any subset of columns; the cache stays bounded whatever clients send. */
   #cacheWrite(key: string, text: string): void {
     if (this.#writeSql.size >= 1000) this.#writeSql.clear();
@@ -205,8 +220,8 @@ export class RecordStore {
   }
 
   #selectColumns(resource: ResourceModel, columns: readonly string[] | undefined): Select {
-    const from = this.#db.builder.selectFrom(resource.name);
-    return columns === undefined ? from.selectAll() : from.select([...columns]);
+    const all = columnNames(resource);
+    return this.#db.builder.selectFrom(resource.name).select(columns === undefined ? all : all.filter((name) => columns.includes(name)));
   }
 
   #encodeValues(resource: ResourceModel, values: StoredRecord): Record<string, unknown> {
@@ -290,6 +305,29 @@ export class RecordStore {
 const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
 
 /** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
+/** Column names in canonical order: selecting them gives rows whose keys are already in that order. */
+export function columnNames(resource: ResourceModel): string[] {
+  let names = columnNameCache.get(resource);
+  if (names === undefined) {
+    names = canonicalFields(resource).map((f) => f.name);
+    columnNameCache.set(resource, names);
+  }
+  return names;
+}
+
+const columnNameCache = new WeakMap<ResourceModel, string[]>();
+const decodedFieldCache = new WeakMap<ResourceModel, FieldModel[]>();
+
+/** The fields whose stored value is not already what clients see, under these dialect rules. */
+function decodedFields(resource: ResourceModel, rules: SqlDialectRules): FieldModel[] {
+  let fields = decodedFieldCache.get(resource);
+  if (fields === undefined) {
+    fields = canonicalFields(resource).filter((f) => rules.needsDecode(f));
+    decodedFieldCache.set(resource, fields);
+  }
+  return fields;
+}
+
 export function canonicalFields(resource: ResourceModel): FieldModel[] {
   let fields = canonicalCache.get(resource);
   if (fields === undefined) {

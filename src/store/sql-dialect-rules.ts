@@ -17,6 +17,8 @@ export interface SqlDialectRules {
   idColumnDefinition(): string;
   /** JS value (validated) → bound parameter. */
   encode(field: FieldModel, value: unknown): unknown;
+  /** Whether a field's raw column values need {@link decode} (false: they are what clients see as they are). */
+  needsDecode(field: FieldModel): boolean;
   /** Raw column value → JS value clients see. */
   decode(field: FieldModel, raw: unknown): unknown;
   /** Case-sensitive substring test. */

@@ -38,6 +38,10 @@ export const sqliteDialectRules: SqlDialectRules = {
     }
   },
 
+  needsDecode(field: FieldModel): boolean {
+    return field.type === 'boolean' || field.type === 'json';
+  },
+
   decode(field: FieldModel, raw: unknown): unknown {
     if (raw === null || raw === undefined) return null;
     switch (field.type) {
