@@ -172,6 +172,40 @@ export class HeaderFieldsTooLargeError extends RestgraphError {
   readonly title = 'Request header fields too large';
 }
 
+// ---- GraphQL requests: refused before execution (HTTP 400 with application/graphql-response+json) ----
+
+/** The query text is not a GraphQL document. */
+export class GraphqlSyntaxError extends RestgraphError {
+  readonly code = 'graphql-syntax';
+  readonly status = 400;
+  readonly title = 'GraphQL syntax error';
+}
+
+/** The document does not fit the schema (unknown field, wrong argument type, bad variables …). */
+export class GraphqlValidationError extends RestgraphError {
+  readonly code = 'graphql-validation';
+  readonly status = 400;
+  readonly title = 'GraphQL validation failed';
+}
+
+/** The query is over one of the protection limits (depth, cost, aliases, directives, tokens). */
+export class QueryTooComplexError extends RestgraphError {
+  readonly code = 'query-too-complex';
+  readonly status = 400;
+  readonly title = 'Query too complex';
+}
+
+/** An automatic persisted query named by a hash the server does not know (yet): send the query with it. */
+export class PersistedQueryNotFoundError extends RestgraphError {
+  readonly code = 'persisted-query-not-found';
+  readonly status = 400;
+  readonly title = 'Persisted query not found';
+  constructor() {
+    // Apollo clients recognise exactly this message, and then send the query with its hash.
+    super('PersistedQueryNotFound');
+  }
+}
+
 // ---- 5xx: we are at fault, or not ready ------------------------------------------------------
 
 export class InternalError extends RestgraphError {

@@ -1,5 +1,6 @@
 import type { JwtOptions } from '../auth/authenticator.js';
 import type { ListLimits } from '../core/list-query.js';
+import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { CorsOptions } from '../rest/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 
@@ -39,6 +40,15 @@ export interface RestgraphOptions {
   apiKeyCacheMs?: number;
   /** On first start with no API keys and no admin token, create an admin key and log it once. @default true */
   bootstrapAdminKey?: boolean;
+  /** GraphQL protection limits and GET caching; see {@link GraphqlOptions}. */
+  graphql?: Partial<GraphqlOptions>;
+  /** Called with the text of every SQL statement run (instrumentation; tests count round trips). */
+  onSqlStatement?: (sql: string) => void;
+}
+
+export interface GraphqlOptions extends GraphqlLimits {
+  /** max-age (seconds) of Cache-Control on successful GET query responses. @default 0 (revalidate with the ETag) */
+  getMaxAgeSeconds: number;
 }
 
 export interface ResolvedOptions {
@@ -58,6 +68,8 @@ export interface ResolvedOptions {
   jwt: JwtOptions | undefined;
   apiKeyCacheMs: number;
   bootstrapAdminKey: boolean;
+  graphql: GraphqlOptions;
+  onSqlStatement: ((sql: string) => void) | undefined;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -77,6 +89,16 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   jwt: undefined,
   apiKeyCacheMs: 10_000, // 10 s
   bootstrapAdminKey: true,
+  graphql: Object.freeze({
+    maxDepth: 10,
+    maxCost: 50_000,
+    maxAliases: 30,
+    maxDirectives: 50,
+    maxTokens: 5_000,
+    introspection: process.env.NODE_ENV !== 'production',
+    getMaxAgeSeconds: 0,
+  }),
+  onSqlStatement: undefined,
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -98,5 +120,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     jwt: options.jwt,
     apiKeyCacheMs: options.apiKeyCacheMs ?? DEFAULT_OPTIONS.apiKeyCacheMs,
     bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
+    graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),
+    onSqlStatement: options.onSqlStatement,
   });
 }

@@ -7,6 +7,8 @@ import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { ResourceOperations } from '../core/resource-operations.js';
 import { TokenOperations } from '../core/token-operations.js';
 import { registerTokenRoutes } from '../rest/token-routes.js';
+import { registerGraphqlRoutes } from '../graphql/graphql-routes.js';
+import { GraphqlService } from '../graphql/graphql-service.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { registerBodyParsers } from '../rest/content-negotiation.js';
@@ -26,6 +28,7 @@ import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './a
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
 export interface RestgraphContext {
   options: Readonly<ResolvedOptions>;
+  graphql: GraphqlService;
   schema: SchemaModel;
   operations: ResourceOperations;
   tokens: TokenOperations;
@@ -122,7 +125,7 @@ const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
 export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyInstance> {
   const options = resolveOptions(input);
   const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
-  const { db, rules, description } = openDatabase(options.databaseUrl);
+  const { db, rules, description } = openDatabase(options.databaseUrl, options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement });
   try {
     const plan = await planMigration(db, rules, schema);
     await applyMigration(db, schema, plan, { allowDestructive: options.allowDestructiveMigrations });
@@ -194,7 +197,12 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   let draining = false;
   let closeIdleTimer: NodeJS.Timeout | undefined;
-  app.decorate('restgraph', { options, schema, operations, tokens, authenticator, databaseDescription: description });
+  const graphql = new GraphqlService(schema, operations, {
+    limits: options.graphql,
+    listLimits: options.listLimits,
+    logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
+  });
+  app.decorate('restgraph', { options, schema, operations, graphql, tokens, authenticator, databaseDescription: description });
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorate('startDraining', () => {
     draining = true;
@@ -254,6 +262,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
+  registerGraphqlRoutes(app, graphql, { getMaxAgeSeconds: options.graphql.getMaxAgeSeconds });
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
     const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: ['admin'] });

@@ -64,6 +64,22 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     }
     options.jwt = jwt;
   }
+  const graphql: NonNullable<RestgraphOptions['graphql']> = {};
+  const graphqlIntegers = [
+    ['RESTGRAPH_GRAPHQL_MAX_DEPTH', 'maxDepth', 10, 1, 1000],
+    ['RESTGRAPH_GRAPHQL_MAX_COST', 'maxCost', 50_000, 1, 1_000_000_000],
+    ['RESTGRAPH_GRAPHQL_MAX_ALIASES', 'maxAliases', 30, 0, 100_000],
+    ['RESTGRAPH_GRAPHQL_MAX_DIRECTIVES', 'maxDirectives', 50, 0, 100_000],
+    ['RESTGRAPH_GRAPHQL_MAX_TOKENS', 'maxTokens', 5_000, 10, 10_000_000],
+    ['RESTGRAPH_GRAPHQL_GET_MAX_AGE', 'getMaxAgeSeconds', 0, 0, 31_536_000],
+  ] as const;
+  for (const [name, key, fallback, min, max] of graphqlIntegers) {
+    if (env[name] !== undefined) graphql[key] = integer(env, name, fallback, min, max);
+  }
+  if (env.RESTGRAPH_GRAPHQL_INTROSPECTION !== undefined && env.RESTGRAPH_GRAPHQL_INTROSPECTION !== '') {
+    graphql.introspection = boolean(env, 'RESTGRAPH_GRAPHQL_INTROSPECTION');
+  }
+  if (Object.keys(graphql).length > 0) options.graphql = graphql;
   return options;
 }
 

@@ -24,6 +24,13 @@ export interface ListQuery {
   offset?: number;
   /** Decoded keyset cursor: stored values of the sort keys of the last row seen. */
   after?: unknown[];
+  /** Decoded keyset cursor on the other side: only rows before it. */
+  before?: unknown[];
+  /**
+   * Take the last `limit` rows of the (bounded) list instead of the first (Relay's `last`); they
+   * still come back in `sort` order.
+   */
+  backward?: boolean;
   /** Fields to return, in the order asked; all when absent. */
   fields?: string[];
   /** Relations to embed. */
@@ -32,7 +39,7 @@ export interface ListQuery {
   count: boolean;
 }
 
-const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly FilterOperator[]> = {
+export const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly FilterOperator[]> = {
   string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'isNull'],
   integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
   number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
@@ -187,7 +194,7 @@ function parseFilter(resource: ResourceModel, key: string, value: string, limits
 }
 
 /** Turns a query-string value into a value of the field's type. */
-function parseFilterValue(field: FieldModel, text: string): { value?: unknown; problem?: string } {
+export function parseFilterValue(field: FieldModel, text: string): { value?: unknown; problem?: string } {
   switch (field.type) {
     case 'string':
       return { value: text };
@@ -217,6 +224,82 @@ function parseFilterValue(field: FieldModel, text: string): { value?: unknown; p
     case 'json':
       return { problem: 'json fields can only be filtered with [isNull]' };
   }
+}
+
+/** A list request in structured form, as GraphQL arguments give it (values already typed). */
+export interface StructuredListInput {
+  filters?: readonly { field: string; op: FilterOperator; value: unknown }[];
+  sort?: readonly SortKey[];
+  first?: number | null;
+  last?: number | null;
+  after?: string | null;
+  before?: string | null;
+  count?: boolean;
+}
+
+/**
+ * Checks a structured list request against the schema and the limits, the way
+ * {@link parseListQuery} checks a query string: the same operators per type, the same value rules,
+ * the same cursors. Relay's arguments: `first`/`after` page forward, `last`/`before` backward.
+ * Problems name the argument (`first`, `filter.name.eq`, …). @throws InvalidQueryError
+ */
+export function structuredListQuery(resource: ResourceModel, input: StructuredListInput, limits: ListLimits): ListQuery {
+  const problems: ErrorDetail[] = [];
+  const query: ListQuery = { filters: [], sort: [], limit: limits.defaultLimit, include: [], count: input.count === true };
+  for (const filter of input.filters ?? []) {
+    const parameter = `filter.${filter.field}.${filter.op}`;
+    const field = resource.fields.get(filter.field);
+    if (field === undefined || !OPERATORS_BY_TYPE[field.type].includes(filter.op)) {
+      problems.push({ parameter, detail: `is not a filter of ${resource.name}` });
+      continue;
+    }
+    if (filter.op === 'isNull') {
+      if (typeof filter.value !== 'boolean') problems.push({ parameter, detail: 'must be true or false' });
+      else query.filters.push({ field: field.name, op: 'isNull', value: filter.value });
+      continue;
+    }
+    const values = filter.op === 'in' ? (Array.isArray(filter.value) ? (filter.value as unknown[]) : [filter.value]) : [filter.value];
+    if (filter.op === 'in' && values.length > limits.maxInValues) {
+      problems.push({ parameter, detail: `has ${values.length} values; at most ${limits.maxInValues} are allowed` });
+      continue;
+    }
+    const parsed: unknown[] = [];
+    for (const value of values) {
+      const result =
+        typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+          ? parseFilterValue(field, String(value))
+          : { problem: 'must be a single value' };
+      if (result.problem !== undefined) problems.push({ parameter, detail: `value ${truncate(JSON.stringify(value))} ${result.problem}` });
+      else parsed.push(result.value);
+    }
+    if (parsed.length === values.length) query.filters.push({ field: field.name, op: filter.op, value: filter.op === 'in' ? parsed : parsed[0] });
+  }
+  for (const key of input.sort ?? []) {
+    const field = resource.fields.get(key.field);
+    if (field === undefined || field.type === 'json') problems.push({ parameter: 'sort', detail: `"${key.field}" cannot be sorted` });
+    else if (query.sort.some((k) => k.field === key.field)) problems.push({ parameter: 'sort', detail: `"${key.field}" is given twice` });
+    else query.sort.push({ field: key.field, direction: key.direction });
+  }
+  if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
+  const { first, last } = input;
+  if (first !== undefined && first !== null && last !== undefined && last !== null) {
+    problems.push({ parameter: 'last', detail: 'cannot be combined with first; page forward with first/after or backward with last/before' });
+  }
+  for (const [name, n] of [['first', first], ['last', last]] as const) {
+    if (n === undefined || n === null) continue;
+    if (!Number.isSafeInteger(n) || n < 0 || n > limits.maxLimit) problems.push({ parameter: name, detail: `must be an integer from 0 to ${limits.maxLimit}` });
+    else query.limit = n;
+  }
+  if (last !== undefined && last !== null) query.backward = true;
+  for (const name of ['after', 'before'] as const) {
+    const cursor = input[name];
+    if (cursor === undefined || cursor === null) continue;
+    const position = decodeCursor(cursor, query.sort);
+    if (position === undefined) problems.push({ parameter: name, detail: 'is not a cursor this list returned for the same sort and filter' });
+    else query[name] = position;
+  }
+  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  return query;
 }
 
 /**

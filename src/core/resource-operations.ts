@@ -1,6 +1,6 @@
 import { ForbiddenError, NotFoundError, ReferenceConflictError, UniqueConflictError, ValidationError } from '../errors.js';
 import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
-import type { RecordStore, StoredRecord } from '../store/record-store.js';
+import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import { ConstraintViolation } from '../store/store-errors.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
@@ -24,6 +24,8 @@ export interface WriteOptions {
 
 export interface ListResult {
   records: StoredRecord[];
+  /** Whether rows lie beyond this page, in the direction it was read. */
+  more: boolean;
   /** Cursor of the next page, when there is one. */
   next?: string;
   /** Every matching row, when the query asked to count. */
@@ -76,27 +78,97 @@ export class ResourceOperations {
     const owner = ownerReadFilter(ctx.principal, resource);
     const filters = owner === undefined ? query.filters : [...query.filters, owner];
     const columns = query.fields === undefined ? undefined : this.#neededColumns(resource, query);
+    // Backward pages (Relay's `last`) read the reverse order from the far bound, then turn round.
+    const backward = query.backward === true;
+    const lower = backward ? query.before : query.after;
+    const upper = backward ? query.after : query.before;
     const rows = await this.#store.list(resource, {
       filters,
-      sort: query.sort,
+      sort: backward ? reverseSort(query.sort) : query.sort,
       limit: query.limit + 1,
       ...(query.offset === undefined ? {} : { offset: query.offset }),
-      ...(query.after === undefined ? {} : { after: query.after }),
+      ...(lower === undefined ? {} : { after: lower }),
+      ...(upper === undefined ? {} : { before: upper }),
       ...(columns === undefined ? {} : { columns }),
     });
-    const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
-    const result: ListResult = { records: page };
+    const more = rows.length > query.limit;
+    const page = more ? rows.slice(0, query.limit) : rows;
+    if (backward) page.reverse();
+    const result: ListResult = { records: page, more };
     const last = page[page.length - 1];
-    if (rows.length > query.limit && last !== undefined) {
-      result.next = encodeCursor(
-        query.sort,
-        query.sort.map((k) => this.#store.encodeValue(fieldOf(resource, k.field), last[k.field])),
-      );
-    }
+    if (more && !backward && last !== undefined) result.next = this.cursorOf(resource, query.sort, last);
     if (query.count) result.total = await this.#store.count(resource, filters);
     await this.#embed(ctx, resource, page, query.include);
     if (query.fields !== undefined) result.records = page.map((r) => project(r, query.fields ?? [], query.include));
     return result;
+  }
+
+  /** The opaque keyset cursor of a row in a list sorted by `sort` (see docs/cursors.md). */
+  cursorOf(resource: ResourceModel, sort: readonly SortKey[], record: StoredRecord): string {
+    return encodeCursor(
+      sort,
+      sort.map((k) => this.#store.encodeValue(fieldOf(resource, k.field), record[k.field])),
+    );
+  }
+
+  /**
+   * The rows of a hasMany relation for many parents at once (one query whatever their number):
+   * for each parent id, the page `query` describes (filters, sort, first/last, cursors), and
+   * whether more rows lie beyond it. The parents must be rows the principal may read.
+   */
+  async relatedPages(
+    ctx: OperationContext,
+    relation: RelationModel,
+    parentIds: readonly number[],
+    query: ListQuery,
+  ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
+    const target = this.#resource(relation.target);
+    authorize(ctx.principal, target, 'read');
+    const owner = ownerReadFilter(ctx.principal, target);
+    const backward = query.backward === true;
+    const lower = backward ? query.before : query.after;
+    const upper = backward ? query.after : query.before;
+    const rows =
+      query.limit === 0 && !backward
+        ? []
+        : await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
+            sort: backward ? reverseSort(query.sort) : query.sort,
+            perKeyLimit: query.limit + 1,
+            filters: owner === undefined ? query.filters : [...query.filters, owner],
+            ...(lower === undefined ? {} : { after: lower }),
+            ...(upper === undefined ? {} : { before: upper }),
+          });
+    const pages = new Map<number, { records: StoredRecord[]; more: boolean }>();
+    for (const id of parentIds) pages.set(id, { records: [], more: false });
+    for (const row of rows) pages.get(row[relation.foreignKey] as number)?.records.push(row);
+    for (const page of pages.values()) {
+      page.more = page.records.length > query.limit;
+      if (page.more) page.records.length = query.limit;
+      if (backward) page.records.reverse();
+    }
+    return pages;
+  }
+
+  /** How many rows of a hasMany relation each parent has, under the filters: one grouped query. */
+  async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
+    const target = this.#resource(relation.target);
+    authorize(ctx.principal, target, 'read');
+    const owner = ownerReadFilter(ctx.principal, target);
+    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], owner === undefined ? filters : [...filters, owner]);
+  }
+
+  /** The rows with these ids that the principal may read, by id (one query). */
+  async getMany(ctx: OperationContext, resource: ResourceModel, ids: readonly number[]): Promise<Map<number, StoredRecord>> {
+    authorize(ctx.principal, resource, 'read');
+    const keys = [...new Set(ids)];
+    if (keys.length === 0) return new Map();
+    const owner = ownerReadFilter(ctx.principal, resource);
+    const rows = await this.#store.list(resource, {
+      filters: [{ field: 'id', op: 'in', value: keys }, ...(owner === undefined ? [] : [owner])],
+      sort: [{ field: 'id', direction: 'asc' }],
+      limit: keys.length,
+    });
+    return new Map(rows.map((row) => [row.id as number, row]));
   }
 
   /** One row by id, with relations embedded as asked. @throws NotFoundError */

@@ -18,7 +18,7 @@ export interface OpenedDatabase {
  *
  * @throws ConfigError naming DATABASE_URL when the URL is not understood.
  */
-export function openDatabase(url: string): OpenedDatabase {
+export function openDatabase(url: string, options: { onStatement?: (sql: string) => void } = {}): OpenedDatabase {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     throw new ConfigError('DATABASE_URL', 'PostgreSQL support is not available yet in this build; use a sqlite: URL');
   }
@@ -31,7 +31,7 @@ export function openDatabase(url: string): OpenedDatabase {
   if (filename === '') throw new ConfigError('DATABASE_URL', 'the sqlite: URL names no file');
   const path = filename === ':memory:' ? filename : resolve(filename);
   try {
-    return { db: new SqliteDatabase({ filename: path }), rules: sqliteDialectRules, description: `sqlite:${path}` };
+    return { db: new SqliteDatabase({ filename: path, ...options }), rules: sqliteDialectRules, description: `sqlite:${path}` };
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `cannot open SQLite database ${path}: ${(error as Error).message}`);
   }

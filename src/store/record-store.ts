@@ -32,6 +32,8 @@ export interface ListSpec {
   offset?: number;
   /** Keyset position: raw values of the sort keys of the last row already seen. */
   after?: readonly unknown[];
+  /** Keyset bound on the other side: only rows strictly before this position in `sort` order. */
+  before?: readonly unknown[];
   /** Columns to return; all when absent. Always includes what sorting and cursors need. */
   columns?: readonly string[];
 }
@@ -94,6 +96,25 @@ export class RecordStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  /** How many rows match the filters for each of `keys` in `field`: one grouped query. */
+  async countByKeys(
+    resource: ResourceModel,
+    field: string,
+    keys: readonly number[],
+    filters: readonly FilterCondition[],
+    executor: SqlExecutor = this.#db,
+  ): Promise<Map<number, number>> {
+    const counts = new Map<number, number>();
+    if (keys.length === 0) return counts;
+    const query = this.#db.builder
+      .selectFrom(resource.name)
+      .select((eb) => [eb.ref(field).as('k'), eb.fn.countAll<number>().as('n')])
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), this.#whereClause(eb, resource, filters)]))
+      .groupBy(field);
+    for (const row of await executor.all(query.compile())) counts.set(Number(row.k), Number(row.n));
+    return counts;
+  }
+
   /**
    * Rows of `resource` whose `field` is one of `keys`, at most `perKeyLimit` per key, in `sort`
    * order within each key: one query for any number of parents (embeds, relation loading).
@@ -102,7 +123,14 @@ export class RecordStore {
     resource: ResourceModel,
     field: string,
     keys: readonly number[],
-    options: { sort: readonly SortKey[]; perKeyLimit: number; filters?: readonly FilterCondition[]; columns?: readonly string[] },
+    options: {
+      sort: readonly SortKey[];
+      perKeyLimit: number;
+      filters?: readonly FilterCondition[];
+      columns?: readonly string[];
+      after?: readonly unknown[];
+      before?: readonly unknown[];
+    },
     executor: SqlExecutor = this.#db,
   ): Promise<StoredRecord[]> {
     if (keys.length === 0) return [];
@@ -117,7 +145,7 @@ export class RecordStore {
       .selectFrom(resource.name)
       .select(columns ?? [...resource.fields.keys()])
       .select(sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.raw(orderBy)})`.as('_rg_rank'))
-      .where((eb) => eb.and([eb(field, 'in', [...keys]), this.#whereClause(eb, resource, options.filters ?? [])]));
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), this.#whereClause(eb, resource, options.filters ?? [], { ...options, filters: [], limit: 0 })]));
     const query = this.#db.builder
       .selectFrom(ranked.as('ranked'))
       .selectAll()
@@ -237,6 +265,8 @@ export class RecordStore {
   #whereClause(eb: Builder, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec): Expression<SqlBool> {
     const conditions: Expression<SqlBool>[] = filters.map((f) => this.#condition(eb, resource, f));
     if (page?.after !== undefined) conditions.push(this.#keysetCondition(eb, resource, page.sort, page.after));
+    // "Before p in this order" is "after p in the reverse order" (nulls first ascending mirror nulls last descending).
+    if (page?.before !== undefined) conditions.push(this.#keysetCondition(eb, resource, reverseSort(page.sort), page.before));
     return eb.and(conditions);
   }
 
@@ -305,6 +335,11 @@ export class RecordStore {
 const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
 
 /** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
+/** The same keys, each in the opposite direction. */
+export function reverseSort(sort: readonly SortKey[]): SortKey[] {
+  return sort.map((k) => ({ field: k.field, direction: k.direction === 'asc' ? 'desc' : 'asc' }));
+}
+
 /** Column names in canonical order: selecting them gives rows whose keys are already in that order. */
 export function columnNames(resource: ResourceModel): string[] {
   let names = columnNameCache.get(resource);

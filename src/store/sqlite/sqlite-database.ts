@@ -12,6 +12,8 @@ export interface SqliteDatabaseOptions {
   filename: string;
   /** How long a write waits for another process's lock before failing. @default 5000 (ms) */
   busyTimeoutMs?: number;
+  /** Called with the text of every statement run (tests count round trips with it; tracing). */
+  onStatement?: (sql: string) => void;
 }
 
 /**
@@ -30,8 +32,10 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #writerCache = new Map<string, Statement>();
   readonly #readerCache = new Map<string, Statement>();
   #lock: Promise<void> | undefined;
+  readonly #onStatement: ((sql: string) => void) | undefined;
 
   constructor(options: SqliteDatabaseOptions) {
+    this.#onStatement = options.onStatement;
     const memory = options.filename === ':memory:';
     if (!memory) mkdirSync(dirname(options.filename), { recursive: true });
     this.#writer = openConnection(options.filename, options.busyTimeoutMs ?? 5000);
@@ -46,14 +50,19 @@ export class SqliteDatabase implements SqlDatabase {
     });
   }
 
+  #prepare(db: BetterSqlite3.Database, cache: Map<string, Statement>, sql: string): Statement {
+    this.#onStatement?.(sql);
+    return prepare(db, cache, sql);
+  }
+
   async all(statement: SqlStatement): Promise<SqlRow[]> {
     if (this.#reader === this.#writer) while (this.#lock !== undefined) await this.#lock;
-    return runAll(prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
+    return runAll(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
   }
 
   async one(statement: SqlStatement): Promise<SqlRow | undefined> {
     if (this.#reader === this.#writer) while (this.#lock !== undefined) await this.#lock;
-    return runOne(prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
+    return runOne(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
   }
 
   async run(statement: SqlStatement): Promise<number> {
@@ -70,15 +79,15 @@ export class SqliteDatabase implements SqlDatabase {
     const tx: SqlExecutor = {
       all: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
-        return Promise.resolve(runAll(prepare(writer, cache, statement.sql), statement.parameters));
+        return Promise.resolve(runAll(this.#prepare(writer, cache, statement.sql), statement.parameters));
       },
       one: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
-        return Promise.resolve(runOne(prepare(writer, cache, statement.sql), statement.parameters));
+        return Promise.resolve(runOne(this.#prepare(writer, cache, statement.sql), statement.parameters));
       },
       run: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
-        return Promise.resolve(runRun(prepare(writer, cache, statement.sql), statement.parameters));
+        return Promise.resolve(runRun(this.#prepare(writer, cache, statement.sql), statement.parameters));
       },
     };
     try {

@@ -1,0 +1,71 @@
+import DataLoader from 'dataloader';
+import type { ListQuery } from '../core/list-query.js';
+import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
+import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
+import type { StoredRecord } from '../store/record-store.js';
+
+/** What every resolver of one GraphQL request gets. */
+export interface GraphqlContext extends Record<PropertyKey, unknown> {
+  operations: ResourceOperations;
+  /** Who asks, and for which request: passed to every core operation. */
+  operation: OperationContext;
+  loaders: RequestLoaders;
+}
+
+type Page = { records: StoredRecord[]; more: boolean };
+
+/** Most parents one batched query serves; bigger batches are split. */
+const MAX_BATCH = 500;
+
+/**
+ * Batch loaders of one request (DataLoader): the relation fields of every row at one level of a
+ * query are loaded together, so a query's database round trips grow with its depth, not with the
+ * number of rows. Created per request: nothing is cached across requests (or principals).
+ */
+export class RequestLoaders {
+  readonly #operations: ResourceOperations;
+  readonly #ctx: OperationContext;
+  readonly #loaders = new Map<string, DataLoader<number, unknown>>();
+
+  constructor(operations: ResourceOperations, ctx: OperationContext) {
+    this.#operations = operations;
+    this.#ctx = ctx;
+  }
+
+  /** Rows of `resource` by id, as the principal may see them (undefined when not visible). */
+  byId(resource: ResourceModel): DataLoader<number, StoredRecord | undefined> {
+    return this.#loader(`id|${resource.name}`, async (ids) => {
+      const found = await this.#operations.getMany(this.#ctx, resource, ids);
+      return ids.map((id) => found.get(id));
+    });
+  }
+
+  /** A page of a hasMany relation per parent id, for one set of list arguments. */
+  relatedPage(relation: RelationModel, query: ListQuery): DataLoader<number, Page> {
+    return this.#loader(`page|${relation.target}|${relation.foreignKey}|${queryKey(query)}`, async (ids) => {
+      const pages = await this.#operations.relatedPages(this.#ctx, relation, ids, query);
+      return ids.map((id) => pages.get(id) ?? { records: [], more: false });
+    });
+  }
+
+  /** The number of related rows per parent id under the filters. */
+  relatedCount(relation: RelationModel, filters: ListQuery['filters']): DataLoader<number, number> {
+    return this.#loader(`count|${relation.target}|${relation.foreignKey}|${JSON.stringify(filters)}`, async (ids) => {
+      const counts = await this.#operations.relatedCounts(this.#ctx, relation, ids, filters);
+      return ids.map((id) => counts.get(id) ?? 0);
+    });
+  }
+
+  #loader<V>(key: string, batch: (ids: readonly number[]) => Promise<V[]>): DataLoader<number, V> {
+    let loader = this.#loaders.get(key) as DataLoader<number, V> | undefined;
+    if (loader === undefined) {
+      loader = new DataLoader<number, V>(batch, { maxBatchSize: MAX_BATCH });
+      this.#loaders.set(key, loader);
+    }
+    return loader;
+  }
+}
+
+function queryKey(query: ListQuery): string {
+  return JSON.stringify([query.filters, query.sort, query.limit, query.after, query.before, query.backward === true]);
+}

@@ -1,0 +1,189 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MethodNotAllowedError, NotFoundError } from '../errors.js';
+import { entityTag, noneMatch } from '../rest/conditional-requests.js';
+import { toRestgraphError } from '../rest/problem-details.js';
+import type { GraphqlService } from './graphql-service.js';
+
+export interface GraphqlRouteOptions {
+  /** max-age of Cache-Control on successful GET query responses (seconds). @default 0 */
+  getMaxAgeSeconds: number;
+}
+
+const ALLOW = 'GET, POST, OPTIONS';
+
+/**
+ * The GraphQL-over-HTTP adapter: `POST /graphql` and `GET /graphql` (queries only), GraphiQL for
+ * browsers, the SDL at `/graphql/schema.graphql`, and GraphiQL's assets served from our own
+ * dependencies (nothing from a CDN). Errors on these paths are GraphQL responses
+ * (`{"errors": [...]}` with `extensions.code`), not problem+json, so GraphQL clients can read them.
+ */
+export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlService, options: GraphqlRouteOptions): void {
+  void app.register((scope, _options, done) => {
+    // graphql-http reads the body itself (and answers 415 for what it does not take).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.setErrorHandler((error, request, reply) => {
+      const problem = toRestgraphError(error);
+      if (problem.status >= 500) request.log.error({ requestId: request.id, err: error }, 'request failed');
+      if (problem.headers !== undefined) reply.headers(problem.headers);
+      return sendErrors(reply, problem.status, problem.message, problem.code);
+    });
+
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/graphql',
+      handler: async (request, reply) => {
+        if (request.method === 'GET' && wantsGraphiql(request)) return sendGraphiql(reply);
+        const [body, init] = await service.handle({
+          method: request.method,
+          url: request.url,
+          headers: request.headers,
+          body: typeof request.body === 'string' ? request.body : null,
+          raw: request,
+          context: { operation: { principal: request.principal, requestId: request.id } },
+        });
+        reply.code(init.status);
+        for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
+        if (body === null) return sendErrors(reply, init.status, init.statusText, 'bad-request');
+        if (request.method !== 'GET') return reply.send(body);
+        return sendCacheable(request, reply, body, init.status, options.getMaxAgeSeconds);
+      },
+    });
+    scope.route({
+      method: 'OPTIONS',
+      url: '/graphql',
+      handler: async (request, reply) => {
+        app.corsPreflight?.(request, reply, ALLOW);
+        return reply.code(204).header('allow', ALLOW).send();
+      },
+    });
+    scope.route({
+      method: ['PUT', 'PATCH', 'DELETE', 'TRACE'],
+      url: '/graphql',
+      handler: () => Promise.reject(new MethodNotAllowedError(`/graphql takes ${ALLOW}.`, { headers: { allow: ALLOW } })),
+    });
+    scope.get('/graphql/schema.graphql', async (_request, reply) =>
+      reply.type('text/plain; charset=utf-8').header('cache-control', 'no-cache').send(service.sdl),
+    );
+    scope.get('/graphql/assets/:file', async (request, reply) => {
+      const asset = graphiqlAsset((request.params as { file: string }).file);
+      if (asset === undefined) throw new NotFoundError('No such GraphiQL asset.');
+      reply.header('etag', asset.etag).header('cache-control', 'public, max-age=86400');
+      if (!noneMatch(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
+      return reply.type(asset.type).send(asset.body);
+    });
+    done();
+  });
+}
+
+/**
+ * GET responses of queries are cacheable: a strong ETag (If-None-Match → 304) and Cache-Control,
+ * `private` when the request carried a credential (the answer depends on it). Errors are not cached.
+ */
+function sendCacheable(request: FastifyRequest, reply: FastifyReply, body: string, status: number, maxAge: number): FastifyReply {
+  reply.header('vary', 'Accept, Authorization');
+  if (status !== 200 || body.includes('"errors":')) {
+    return reply.header('cache-control', 'no-store').send(body);
+  }
+  const tag = entityTag(body);
+  reply.header('etag', tag);
+  reply.header('cache-control', `${request.headers.authorization === undefined ? 'public' : 'private'}, max-age=${maxAge}`);
+  if (!noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
+  return reply.send(body);
+}
+
+function sendErrors(reply: FastifyReply, status: number, message: string, code: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ errors: [{ message, extensions: { code, status } }] }));
+}
+
+/** A browser navigating to /graphql (HTML first in Accept, and no query in the URL). */
+function wantsGraphiql(request: FastifyRequest): boolean {
+  const accept = request.headers.accept ?? '';
+  if (!accept.includes('text/html')) return false;
+  const query = request.query as Record<string, unknown>;
+  return query.query === undefined && query.extensions === undefined;
+}
+
+const GRAPHIQL_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>restgraph · GraphiQL</title>
+<link rel="stylesheet" href="/graphql/assets/graphiql.min.css">
+<style>html, body, #graphiql { height: 100%; margin: 0; }</style>
+</head>
+<body>
+<div id="graphiql">Loading GraphiQL…</div>
+<script src="/graphql/assets/react.production.min.js"></script>
+<script src="/graphql/assets/react-dom.production.min.js"></script>
+<script src="/graphql/assets/graphiql.min.js"></script>
+<script src="/graphql/assets/start.js"></script>
+</body>
+</html>
+`;
+
+/** Starts GraphiQL against this server; the Headers tab takes `{"Authorization": "Bearer …"}`. */
+const GRAPHIQL_START = `'use strict';
+(function () {
+  var fetcher = GraphiQL.createFetcher({ url: window.location.origin + '/graphql' });
+  var root = ReactDOM.createRoot(document.getElementById('graphiql'));
+  root.render(React.createElement(GraphiQL, {
+    fetcher: fetcher,
+    defaultEditorToolsVisibility: true,
+    defaultHeaders: '{\\n  "Authorization": "Bearer <your API key or JWT>"\\n}',
+    defaultQuery: '# restgraph GraphQL. Put your token in the Headers tab below.\\n{\\n  __typename\\n}\\n'
+  }));
+})();
+`;
+
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'";
+
+function sendGraphiql(reply: FastifyReply): FastifyReply {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-cache')
+    .send(GRAPHIQL_HTML);
+}
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+const require = createRequire(import.meta.url);
+const ASSET_FILES: Record<string, { module: string; type: string }> = {
+  'graphiql.min.js': { module: 'graphiql/graphiql.min.js', type: 'text/javascript; charset=utf-8' },
+  'graphiql.min.css': { module: 'graphiql/graphiql.min.css', type: 'text/css; charset=utf-8' },
+  'react.production.min.js': { module: 'react/umd/react.production.min.js', type: 'text/javascript; charset=utf-8' },
+  'react-dom.production.min.js': { module: 'react-dom/umd/react-dom.production.min.js', type: 'text/javascript; charset=utf-8' },
+};
+const assets = new Map<string, Asset>();
+
+/** An asset by file name, read from the installed package once, on first use. */
+function graphiqlAsset(file: string): Asset | undefined {
+  let asset = assets.get(file);
+  if (asset !== undefined) return asset;
+  let body: Buffer;
+  let type: string;
+  if (file === 'start.js') {
+    body = Buffer.from(GRAPHIQL_START);
+    type = 'text/javascript; charset=utf-8';
+  } else {
+    const known = Object.hasOwn(ASSET_FILES, file) ? ASSET_FILES[file] : undefined;
+    if (known === undefined) return undefined;
+    body = readFileSync(require.resolve(known.module));
+    type = known.type;
+  }
+  asset = { body, type, etag: entityTag(body.toString('latin1')) };
+  assets.set(file, asset);
+  return asset;
+}

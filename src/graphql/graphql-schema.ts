@@ -1,0 +1,461 @@
+import {
+  GraphQLBoolean,
+  GraphQLEnumType,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLSchema,
+  GraphQLString,
+  type GraphQLEnumValueConfigMap,
+  type GraphQLFieldConfig,
+  type GraphQLFieldConfigArgumentMap,
+  type GraphQLFieldConfigMap,
+  type GraphQLInputFieldConfigMap,
+} from 'graphql';
+import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
+import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import type { FilterOperator, SortKey, StoredRecord } from '../store/record-store.js';
+import { canonicalFields } from '../store/record-store.js';
+import { NotFoundError } from '../errors.js';
+import type { GraphqlContext } from './graphql-context.js';
+import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+
+/** What the root and relation list fields take: Relay's paging arguments plus filter and sort. */
+interface ListArgs {
+  filter?: Record<string, Record<string, unknown> | null> | null;
+  sort?: readonly string[] | null;
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+interface TypesOfResource {
+  object: GraphQLObjectType;
+  connection: GraphQLObjectType;
+  filter: GraphQLInputObjectType;
+  sort: GraphQLEnumType;
+  createInput: GraphQLInputObjectType;
+  updateInput: GraphQLInputObjectType;
+  /** Sort enum value → sort key. */
+  sortKeys: Map<string, SortKey>;
+}
+
+/**
+ * The GraphQL schema of a resource schema: for each resource (`users`, type `User`) the queries
+ * `user(id)`, `users(...)` and `usersConnection(...)`, relation fields with the same arguments,
+ * and the mutations `createUser`, `updateUser`, `replaceUser`, `deleteUser`. Every resolver calls
+ * the core operations (so access rules, validation and errors are the REST API's); relation fields
+ * load through the request's batch loaders (no query per parent).
+ */
+export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): GraphQLSchema {
+  const filterInputs = new Map<string, GraphQLInputObjectType>();
+  const enums = new Map<string, GraphQLEnumType>();
+  const types = new Map<string, TypesOfResource>();
+  const pageInfo = new GraphQLObjectType({
+    name: 'PageInfo',
+    description: 'Where a page lies in its list (Relay cursor connections).',
+    fields: {
+      hasNextPage: { type: new GraphQLNonNull(GraphQLBoolean) },
+      hasPreviousPage: { type: new GraphQLNonNull(GraphQLBoolean) },
+      startCursor: { type: GraphQLString },
+      endCursor: { type: GraphQLString },
+    },
+  });
+
+  const typeOf = (resource: ResourceModel): TypesOfResource => {
+    const found = types.get(resource.name);
+    if (found === undefined) throw new Error(`unknown resource ${resource.name}`);
+    return found;
+  };
+  const resourceNamed = (name: string): ResourceModel => {
+    const resource = model.resources.get(name);
+    if (resource === undefined) throw new Error(`unknown resource ${name}`);
+    return resource;
+  };
+
+  const enumOf = (resource: ResourceModel, field: FieldModel): GraphQLEnumType | undefined => {
+    const values = field.values ?? [];
+    // Enum values that are not GraphQL names (`in-progress`) stay strings, checked by the core.
+    if (values.length === 0 || !values.every((v) => NAME.test(v) && !['true', 'false', 'null'].includes(v))) return undefined;
+    const name = `${resource.typeName}${pascal(field.name)}`;
+    let type = enums.get(name);
+    if (type === undefined) {
+      type = new GraphQLEnumType({ name, values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
+      enums.set(name, type);
+    }
+    return type;
+  };
+
+  const scalarOf = (resource: ResourceModel, field: FieldModel): GraphQLScalarType | GraphQLEnumType => {
+    if (field.name === 'id' || field.references !== undefined) return GraphQLID;
+    switch (field.type) {
+      case 'string':
+        return GraphQLString;
+      case 'integer':
+        return (field.min ?? -Infinity) >= INT32_MIN && (field.max ?? Infinity) <= INT32_MAX ? GraphQLInt : SafeIntScalar;
+      case 'number':
+        return GraphQLFloat;
+      case 'boolean':
+        return GraphQLBoolean;
+      case 'datetime':
+        return DateTimeScalar;
+      case 'date':
+        return DateScalar;
+      case 'enum':
+        return enumOf(resource, field) ?? GraphQLString;
+      case 'json':
+        return JsonScalar;
+    }
+  };
+
+  const filterInputOf = (resource: ResourceModel, field: FieldModel): GraphQLInputObjectType => {
+    const scalar = scalarOf(resource, field);
+    const name = `${scalar.name}Filter`;
+    let input = filterInputs.get(name);
+    if (input === undefined) {
+      // One input type per scalar, so its operators follow the scalar (an enum kept as a String
+      // takes the string operators; the core refuses those that do not apply to enums).
+      const operators =
+        scalar === GraphQLID ? OPERATORS_BY_TYPE.integer : scalar === GraphQLString ? OPERATORS_BY_TYPE.string : OPERATORS_BY_TYPE[field.type];
+      const fields: GraphQLInputFieldConfigMap = {};
+      for (const op of operators) {
+        fields[op] =
+          op === 'isNull'
+            ? { type: GraphQLBoolean, description: 'true: only rows where the field is null; false: only rows where it is not.' }
+            : op === 'in'
+              ? { type: new GraphQLList(new GraphQLNonNull(scalar)), description: 'Any of these values.' }
+              : { type: scalar, description: OPERATOR_DESCRIPTIONS[op] };
+      }
+      input = new GraphQLInputObjectType({ name, description: `Conditions on a ${scalar.name} field; all must hold.`, fields });
+      filterInputs.set(name, input);
+    }
+    return input;
+  };
+
+  for (const resource of model.resources.values()) {
+    const typeName = resource.typeName;
+    const sortKeys = new Map<string, SortKey>();
+    const sortValues: GraphQLEnumValueConfigMap = {};
+    for (const field of canonicalFields(resource)) {
+      if (field.type === 'json') continue;
+      for (const direction of ['asc', 'desc'] as const) {
+        const value = `${constantCase(field.name)}_${direction.toUpperCase()}`;
+        sortKeys.set(value, { field: field.name, direction });
+        sortValues[value] = { value, description: `${field.name}, ${direction === 'asc' ? 'ascending (nulls first)' : 'descending (nulls last)'}` };
+      }
+    }
+    const object: GraphQLObjectType = new GraphQLObjectType({
+      name: typeName,
+      ...(resource.description === undefined ? {} : { description: resource.description }),
+      fields: () => objectFields(resource),
+    });
+    const connection: GraphQLObjectType = new GraphQLObjectType({
+      name: `${typeName}Connection`,
+      description: `A page of ${resource.name} (Relay cursor connection).`,
+      fields: () => ({
+        edges: {
+          type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(edge))),
+        },
+        nodes: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(object))), description: `The ${resource.name} of the page, without cursors.` },
+        pageInfo: { type: new GraphQLNonNull(pageInfo) },
+        totalCount: { type: new GraphQLNonNull(GraphQLInt), description: 'How many rows match the filter in all (costs one more query).' },
+      }),
+    });
+    const edge: GraphQLObjectType = new GraphQLObjectType({
+      name: `${typeName}Edge`,
+      fields: () => ({
+        cursor: { type: new GraphQLNonNull(GraphQLString) },
+        node: { type: new GraphQLNonNull(object) },
+      }),
+    });
+    const filter = new GraphQLInputObjectType({
+      name: `${typeName}Filter`,
+      description: `Conditions on ${resource.name}; all must hold.`,
+      fields: () => Object.fromEntries(canonicalFields(resource).map((f) => [f.name, { type: filterInputOf(resource, f) }])),
+    });
+    const sort = new GraphQLEnumType({ name: `${typeName}Sort`, values: sortValues });
+    const inputFields = (forCreate: boolean): GraphQLInputFieldConfigMap =>
+      Object.fromEntries(
+        resource.writableFields.map((field) => {
+          const scalar = scalarOf(resource, field);
+          // The owner field is filled in from the token, so it may be left out even when required.
+          const required = forCreate && field.required && field.default === undefined && field.name !== resource.owner;
+          return [field.name, { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field) }];
+        }),
+      );
+    const createInput = new GraphQLInputObjectType({ name: `${typeName}CreateInput`, description: `A whole ${resource.singular} (create and replace).`, fields: () => inputFields(true) });
+    const updateInput = new GraphQLInputObjectType({
+      name: `${typeName}UpdateInput`,
+      description: `Only the fields to change; null clears a field.`,
+      fields: () => inputFields(false),
+    });
+    types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys });
+  }
+
+  const listArgs = (resource: ResourceModel): GraphQLFieldConfigArgumentMap => {
+    const t = typeOf(resource);
+    return {
+      filter: { type: t.filter },
+      sort: { type: new GraphQLList(new GraphQLNonNull(t.sort)), description: 'Sort keys in order; id ascending always breaks ties.' },
+      first: { type: GraphQLInt, description: `The first n (default ${limits.defaultLimit}, at most ${limits.maxLimit}).` },
+      after: { type: GraphQLString, description: 'Only rows after this cursor.' },
+      last: { type: GraphQLInt, description: `The last n (at most ${limits.maxLimit}), in the same order.` },
+      before: { type: GraphQLString, description: 'Only rows before this cursor.' },
+    };
+  };
+
+  const listQueryOf = (resource: ResourceModel, args: ListArgs, count = false): ListQuery => {
+    const t = typeOf(resource);
+    const input: StructuredListInput = {
+      filters: Object.entries(args.filter ?? {}).flatMap(([field, ops]) =>
+        Object.entries(ops ?? {}).map(([op, value]) => ({ field, op: op as FilterOperator, value })),
+      ),
+      sort: (args.sort ?? []).map((value) => {
+        const key = t.sortKeys.get(value);
+        if (key === undefined) throw new Error(`unknown sort ${value}`);
+        return key;
+      }),
+      first: args.first ?? null,
+      last: args.last ?? null,
+      after: args.after ?? null,
+      before: args.before ?? null,
+      count,
+    };
+    return structuredListQuery(resource, input, limits);
+  };
+
+  const relationFields = (resource: ResourceModel, relation: RelationModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
+    const target = resourceNamed(relation.target);
+    const t = typeOf(target);
+    if (relation.kind === 'belongsTo') {
+      return {
+        [relation.name]: {
+          type: t.object,
+          description: `The ${target.singular} this ${resource.singular} belongs to (through ${relation.foreignKey}).`,
+          resolve: async (parent, _args, ctx) => {
+            const key = parent[relation.foreignKey];
+            return typeof key === 'number' ? ((await ctx.loaders.byId(target).load(key)) ?? null) : null;
+          },
+        },
+      };
+    }
+    const args = listArgs(target);
+    return {
+      [relation.name]: {
+        type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(t.object))),
+        description: `The ${target.name} of this ${resource.singular} (through ${relation.foreignKey}).`,
+        args,
+        resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
+          const query = listQueryOf(target, listArgsGiven);
+          return (await ctx.loaders.relatedPage(relation, query).load(parent.id as number)).records;
+        },
+      },
+      [`${relation.name}Connection`]: {
+        type: new GraphQLNonNull(t.connection),
+        description: `The ${target.name} of this ${resource.singular} as a cursor connection.`,
+        args,
+        resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
+          const query = listQueryOf(target, listArgsGiven);
+          const page = await ctx.loaders.relatedPage(relation, query).load(parent.id as number);
+          return connectionOf(ctx, target, query, page.records, page.more, () =>
+            ctx.loaders.relatedCount(relation, query.filters).load(parent.id as number),
+          );
+        },
+      },
+    };
+  };
+
+  const objectFields = (resource: ResourceModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
+    const fields: GraphQLFieldConfigMap<StoredRecord, GraphqlContext> = {};
+    for (const field of canonicalFields(resource)) {
+      const scalar = scalarOf(resource, field);
+      const required = field.system || field.required;
+      fields[field.name] = { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field) };
+    }
+    for (const relation of resource.relations.values()) Object.assign(fields, relationFields(resource, relation));
+    return fields;
+  };
+
+  const query: GraphQLFieldConfigMap<unknown, GraphqlContext> = {};
+  const mutation: GraphQLFieldConfigMap<unknown, GraphqlContext> = {};
+  for (const resource of model.resources.values()) {
+    const t = typeOf(resource);
+    const singular = camel(resource.singular);
+    const plural = camel(resource.name);
+    const typeName = resource.typeName;
+    query[singular] = {
+      type: t.object,
+      description: `One ${resource.singular} by id (null, with a not-found error, when there is none).`,
+      args: { id: { type: new GraphQLNonNull(GraphQLID) } },
+      resolve: (_root, args: { id: string }, ctx) => ctx.operations.get(ctx.operation, resource, idOf(resource, args.id)),
+    } satisfies GraphQLFieldConfig<unknown, GraphqlContext, { id: string }>;
+    query[plural] = {
+      type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(t.object))),
+      description: `A page of ${resource.name}.`,
+      args: listArgs(resource),
+      resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args))).records,
+    };
+    query[`${plural}Connection`] = {
+      type: new GraphQLNonNull(t.connection),
+      description: `A page of ${resource.name} as a cursor connection, with the total count on request.`,
+      args: listArgs(resource),
+      resolve: async (_root, args: ListArgs, ctx) => {
+        const listQuery = listQueryOf(resource, args);
+        const page = await ctx.operations.list(ctx.operation, resource, listQuery);
+        return connectionOf(ctx, resource, listQuery, page.records, page.more, async () => {
+          const counted = await ctx.operations.list(ctx.operation, resource, { ...listQuery, limit: 0, count: true });
+          return counted.total ?? 0;
+        });
+      },
+    };
+    mutation[`create${typeName}`] = {
+      type: new GraphQLNonNull(t.object),
+      description: `Creates a ${resource.singular}.`,
+      args: { input: { type: new GraphQLNonNull(t.createInput) } },
+      resolve: (_root, args: { input: Record<string, unknown> }, ctx) =>
+        ctx.operations.create(ctx.operation, resource, bodyOf(resource, args.input)),
+    };
+    mutation[`update${typeName}`] = {
+      type: new GraphQLNonNull(t.object),
+      description: `Changes only the given fields of a ${resource.singular} (null clears a field).`,
+      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
+      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
+        ctx.operations.update(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
+    };
+    mutation[`replace${typeName}`] = {
+      type: new GraphQLNonNull(t.object),
+      description: `Replaces every field of a ${resource.singular}; fields left out take their defaults or become null.`,
+      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
+      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
+        ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
+    };
+    mutation[`delete${typeName}`] = {
+      type: new GraphQLNonNull(GraphQLID),
+      description: `Deletes a ${resource.singular} (with the rows its references cascade to); returns its id.`,
+      args: { id: { type: new GraphQLNonNull(GraphQLID) } },
+      resolve: async (_root, args: { id: string }, ctx) => {
+        const id = idOf(resource, args.id);
+        await ctx.operations.delete(ctx.operation, resource, id);
+        return id;
+      },
+    };
+  }
+
+  return new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: query }),
+    mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
+  });
+}
+
+/** A connection object from a page: edges with cursors, page info, and the total count when asked. */
+function connectionOf(
+  ctx: GraphqlContext,
+  resource: ResourceModel,
+  query: ListQuery,
+  records: StoredRecord[],
+  more: boolean,
+  total: () => Promise<number>,
+): Record<string, unknown> {
+  const backward = query.backward === true;
+  const edges = records.map((node) => ({
+    node,
+    get cursor(): string {
+      return ctx.operations.cursorOf(resource, query.sort, node);
+    },
+  }));
+  return {
+    edges,
+    nodes: records,
+    pageInfo: {
+      hasNextPage: backward ? false : more,
+      hasPreviousPage: backward ? more : false,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges[edges.length - 1]?.cursor ?? null,
+    },
+    totalCount: total,
+  };
+}
+
+/** A GraphQL ID naming a row: the REST id's decimal digits. Anything else names no row (404). */
+function idOf(resource: ResourceModel, id: string): number {
+  if (/^[1-9]\d{0,15}$/.test(id)) {
+    const n = Number(id);
+    if (Number.isSafeInteger(n)) return n;
+  }
+  throw new NotFoundError(`There is no ${resource.singular} with id ${id.slice(0, 40)}.`);
+}
+
+/**
+ * A mutation input as the core's JSON body: reference fields (GraphQL IDs) become the numbers REST
+ * takes; a reference that is not a number is passed on as given, for the validator to name.
+ */
+function bodyOf(resource: ResourceModel, input: Record<string, unknown>): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(input)) {
+    const field = resource.fields.get(name);
+    body[name] = field?.references !== undefined && typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
+  }
+  return body;
+}
+
+function describe(field: FieldModel): { description?: string } {
+  const parts: string[] = [];
+  if (field.description !== undefined) parts.push(field.description);
+  const rules: string[] = [];
+  if (field.unique && !field.system) rules.push('unique');
+  if (field.minLength !== undefined) rules.push(`at least ${field.minLength} characters`);
+  if (field.maxLength !== undefined) rules.push(`at most ${field.maxLength} characters`);
+  if (field.min !== undefined) rules.push(`at least ${field.min}`);
+  if (field.max !== undefined) rules.push(`at most ${field.max}`);
+  if (field.pattern !== undefined) rules.push(`matches ${field.pattern}`);
+  if (field.format !== undefined) rules.push(`format ${field.format}`);
+  if (field.type === 'enum' && field.values !== undefined) rules.push(`one of ${field.values.join(', ')}`);
+  if (field.default !== undefined) rules.push(`default ${JSON.stringify(field.default)}`);
+  if (field.references !== undefined) rules.push(`refers to ${field.references}`);
+  if (rules.length > 0) parts.push(`(${rules.join('; ')})`);
+  return parts.length === 0 ? {} : { description: parts.join(' ') };
+}
+
+const OPERATOR_DESCRIPTIONS: Record<FilterOperator, string> = {
+  eq: 'Equal to.',
+  ne: 'Not equal to (null fields count as not equal).',
+  lt: 'Less than.',
+  lte: 'Less than or equal to.',
+  gt: 'Greater than.',
+  gte: 'Greater than or equal to.',
+  in: 'Any of these values.',
+  contains: 'Contains this text (case-sensitive).',
+  startsWith: 'Starts with this text (case-sensitive).',
+  isNull: 'Whether the field is null.',
+};
+
+function pascal(name: string): string {
+  return name
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('');
+}
+
+function camel(name: string): string {
+  const p = pascal(name);
+  return p.charAt(0).toLowerCase() + p.slice(1);
+}
+
+/** `createdAt` → `CREATED_AT`. */
+function constantCase(name: string): string {
+  return name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toUpperCase();
+}
