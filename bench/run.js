@@ -326,6 +326,14 @@ function computeRatios(out) {
       const clean = failures(subject) === 0 && !row.checks[SUBJECT];
       row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0 };
     }
+    row.scenarioRatios = {};
+    for (const [otherName, target] of Object.entries(scenario.scenarioTargets ?? {})) {
+      const other = out.scenarios.find((r) => r.name === otherName)?.results[SUBJECT];
+      if (!subject?.reqPerSec || !other?.reqPerSec) continue;
+      const value = subject.reqPerSec / other.reqPerSec;
+      const clean = failures(subject) === 0 && !row.checks[SUBJECT];
+      row.scenarioRatios[otherName] = { value, target, pass: clean && value >= target, flagged: !clean || failures(other) > 0 };
+    }
   }
 }
 
@@ -389,6 +397,13 @@ function printTable(out) {
   console.log(line(rows[0]));
   console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
   for (const r of rows.slice(1)) console.log(line(r));
+  for (const row of out.scenarios) {
+    for (const [otherName, ratio] of Object.entries(row.scenarioRatios ?? {})) {
+      console.log(
+        `${SUBJECT}: ${row.name} / ${otherName} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`,
+      );
+    }
+  }
   for (const note of notes) console.log(note);
   console.log(
     '(! = failed requests: non-2xx, socket errors or timeouts; * = differs from the expected API; ' +

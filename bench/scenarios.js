@@ -11,6 +11,8 @@
 //   unique    true when no two requests may be the same (creates): the wrk pool is
 //             then sized so it never wraps around
 //   targets   { [referenceServer]: minimum ratio restgraph / reference }
+//   scenarioTargets  { [otherScenario]: minimum ratio of restgraph's req/s in this scenario to
+//             its req/s in the other one, same run (GraphQL vs REST on the same server)
 //   check     optional async ({ request, size, users, server }) => [problem, ...]; run
 //             once against each server before the load, to prove it does the real work
 //
@@ -29,6 +31,9 @@ function firstByName(users, limit) {
     .slice(0, limit)
     .map((u) => String(u.id));
 }
+
+const USER_QUERY = 'query User($id: ID!) { user(id: $id) { id name email bio createdAt updatedAt } }';
+const SEED_QUERY = 'query Seed($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }';
 
 export const scenarios = [
   {
@@ -61,6 +66,39 @@ export const scenarios = [
       if (!Array.isArray(res.json)) return [`GET ${path}: not a bare JSON array`];
       const got = res.json.map((u) => String(u.id)).join(',');
       return got === firstByName(users, 20).join(',') ? [] : [`GET ${path}: not the first 20 rows by name, id`];
+    },
+  },
+  {
+    // GraphQL's single-object read, as clients send it (the query text fixed, the id a variable,
+    // so the parsed document is reused), against REST's get-by-id on the same server.
+    name: 'graphql user(id)',
+    method: 'POST',
+    path: '/graphql',
+    headers: { 'content-type': 'application/json' },
+    body: (ctx) => ({ query: USER_QUERY, variables: { id: String(randomId(ctx)) } }),
+    servers: ['restgraph', 'restgraph-public'],
+    scenarioTargets: { 'get-by-id': 0.5 },
+    async check({ request, users }) {
+      const res = await request('POST', '/graphql', { query: USER_QUERY, variables: { id: '1' } });
+      const user = res.json?.data?.user;
+      if (res.status !== 200 || user?.id !== '1' || user.email !== users[0].email) return [`POST /graphql user(id: 1) -> ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`];
+      return [];
+    },
+  },
+  {
+    // The seed's example query (a user, and the last two of its posts: one batched relation query).
+    name: 'graphql seed query',
+    method: 'POST',
+    path: '/graphql',
+    headers: { 'content-type': 'application/json' },
+    body: (ctx) => ({ query: SEED_QUERY, variables: { id: String(randomId(ctx)) } }),
+    servers: ['restgraph', 'restgraph-public'],
+    scenarioTargets: { 'get-by-id': 0.3 },
+    async check({ request, users }) {
+      const res = await request('POST', '/graphql', { query: SEED_QUERY, variables: { id: '1' } });
+      const user = res.json?.data?.user;
+      if (res.status !== 200 || user?.name !== users[0].name || !Array.isArray(user.posts)) return [`POST /graphql seed query -> ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`];
+      return [];
     },
   },
   {

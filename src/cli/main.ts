@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { RestgraphError } from '../errors.js';
+import { runExportGraphql } from './export-command.js';
 import { runMigrate } from './migrate-command.js';
 import { runServe } from './serve-command.js';
 import { runTokenCreate, runTokenList, runTokenRevoke } from './token-command.js';
@@ -10,7 +11,7 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 const program = new Command()
   .name('restgraph')
-  .description('Serve a typed resource schema as a REST API with token authentication, on SQLite.')
+  .description('Serve a typed resource schema as a REST and GraphQL API with token authentication, on SQLite.')
   .version(version)
   .showHelpAfterError('(run with --help for usage)');
 
@@ -35,6 +36,17 @@ program
   .option('--allow-destructive', 'also apply changes that delete data (dropped fields or resources, changed types)')
   .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string; dryRun?: boolean; allowDestructive?: boolean }) => {
     process.exitCode = await runMigrate({ schemaFile, ...flags });
+  });
+
+const exporter = program.command('export').description('Print a description of the API generated from the schema.');
+
+exporter
+  .command('graphql')
+  .description('Print the GraphQL schema (SDL), as served at /graphql/schema.graphql.')
+  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .addHelpText('after', '\nExample:\n  restgraph export graphql my-schema.yaml > schema.graphql')
+  .action((schemaFile: string | undefined) => {
+    runExportGraphql({ schemaFile });
   });
 
 const token = program.command('token').description('Create, list and revoke API keys (works on the database directly).');

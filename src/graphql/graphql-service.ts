@@ -63,7 +63,7 @@ export class GraphqlService {
 
   constructor(model: SchemaModel, operations: ResourceOperations, options: GraphqlServiceOptions) {
     this.schema = buildGraphqlSchema(model, options.listLimits);
-    this.sdl = printSchema(this.schema);
+    this.sdl = `${printSchema(this.schema)}\n`;
     this.#operations = operations;
     this.#options = options;
     this.#rules = options.limits.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
