@@ -1,6 +1,15 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
 
+const require = createRequire(import.meta.url);
+
 export default defineConfig({
+  resolve: {
+    // Node resolves `graphql` to its CommonJS entry (the package has no "exports"), and so does
+    // graphql-http's require(); Vite would pick index.mjs for our sources, giving two copies of
+    // graphql-js ("Cannot use GraphQLSchema from another module or realm"). Use Node's choice.
+    alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

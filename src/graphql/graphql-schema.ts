@@ -190,7 +190,9 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
           const scalar = scalarOf(resource, field);
           // The owner field is filled in from the token, so it may be left out even when required.
           const required = forCreate && field.required && field.default === undefined && field.name !== resource.owner;
-          return [field.name, { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field) }];
+          // GraphQL deprecates only optional input fields.
+          const deprecated = field.deprecated !== undefined && !required ? { deprecationReason: field.deprecated } : {};
+          return [field.name, { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field), ...deprecated }];
         }),
       );
     const createInput = new GraphQLInputObjectType({ name: `${typeName}CreateInput`, description: `A whole ${resource.singular} (create and replace).`, fields: () => inputFields(true) });
@@ -280,7 +282,11 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     for (const field of canonicalFields(resource)) {
       const scalar = scalarOf(resource, field);
       const required = field.system || field.required;
-      fields[field.name] = { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field) };
+      fields[field.name] = {
+        type: required ? new GraphQLNonNull(scalar) : scalar,
+        ...describe(field),
+        ...(field.deprecated === undefined ? {} : { deprecationReason: field.deprecated }),
+      };
     }
     for (const relation of resource.relations.values()) Object.assign(fields, relationFields(resource, relation));
     return fields;

@@ -83,6 +83,9 @@ export class GraphqlService {
    * for its query and an unknown one answers PersistedQueryNotFound (the client then sends both).
    */
   async #parseRequestParams(req: Request<unknown, GraphqlRequestContext>): Promise<RequestParams | undefined> {
+    // Most requests carry no persisted query: leave them to the standard parser, unread.
+    const text = req.method === 'GET' ? req.url : typeof req.body === 'string' ? req.body : '';
+    if (!text.includes('persistedQuery')) return undefined;
     const raw = rawParams(req);
     const persisted = raw?.extensions?.persistedQuery;
     if (raw === undefined || persisted === undefined) return undefined; // the standard parser decides

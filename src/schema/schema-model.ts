@@ -11,6 +11,8 @@ export type OnDelete = 'restrict' | 'cascade' | 'setNull';
 export interface FieldDefinition {
   type: FieldType;
   description?: string;
+  /** Why the field is deprecated and what to use instead; it keeps working. */
+  deprecated?: string;
   required?: boolean;
   unique?: boolean;
   index?: boolean;
