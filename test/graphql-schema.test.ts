@@ -130,6 +130,25 @@ describe('generated types', () => {
   });
 });
 
+describe('with introspection off', () => {
+  it('the SDL is not published either (404 not-found, GraphQL-shaped), while queries work', async () => {
+    const hidden = await startTestApp({ schema: schemaFile, graphql: { introspection: false } });
+    try {
+      const res = await hidden.app.inject({ method: 'GET', url: '/graphql/schema.graphql' });
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({
+        errors: [{ message: 'The schema is not published: introspection is switched off on this server.', extensions: { code: 'not-found', status: 404 } }],
+      });
+      const query = await hidden.app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ people(first: 1) { id } }' } });
+      expect(query.json()).toEqual({ data: { people: [] } });
+      const introspection = await hidden.app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __schema { types { name } } }' } });
+      expect(introspection.json<{ errors: { extensions: { code: string } }[] }>().errors[0]?.extensions.code).toBe('graphql-validation');
+    } finally {
+      await hidden.close();
+    }
+  });
+});
+
 describe('restgraph export graphql', () => {
   it('prints exactly the SDL the server serves at /graphql/schema.graphql', async () => {
     const out = await finish(startCli(dir.path, ['export', 'graphql', schemaFile], {}, children));

@@ -262,7 +262,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
-  registerGraphqlRoutes(app, graphql, { getMaxAgeSeconds: options.graphql.getMaxAgeSeconds });
+  registerGraphqlRoutes(app, graphql, { getMaxAgeSeconds: options.graphql.getMaxAgeSeconds, publishSchema: options.graphql.introspection });
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
     const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: ['admin'] });

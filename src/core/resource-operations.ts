@@ -16,6 +16,11 @@ export interface OperationContext {
 }
 
 export interface WriteOptions {
+  /**
+   * Update only: whether an object given for a json field is merged into the stored value
+   * (JSON Merge Patch, REST's PATCH) rather than replacing it (GraphQL's update). @default true
+   */
+  mergeJson?: boolean;
   /** Checks the row as it is inside the write's transaction; throws to refuse (If-Match). */
   precondition?: (current: StoredRecord) => void;
   /** Runs inside the write's transaction, after it, with its result: commits or rolls back with it. */
@@ -103,6 +108,13 @@ export class ResourceOperations {
     return result;
   }
 
+  /** How many rows the principal may read match the filters (one query). */
+  async count(ctx: OperationContext, resource: ResourceModel, filters: ListQuery['filters']): Promise<number> {
+    authorize(ctx.principal, resource, 'read');
+    const owner = ownerReadFilter(ctx.principal, resource);
+    return this.#store.count(resource, owner === undefined ? filters : [...filters, owner]);
+  }
+
   /** The opaque keyset cursor of a row in a list sorted by `sort` (see docs/cursors.md). */
   cursorOf(resource: ResourceModel, sort: readonly SortKey[], record: StoredRecord): string {
     return encodeCursor(
@@ -128,16 +140,14 @@ export class ResourceOperations {
     const backward = query.backward === true;
     const lower = backward ? query.before : query.after;
     const upper = backward ? query.after : query.before;
-    const rows =
-      query.limit === 0 && !backward
-        ? []
-        : await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
-            sort: backward ? reverseSort(query.sort) : query.sort,
-            perKeyLimit: query.limit + 1,
-            filters: owner === undefined ? query.filters : [...query.filters, owner],
-            ...(lower === undefined ? {} : { after: lower }),
-            ...(upper === undefined ? {} : { before: upper }),
-          });
+    // One row more than the page per parent tells whether more lie beyond it (also for first: 0).
+    const rows = await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
+      sort: backward ? reverseSort(query.sort) : query.sort,
+      perKeyLimit: query.limit + 1,
+      filters: owner === undefined ? query.filters : [...query.filters, owner],
+      ...(lower === undefined ? {} : { after: lower }),
+      ...(upper === undefined ? {} : { before: upper }),
+    });
     const pages = new Map<number, { records: StoredRecord[]; more: boolean }>();
     for (const id of parentIds) pages.set(id, { records: [], more: false });
     for (const row of rows) pages.get(row[relation.foreignKey] as number)?.records.push(row);
@@ -220,7 +230,8 @@ export class ResourceOperations {
       for (const [name, value] of Object.entries(values)) {
         const field = fieldOf(resource, name);
         // Merge patch reaches into json fields: members merge, null members are removed.
-        const next = field.type === 'json' && isPlainObject(value) ? applyMergePatch(current[name], value) : value;
+        const merge = field.type === 'json' && options.mergeJson !== false && isPlainObject(value);
+        const next = merge ? applyMergePatch(current[name], value) : value;
         if (JSON.stringify(next) !== JSON.stringify(current[name])) changed[name] = next;
       }
       if (Object.keys(changed).length === 0) {

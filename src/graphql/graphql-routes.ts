@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
@@ -9,9 +10,14 @@ import type { GraphqlService } from './graphql-service.js';
 export interface GraphqlRouteOptions {
   /** max-age of Cache-Control on successful GET query responses (seconds). @default 0 */
   getMaxAgeSeconds: number;
+  /** Whether /graphql/schema.graphql serves the SDL (follows the introspection switch). */
+  publishSchema: boolean;
 }
 
 const ALLOW = 'GET, POST, OPTIONS';
+
+/** Codes of the refusals graphql-http answers with a status and no body. */
+const CODE_BY_STATUS: Record<number, string> = { 405: 'method-not-allowed', 406: 'not-acceptable', 415: 'unsupported-media-type' };
 
 /**
  * The GraphQL-over-HTTP adapter: `POST /graphql` and `GET /graphql` (queries only), GraphiQL for
@@ -46,7 +52,12 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
         });
         reply.code(init.status);
         for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
-        if (body === null) return sendErrors(reply, init.status, init.statusText, 'bad-request');
+        if (init.status === 405) {
+          // A mutation over GET (graphql-http writes its own plain body for it).
+          reply.header('cache-control', 'no-store');
+          return sendErrors(reply, 405, 'Mutations are not allowed over GET; send them with POST.', 'method-not-allowed');
+        }
+        if (body === null) return sendErrors(reply, init.status, init.statusText, CODE_BY_STATUS[init.status] ?? 'bad-request');
         if (request.method !== 'GET') return reply.send(body);
         return sendCacheable(request, reply, body, init.status, options.getMaxAgeSeconds);
       },
@@ -64,9 +75,11 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       url: '/graphql',
       handler: () => Promise.reject(new MethodNotAllowedError(`/graphql takes ${ALLOW}.`, { headers: { allow: ALLOW } })),
     });
-    scope.get('/graphql/schema.graphql', async (_request, reply) =>
-      reply.type('text/plain; charset=utf-8').header('cache-control', 'no-cache').send(service.sdl),
-    );
+    scope.get('/graphql/schema.graphql', async (_request, reply) => {
+      // With introspection off the schema is not published here either (export graphql prints it).
+      if (!options.publishSchema) throw new NotFoundError('The schema is not published: introspection is switched off on this server.');
+      return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-cache').send(service.sdl);
+    });
     scope.get('/graphql/assets/:file', async (request, reply) => {
       const asset = graphiqlAsset((request.params as { file: string }).file);
       if (asset === undefined) throw new NotFoundError('No such GraphiQL asset.');
@@ -84,7 +97,8 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
  */
 function sendCacheable(request: FastifyRequest, reply: FastifyReply, body: string, status: number, maxAge: number): FastifyReply {
   reply.header('vary', 'Accept, Authorization');
-  if (status !== 200 || body.includes('"errors":')) {
+  // graphql-http writes `errors` first when there are any.
+  if (status !== 200 || body.startsWith('{"errors":')) {
     return reply.header('cache-control', 'no-store').send(body);
   }
   const tag = entityTag(body);
@@ -136,8 +150,8 @@ const GRAPHIQL_START = `'use strict';
   root.render(React.createElement(GraphiQL, {
     fetcher: fetcher,
     defaultEditorToolsVisibility: true,
-    defaultHeaders: '{\\n  "Authorization": "Bearer <your API key or JWT>"\\n}',
-    defaultQuery: '# restgraph GraphQL. Put your token in the Headers tab below.\\n{\\n  __typename\\n}\\n'
+    defaultQuery: '# restgraph GraphQL. Reading private resources needs a token: open the Headers tab below\\n' +
+      '# and enter {"Authorization": "Bearer <your API key or JWT>"}.\\n{\\n  __typename\\n}\\n'
   }));
 })();
 `;
@@ -160,11 +174,18 @@ interface Asset {
 }
 
 const require = createRequire(import.meta.url);
-const ASSET_FILES: Record<string, { module: string; type: string }> = {
-  'graphiql.min.js': { module: 'graphiql/graphiql.min.js', type: 'text/javascript; charset=utf-8' },
-  'graphiql.min.css': { module: 'graphiql/graphiql.min.css', type: 'text/css; charset=utf-8' },
-  'react.production.min.js': { module: 'react/umd/react.production.min.js', type: 'text/javascript; charset=utf-8' },
-  'react-dom.production.min.js': { module: 'react-dom/umd/react-dom.production.min.js', type: 'text/javascript; charset=utf-8' },
+
+/** A file of an installed package (whatever its "exports" allow importing). */
+function packageFile(name: string, file: string): string {
+  return join(dirname(require.resolve(`${name}/package.json`)), file);
+}
+
+const JS = 'text/javascript; charset=utf-8';
+const ASSET_FILES: Record<string, { path: string; type: string }> = {
+  'graphiql.min.js': { path: packageFile('graphiql', 'graphiql.min.js'), type: JS },
+  'graphiql.min.css': { path: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css; charset=utf-8' },
+  'react.production.min.js': { path: packageFile('react', 'umd/react.production.min.js'), type: JS },
+  'react-dom.production.min.js': { path: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS },
 };
 const assets = new Map<string, Asset>();
 
@@ -180,7 +201,7 @@ function graphiqlAsset(file: string): Asset | undefined {
   } else {
     const known = Object.hasOwn(ASSET_FILES, file) ? ASSET_FILES[file] : undefined;
     if (known === undefined) return undefined;
-    body = readFileSync(require.resolve(known.module));
+    body = readFileSync(known.path);
     type = known.type;
   }
   asset = { body, type, etag: entityTag(body.toString('latin1')) };

@@ -254,7 +254,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     const args = listArgs(target);
     return {
       [relation.name]: {
-        type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(t.object))),
+        // Nullable: a relation the caller may not read is null with an error, and the parent stays.
+        type: new GraphQLList(new GraphQLNonNull(t.object)),
         description: `The ${target.name} of this ${resource.singular} (through ${relation.foreignKey}).`,
         args,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
@@ -263,7 +264,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
         },
       },
       [`${relation.name}Connection`]: {
-        type: new GraphQLNonNull(t.connection),
+        type: t.connection,
         description: `The ${target.name} of this ${resource.singular} as a cursor connection.`,
         args,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
@@ -305,48 +306,48 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
       args: { id: { type: new GraphQLNonNull(GraphQLID) } },
       resolve: (_root, args: { id: string }, ctx) => ctx.operations.get(ctx.operation, resource, idOf(resource, args.id)),
     } satisfies GraphQLFieldConfig<unknown, GraphqlContext, { id: string }>;
+    // Root and mutation fields are nullable: one that fails (access, validation) is null with its
+    // error, and the other fields of the request keep their data.
     query[plural] = {
-      type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(t.object))),
+      type: new GraphQLList(new GraphQLNonNull(t.object)),
       description: `A page of ${resource.name}.`,
       args: listArgs(resource),
       resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args))).records,
     };
     query[`${plural}Connection`] = {
-      type: new GraphQLNonNull(t.connection),
+      type: t.connection,
       description: `A page of ${resource.name} as a cursor connection, with the total count on request.`,
       args: listArgs(resource),
       resolve: async (_root, args: ListArgs, ctx) => {
         const listQuery = listQueryOf(resource, args);
         const page = await ctx.operations.list(ctx.operation, resource, listQuery);
-        return connectionOf(ctx, resource, listQuery, page.records, page.more, async () => {
-          const counted = await ctx.operations.list(ctx.operation, resource, { ...listQuery, limit: 0, count: true });
-          return counted.total ?? 0;
-        });
+        return connectionOf(ctx, resource, listQuery, page.records, page.more, () => ctx.operations.count(ctx.operation, resource, listQuery.filters));
       },
     };
     mutation[`create${typeName}`] = {
-      type: new GraphQLNonNull(t.object),
+      type: t.object,
       description: `Creates a ${resource.singular}.`,
       args: { input: { type: new GraphQLNonNull(t.createInput) } },
       resolve: (_root, args: { input: Record<string, unknown> }, ctx) =>
         ctx.operations.create(ctx.operation, resource, bodyOf(resource, args.input)),
     };
     mutation[`update${typeName}`] = {
-      type: new GraphQLNonNull(t.object),
+      type: t.object,
       description: `Changes only the given fields of a ${resource.singular} (null clears a field).`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
-        ctx.operations.update(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
+        // A json field given a value is set to it (GraphQL has no merge-patch reading of objects).
+        ctx.operations.update(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input), { mergeJson: false }),
     };
     mutation[`replace${typeName}`] = {
-      type: new GraphQLNonNull(t.object),
+      type: t.object,
       description: `Replaces every field of a ${resource.singular}; fields left out take their defaults or become null.`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
         ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
     };
     mutation[`delete${typeName}`] = {
-      type: new GraphQLNonNull(GraphQLID),
+      type: GraphQLID,
       description: `Deletes a ${resource.singular} (with the rows its references cascade to); returns its id.`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) } },
       resolve: async (_root, args: { id: string }, ctx) => {

@@ -3,6 +3,7 @@ import {
   GraphQLError,
   NoSchemaIntrospectionCustomRule,
   getOperationAST,
+  getVariableValues,
   parse,
   printSchema,
   specifiedRules,
@@ -60,12 +61,15 @@ export class GraphqlService {
   readonly #rules: readonly ValidationRule[];
   readonly #documents: LruCache<PreparedDocument>;
   readonly #persisted: LruCache<string>;
+  /** GraphQL type names of resources: what the cost counts (not connections, edges, page info). */
+  readonly #resourceTypes: ReadonlySet<string>;
 
   constructor(model: SchemaModel, operations: ResourceOperations, options: GraphqlServiceOptions) {
     this.schema = buildGraphqlSchema(model, options.listLimits);
     this.sdl = `${printSchema(this.schema)}\n`;
     this.#operations = operations;
     this.#options = options;
+    this.#resourceTypes = new Set([...model.resources.values()].map((r) => r.typeName));
     this.#rules = options.limits.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
     this.#documents = new LruCache(options.documentCacheSize ?? 1000);
     this.#persisted = new LruCache(options.persistedQueryCacheSize ?? 10_000);
@@ -83,8 +87,9 @@ export class GraphqlService {
    * for its query and an unknown one answers PersistedQueryNotFound (the client then sends both).
    */
   async #parseRequestParams(req: Request<unknown, GraphqlRequestContext>): Promise<RequestParams | undefined> {
-    // Most requests carry no persisted query: leave them to the standard parser, unread.
-    const text = req.method === 'GET' ? req.url : typeof req.body === 'string' ? req.body : '';
+    // Most requests carry no persisted query: leave them to the standard parser, unread. So are
+    // POSTs that are not JSON: the standard parser refuses them (415), persisted or not.
+    const text = req.method === 'GET' ? req.url : typeof req.body === 'string' && isJsonPost(req) ? req.body : '';
     if (!text.includes('persistedQuery')) return undefined;
     const raw = rawParams(req);
     const persisted = raw?.extensions?.persistedQuery;
@@ -128,7 +133,8 @@ export class GraphqlService {
         document = parse(params.query, { maxTokens: limits.maxTokens });
       } catch (error) {
         if (!(error instanceof GraphQLError)) throw error;
-        const tooLarge = error.message.includes('tokens');
+        // graphql-js: "Syntax Error: Document contains more that 5000 tokens. Parsing aborted."
+        const tooLarge = /^Syntax Error: Document contains more th(?:at|an) \d+ tokens/.test(error.message);
         return [
           new GraphQLError(error.message, {
             ...(error.source === undefined ? {} : { source: error.source }),
@@ -152,7 +158,7 @@ export class GraphqlService {
     const shape = this.#shapeOf(prepared, operation);
     const problems = shapeProblems(shape, limits);
     if (problems.length > 0) return problems.map(limitError);
-    const cost = operationCost(this.schema, prepared.document, operation, params.variables, listLimits.defaultLimit);
+    const cost = operationCost(this.schema, prepared.document, operation, params.variables, listLimits.defaultLimit, this.#resourceTypes);
     if (cost > limits.maxCost) {
       return [
         limitError({
@@ -162,6 +168,10 @@ export class GraphqlService {
           message: `The query may return ${cost} objects; at most ${limits.maxCost} are allowed (a list field counts its first/last, or ${listLimits.defaultLimit} without). Ask for smaller pages.`,
         }),
       ];
+    }
+    if ((operation.variableDefinitions?.length ?? 0) > 0 || params.variables !== undefined) {
+      const coerced = getVariableValues(this.schema, operation.variableDefinitions ?? [], params.variables ?? {});
+      if (coerced.errors !== undefined) return coerced.errors.map((e) => withCode(e, 'graphql-validation'));
     }
     const ctx = req.context.operation;
     return {
@@ -185,7 +195,11 @@ export class GraphqlService {
 
   /** Every error a client sees carries `extensions.code` (restgraph's codes) and `extensions.status`. */
   #formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
-    if (!(error instanceof GraphQLError)) return requestError(error.message, 'bad-request');
+    if (!(error instanceof GraphQLError)) {
+      // graphql-http's own request errors: "Unparsable JSON body", "Missing body", "Missing query", …
+      const malformed = error.message === 'Unparsable JSON body' || error.message === 'Missing body';
+      return requestError(error.message, malformed ? 'malformed-json' : 'bad-request');
+    }
     const original = error.originalError;
     if (original instanceof RestgraphError) {
       return new GraphQLError(original.message, {
@@ -250,6 +264,15 @@ function rawParams(req: Request<unknown, GraphqlRequestContext>): RawParams | un
   } catch {
     return undefined;
   }
+}
+
+/** A POST graphql-http reads: `Content-Type: application/json` (UTF-8, the default). */
+function isJsonPost(req: Request<unknown, GraphqlRequestContext>): boolean {
+  const headers = req.headers as Record<string, string | string[] | undefined>;
+  const contentType = headers['content-type'];
+  if (typeof contentType !== 'string') return false;
+  const [mediaType, charset = 'charset=utf-8'] = contentType.replace(/\s/g, '').toLowerCase().split(';');
+  return req.method === 'POST' && mediaType === 'application/json' && charset === 'charset=utf-8';
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -49,13 +49,16 @@ export interface DocumentShape {
 export function measureDocument(document: DocumentNode, operation: OperationDefinitionNode): DocumentShape {
   const fragments = fragmentsOf(document);
   const shape: DocumentShape = { depth: 0, aliases: 0, directives: operation.directives?.length ?? 0 };
-  const walk = (set: SelectionSetNode, depth: number, visiting: Set<string>): void => {
+  // `depth` is undefined inside introspection (__schema, __type): its size is bounded by the
+  // schema, not by data, and its standard query (GraphiQL's) nests 15 deep, so it is governed by
+  // the introspection switch instead. Aliases and directives count everywhere.
+  const walk = (set: SelectionSetNode, depth: number | undefined, visiting: Set<string>): void => {
     for (const selection of set.selections) {
       shape.directives += selection.directives?.length ?? 0;
       if (selection.kind === Kind.FIELD) {
         if (selection.alias !== undefined) shape.aliases++;
-        const fieldDepth = depth + 1;
-        if (fieldDepth > shape.depth) shape.depth = fieldDepth;
+        const fieldDepth = depth === undefined || selection.name.value.startsWith('__') ? undefined : depth + 1;
+        if (fieldDepth !== undefined && fieldDepth > shape.depth) shape.depth = fieldDepth;
         if (selection.selectionSet !== undefined) walk(selection.selectionSet, fieldDepth, visiting);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         walk(selection.selectionSet, depth, visiting);
@@ -90,10 +93,12 @@ export function shapeProblems(shape: DocumentShape, limits: GraphqlLimits): Limi
 }
 
 /**
- * The cost of an operation: how many objects it may return at most. A field returning one object
- * costs 1; a list field costs its page size (`first` or `last`, else the default page size) and
- * multiplies everything below it by that size. Scalars are free. `users(first: 100) { posts(first: 10) { title } }`
- * costs 100 + 100 × 10 = 1,100.
+ * The cost of an operation: how many resource objects it may return at most. A field returning
+ * one object costs 1; a paged field (list or connection) multiplies everything below it by its
+ * page size (`first` or `last`, else the default page size). Only resource objects count, not the
+ * connections, edges and page infos around them, nor scalars.
+ * `users(first: 100) { posts(first: 10) { title } }` costs 100 + 100 × 10 = 1,100, and so does
+ * `usersConnection(first: 100) { edges { node { postsConnection(first: 10) { nodes { title } } } } }`.
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -101,6 +106,7 @@ export function operationCost(
   operation: OperationDefinitionNode,
   variables: Readonly<Record<string, unknown>> | null | undefined,
   defaultPageSize: number,
+  resourceTypes: ReadonlySet<string>,
 ): number {
   const fragments = fragmentsOf(document);
   const root = operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : operation.operation === OperationTypeNode.SUBSCRIPTION ? schema.getSubscriptionType() : schema.getQueryType();
@@ -119,7 +125,7 @@ export function operationCost(
         const paged = field.args.some((a) => a.name === 'first');
         const size = paged ? (intValue(args.get('first'), variables) ?? intValue(args.get('last'), variables) ?? defaultPageSize) : 1;
         const objects = multiplier * size;
-        cost += objects;
+        if (resourceTypes.has(named.name)) cost += objects;
         cost += walk(selection.selectionSet, named, objects, visiting);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition === undefined ? type : schema.getType(selection.typeCondition.name.value);
