@@ -44,6 +44,19 @@ export interface RestgraphOptions {
   graphql?: Partial<GraphqlOptions>;
   /** Called with the text of every SQL statement run (instrumentation; tests count round trips). */
   onSqlStatement?: (sql: string) => void;
+  /** The event outbox and streams; see {@link EventOptions}. */
+  events?: Partial<EventOptions>;
+}
+
+export interface EventOptions {
+  /** How long events are kept in the outbox (and can be replayed). @default 7 days */
+  retentionMs: number;
+  /** Interval of the SSE heartbeat comment. @default 15_000 */
+  heartbeatMs: number;
+  /** Bytes an event-stream client may leave unread before it is disconnected. @default 1 MiB */
+  maxBufferedBytes: number;
+  /** How often the outbox is read without a wake-up. @default 1000 */
+  pollIntervalMs: number;
 }
 
 export interface GraphqlOptions extends GraphqlLimits {
@@ -70,6 +83,7 @@ export interface ResolvedOptions {
   bootstrapAdminKey: boolean;
   graphql: GraphqlOptions;
   onSqlStatement: ((sql: string) => void) | undefined;
+  events: EventOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -99,6 +113,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     getMaxAgeSeconds: 0,
   }),
   onSqlStatement: undefined,
+  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024, pollIntervalMs: 1000 }),
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -122,5 +137,6 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
     graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),
     onSqlStatement: options.onSqlStatement,
+    events: Object.freeze({ ...DEFAULT_OPTIONS.events, ...options.events }),
   });
 }

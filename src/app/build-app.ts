@@ -22,12 +22,17 @@ import { IdempotencyStore } from '../store/idempotency-store.js';
 import { applyMigration, planMigration } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
+import { EventStore } from '../store/event-store.js';
+import { EventDispatcher } from '../core/event-dispatcher.js';
+import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { BatchedLogDestination } from './log-destination.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
 
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
 export interface RestgraphContext {
   options: Readonly<ResolvedOptions>;
+  /** The one event path: outbox reader feeding streams (and later subscriptions and webhooks). */
+  events: EventDispatcher;
   graphql: GraphqlService;
   schema: SchemaModel;
   operations: ResourceOperations;
@@ -135,7 +140,17 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
 
   const store = new RecordStore(db, rules);
-  const operations = new ResourceOperations({ schema, db, store, validator: new RecordValidator(schema.resources.values()), limits: { maxEmbedded: options.maxEmbedded } });
+  const eventStore = new EventStore(db);
+  const dispatcher = new EventDispatcher(eventStore, schema, { pollIntervalMs: options.events.pollIntervalMs });
+  const operations = new ResourceOperations({
+    schema,
+    db,
+    store,
+    validator: new RecordValidator(schema.resources.values()),
+    limits: { maxEmbedded: options.maxEmbedded },
+    events: eventStore,
+    onEventsCommitted: () => dispatcher.notify(),
+  });
   const idempotency = new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: 60_000 });
   const apiKeys = new ApiKeyStore(db);
   const tokens = new TokenOperations(apiKeys);
@@ -202,7 +217,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     listLimits: options.listLimits,
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
   });
-  app.decorate('restgraph', { options, schema, operations, graphql, tokens, authenticator, databaseDescription: description });
+  app.decorate('restgraph', { options, events: dispatcher, schema, operations, graphql, tokens, authenticator, databaseDescription: description });
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorate('startDraining', () => {
     draining = true;
@@ -262,6 +277,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
+  registerEventStreamRoutes(app, schema, dispatcher, { heartbeatMs: options.events.heartbeatMs, maxBufferedBytes: options.events.maxBufferedBytes });
   registerGraphqlRoutes(app, graphql, { getMaxAgeSeconds: options.graphql.getMaxAgeSeconds, publishSchema: options.graphql.introspection });
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
@@ -284,6 +300,9 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   const prune = (): void => {
     idempotency.prune().catch((error: unknown) => app.log.warn({ err: error }, 'pruning idempotency keys failed'));
+    eventStore
+      .prune(new Date(Date.now() - options.events.retentionMs).toISOString())
+      .catch((error: unknown) => app.log.warn({ err: error }, 'pruning events failed'));
   };
   const pruneTimer = setInterval(prune, IDEMPOTENCY_PRUNE_INTERVAL_MS);
   pruneTimer.unref();
@@ -296,6 +315,12 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.server.headersTimeout = Math.min(options.requestTimeoutMs, 60_000);
   app.server.requestTimeout = options.requestTimeoutMs;
 
+  await dispatcher.start((error) => app.log.error({ err: error }, 'reading the event outbox failed'));
+  // Event streams never end by themselves: end them first, so close() can finish.
+  app.addHook('preClose', (done) => {
+    dispatcher.stop();
+    done();
+  });
   app.addHook('onClose', async () => {
     clearInterval(pruneTimer);
     clearInterval(flushTimer);

@@ -80,6 +80,10 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     graphql.introspection = boolean(env, 'RESTGRAPH_GRAPHQL_INTROSPECTION');
   }
   if (Object.keys(graphql).length > 0) options.graphql = graphql;
+  const events: NonNullable<RestgraphOptions['events']> = {};
+  if (env.RESTGRAPH_EVENT_RETENTION_DAYS !== undefined) events.retentionMs = integer(env, 'RESTGRAPH_EVENT_RETENTION_DAYS', 7, 1, 3650) * 24 * 60 * 60 * 1000;
+  if (env.RESTGRAPH_SSE_HEARTBEAT_SECONDS !== undefined) events.heartbeatMs = integer(env, 'RESTGRAPH_SSE_HEARTBEAT_SECONDS', 15, 1, 3600) * 1000;
+  if (Object.keys(events).length > 0) options.events = events;
   return options;
 }
 

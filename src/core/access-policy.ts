@@ -10,6 +10,15 @@ const NOBODY = '\u0000no-subject';
  * The access rules of the schema, applied in one place for every adapter: the operation's rule
  * (public, authenticated, or any one of a list of scopes; `admin` passes all) and the owner rule.
  */
+/** Whether `principal` may read `resource` at all (its read rule; the owner rule still filters rows). */
+export function canRead(principal: Principal, resource: ResourceModel): boolean {
+  if (isAdmin(principal)) return true;
+  const rule = resource.access.read;
+  if (rule.kind === 'public') return true;
+  if (principal.kind === 'anonymous') return false;
+  return rule.kind === 'authenticated' || rule.anyOf.some((scope) => principal.scopes.has(scope));
+}
+
 export function authorize(principal: Principal, resource: ResourceModel, operation: AccessOperation): void {
   if (isAdmin(principal)) return;
   const rule = resource.access[operation];

@@ -2,6 +2,7 @@ import { ForbiddenError, NotFoundError, ReferenceConflictError, UniqueConflictEr
 import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
+import type { EventStore, NewEvent } from '../store/event-store.js';
 import { ConstraintViolation } from '../store/store-errors.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
@@ -57,15 +58,28 @@ export class ResourceOperations {
   readonly #store: RecordStore;
   readonly #validator: RecordValidator;
   readonly #limits: OperationLimits;
+  readonly #events: EventStore;
+  readonly #onEventsCommitted: (() => void) | undefined;
   /** For each resource, the fields elsewhere that reference it. */
   readonly #referencedBy = new Map<string, Reference[]>();
 
-  constructor(options: { schema: SchemaModel; db: SqlDatabase; store: RecordStore; validator: RecordValidator; limits: OperationLimits }) {
+  constructor(options: {
+    schema: SchemaModel;
+    db: SqlDatabase;
+    store: RecordStore;
+    validator: RecordValidator;
+    limits: OperationLimits;
+    events: EventStore;
+    /** Called after a transaction that wrote events has committed (wakes the event dispatcher). */
+    onEventsCommitted?: () => void;
+  }) {
     this.schema = options.schema;
     this.#db = options.db;
     this.#store = options.store;
     this.#validator = options.validator;
     this.#limits = options.limits;
+    this.#events = options.events;
+    this.#onEventsCommitted = options.onEventsCommitted;
     for (const resource of this.schema.resources.values()) {
       for (const field of resource.writableFields) {
         if (field.references === undefined) continue;
@@ -196,9 +210,10 @@ export class ResourceOperations {
     authorize(ctx.principal, resource, 'create');
     const values = this.#validator.validate(resource, 'create', this.#withOwner(ctx, resource, body, true));
     const now = new Date().toISOString();
-    return this.#write(resource, async (tx) => {
+    return this.#write(resource, async (tx, emit) => {
       await this.#checkReferences(tx, resource, values);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      emit(eventOf('created', resource, record));
       await options.beforeCommit?.(tx, record);
       return record;
     });
@@ -208,12 +223,13 @@ export class ResourceOperations {
   async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     authorize(ctx.principal, resource, 'update');
     const values = this.#validator.validate(resource, 'replace', this.#withOwner(ctx, resource, body, true), id);
-    return this.#write(resource, async (tx) => {
+    return this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       await this.#checkReferences(tx, resource, values);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
+      emit(eventOf('updated', resource, record, changedFrom(current, record)));
       await options.beforeCommit?.(tx, record);
       return record;
     });
@@ -223,7 +239,7 @@ export class ResourceOperations {
   async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     authorize(ctx.principal, resource, 'update');
     const values = this.#validator.validate(resource, 'update', this.#withOwner(ctx, resource, patch, false), id);
-    return this.#write(resource, async (tx) => {
+    return this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       const changed: StoredRecord = {};
@@ -241,6 +257,7 @@ export class ResourceOperations {
       await this.#checkReferences(tx, resource, changed);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
+      emit(eventOf('updated', resource, record, changedFrom(current, record)));
       await options.beforeCommit?.(tx, record);
       return record;
     });
@@ -252,10 +269,10 @@ export class ResourceOperations {
    */
   async delete(ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
     authorize(ctx.principal, resource, 'delete');
-    await this.#write(resource, async (tx) => {
+    await this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
-      await this.#deleteCascading(tx, resource, id, new Set());
+      await this.#deleteCascading(tx, emit, resource, id, new Set());
       await options.beforeCommit?.(tx, undefined);
       return undefined;
     });
@@ -286,9 +303,21 @@ export class ResourceOperations {
     return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
   }
 
-  async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+  /**
+   * Runs a write in one transaction. Events the work emits are appended to the outbox in that same
+   * transaction (a committed change always has its events, a rolled-back one none), and the
+   * dispatcher is woken once it has committed.
+   */
+  async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
+    const pending: NewEvent[] = [];
     try {
-      return await this.#db.transaction(work);
+      const result = await this.#db.transaction(async (tx) => {
+        const value = await work(tx, (event) => pending.push(event));
+        if (pending.length > 0) await this.#events.append(tx, pending);
+        return value;
+      });
+      if (pending.length > 0) this.#onEventsCommitted?.();
+      return result;
     } catch (error) {
       if (error instanceof ConstraintViolation && error.kind === 'unique') {
         const columns = error.columns.length > 0 ? error.columns : ['(unknown)'];
@@ -313,7 +342,7 @@ export class ResourceOperations {
     if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
   }
 
-  async #deleteCascading(tx: SqlExecutor, resource: ResourceModel, id: number, visiting: Set<string>): Promise<void> {
+  async #deleteCascading(tx: SqlExecutor, emit: (event: NewEvent) => void, resource: ResourceModel, id: number, visiting: Set<string>): Promise<void> {
     const self = `${resource.name}/${id}`;
     if (visiting.has(self)) return;
     visiting.add(self);
@@ -328,14 +357,31 @@ export class ResourceOperations {
           );
         }
       } else if (rule === 'setNull') {
+        // Each row set to null is an update of its own, with its event.
+        const before = await this.#rowsWhere(tx, child, field.name, id);
         await this.#store.updateWhere(tx, child, field.name, id, { [field.name]: null, updatedAt: new Date().toISOString() });
+        for (const old of before) {
+          const row = await this.#store.findById(child, old.id as number, tx);
+          if (row !== undefined) emit(eventOf('updated', child, row, changedFrom(old, row)));
+        }
       } else {
         for (const childId of await this.#store.idsWhere(tx, child, field.name, id)) {
-          await this.#deleteCascading(tx, child, childId, visiting);
+          await this.#deleteCascading(tx, emit, child, childId, visiting);
         }
       }
     }
+    const row = await this.#store.findById(resource, id, tx);
+    if (row !== undefined) emit(eventOf('deleted', resource, row));
     await this.#store.delete(tx, resource, id);
+  }
+
+  async #rowsWhere(tx: SqlExecutor, resource: ResourceModel, field: string, key: number): Promise<StoredRecord[]> {
+    const rows: StoredRecord[] = [];
+    for (const id of await this.#store.idsWhere(tx, resource, field, key)) {
+      const row = await this.#store.findById(resource, id, tx);
+      if (row !== undefined) rows.push(row);
+    }
+    return rows;
   }
 
   /** Embedding a relation reads its target: the same rule applies, before any row is read. */
@@ -432,6 +478,26 @@ function project(record: StoredRecord, fields: readonly string[], include: reado
   for (const name of fields) out[name] = record[name];
   for (const name of include) out[name] = record[name];
   return out;
+}
+
+/** The event of a change: `user.created`, with the object as REST returns it. */
+function eventOf(kind: 'created' | 'updated' | 'deleted', resource: ResourceModel, object: StoredRecord, previous?: StoredRecord): NewEvent {
+  return {
+    type: `${resource.singular}.${kind}`,
+    resource: resource.name,
+    recordId: object.id as number,
+    data: previous === undefined ? { object } : { object, previous },
+    occurredAt: new Date().toISOString(),
+  };
+}
+
+/** The previous values of the fields that differ between two versions of a row. */
+function changedFrom(before: StoredRecord, after: StoredRecord): StoredRecord {
+  const previous: StoredRecord = {};
+  for (const [name, value] of Object.entries(after)) {
+    if (JSON.stringify(before[name]) !== JSON.stringify(value)) previous[name] = before[name] ?? null;
+  }
+  return previous;
 }
 
 function notFound(resource: ResourceModel, id: number): NotFoundError {

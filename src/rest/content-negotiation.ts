@@ -78,13 +78,13 @@ export function assertHasBody(request: FastifyRequest): void {
   }
 }
 
-/** 406 when the Accept header rules out JSON (RFC 9110, section 12.5.1). */
-export function assertAcceptable(request: FastifyRequest): void {
+/** 406 when the Accept header rules out JSON, or the one media type given (RFC 9110, section 12.5.1). */
+export function assertAcceptable(request: FastifyRequest, mediaType?: string): void {
   const accept = request.headers.accept;
   // An empty Accept is read like an absent one: the client states no preference.
-  if (accept === undefined || accept === '*/*' || accept === 'application/json' || accept.trim() === '') return;
-  const chosen = new Negotiator({ headers: { accept } }).mediaType(PRODUCED);
+  if (accept === undefined || accept === '*/*' || accept === (mediaType ?? 'application/json') || accept.trim() === '') return;
+  const chosen = new Negotiator({ headers: { accept } }).mediaType(mediaType === undefined ? PRODUCED : [mediaType]);
   if (chosen === undefined) {
-    throw new NotAcceptableError(`This resource is available as application/json only; the Accept header (${accept.slice(0, 100)}) rules it out.`);
+    throw new NotAcceptableError(`This resource is available as ${mediaType ?? 'application/json'} only; the Accept header (${accept.slice(0, 100)}) rules it out.`);
   }
 }

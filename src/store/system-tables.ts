@@ -38,6 +38,15 @@ function systemTablesDdl(idColumn: string): string {
       "expiresAt" text,
       "revokedAt" text
     );
+    create table if not exists "_restgraph_events" (
+      "id" ${idColumn},
+      "type" text not null,
+      "resource" text not null,
+      "recordId" bigint not null,
+      "data" text not null,
+      "occurredAt" text not null
+    );
+    create index if not exists "rg_ix_events_occurred" on "_restgraph_events" ("occurredAt");
   `;
 }
 

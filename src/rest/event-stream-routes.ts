@@ -1,0 +1,105 @@
+import type { FastifyInstance } from 'fastify';
+import { authorize } from '../core/access-policy.js';
+import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
+import { InvalidQueryError, type ErrorDetail } from '../errors.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import type { StoredEvent } from '../store/event-store.js';
+import { assertAcceptable } from './content-negotiation.js';
+
+export interface EventStreamOptions {
+  /** How often a comment line keeps idle connections (and proxies) open. @default 15000 */
+  heartbeatMs: number;
+  /** Bytes a client may leave unread before it is disconnected as too slow. @default 1 MiB */
+  maxBufferedBytes: number;
+}
+
+/** The wire form of an event, as SSE data and (later) webhook bodies: `{"id","type","timestamp","data"}`. */
+export function eventBody(event: StoredEvent): string {
+  return JSON.stringify({ id: String(event.id), type: event.type, timestamp: event.occurredAt, data: event.data });
+}
+
+/**
+ * `GET /v1/events`: Server-Sent Events of the changes the caller may read, optionally only some
+ * types (`?types=user.created,post.deleted`). Each event's SSE `id:` is its event id; a client that
+ * reconnects with `Last-Event-ID` gets what it missed from the outbox, then live events.
+ */
+export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaModel, dispatcher: EventDispatcher, options: EventStreamOptions): void {
+  const known = new Map<string, string>();
+  for (const resource of schema.resources.values()) {
+    for (const kind of ['created', 'updated', 'deleted']) known.set(`${resource.singular}.${kind}`, resource.name);
+  }
+
+  app.get('/v1/events', async (request, reply) => {
+    assertAcceptable(request, 'text/event-stream');
+    const query = request.query as Record<string, string | string[] | undefined>;
+    const problems: ErrorDetail[] = [];
+    for (const name of Object.keys(query)) {
+      if (name !== 'types' && name !== 'lastEventId') problems.push({ parameter: name, detail: 'is not a parameter of the event stream (it takes types and lastEventId)' });
+    }
+    let types: Set<string> | undefined;
+    if (query.types !== undefined) {
+      types = new Set();
+      for (const part of [query.types].flat().join(',').split(',')) {
+        const type = part.trim();
+        if (type === '') continue;
+        if (!known.has(type)) problems.push({ parameter: 'types', detail: `"${type.slice(0, 100)}" is not an event type (they are ${[...known.keys()].join(', ')})` });
+        else types.add(type);
+      }
+      if (types.size === 0 && problems.length === 0) problems.push({ parameter: 'types', detail: 'names no event type' });
+    }
+    // EventSource sends Last-Event-ID when it reconnects; lastEventId serves clients that cannot set headers.
+    const header = request.headers['last-event-id'];
+    const given = header ?? query.lastEventId;
+    let afterId: number | undefined;
+    if (given !== undefined) {
+      const text = [given].flat().join(',').trim();
+      const where = header === undefined ? { parameter: 'lastEventId' } : { header: 'Last-Event-ID' };
+      if (!/^\d{1,15}$/.test(text)) problems.push({ ...where, detail: 'must be an event id (a non-negative integer)' });
+      else afterId = Number(text);
+    }
+    if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => p.detail).join('; '), { errors: problems });
+    // Asking for a type the token may not read is refused now, not answered with silence.
+    for (const type of types ?? []) {
+      const resource = schema.resources.get(known.get(type) ?? '');
+      if (resource !== undefined) authorize(request.principal, resource, 'read');
+    }
+
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    // Reconnect after 3 s; the comment tells the client the stream is open.
+    raw.write(`retry: 3000\n: connected; last event id ${dispatcher.lastId}\n\n`);
+    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs);
+    heartbeat.unref();
+    let ended = false;
+    let subscription: Subscription | undefined;
+    const end = (comment?: string): void => {
+      if (ended) return;
+      ended = true;
+      clearInterval(heartbeat);
+      subscription?.unsubscribe();
+      if (comment !== undefined && raw.writable) raw.end(`: ${comment}\n\n`);
+      else raw.destroy();
+    };
+    subscription = dispatcher.subscribe(
+      {
+        principal: request.principal,
+        ...(types === undefined ? {} : { types }),
+        deliver: (event) => {
+          raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`);
+          return raw.writableLength <= options.maxBufferedBytes;
+        },
+        close: (reason) => end(reason === 'shutdown' ? 'server shutting down; reconnect with Last-Event-ID' : 'disconnected: too far behind; reconnect with Last-Event-ID'),
+      },
+      afterId,
+    );
+    raw.on('close', () => end());
+    return reply;
+  });
+}

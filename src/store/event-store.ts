@@ -1,0 +1,86 @@
+import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
+
+const TABLE = '_restgraph_events';
+
+/** An event as written: what changed, in the transaction of the change (transactional outbox). */
+export interface NewEvent {
+  /** `user.created`, `user.updated`, `user.deleted`. */
+  type: string;
+  /** The resource's plural name: `users`. */
+  resource: string;
+  recordId: number;
+  /** The object (as REST returns it) and, for updates, the previous values of the changed fields. */
+  data: { object: Record<string, unknown>; previous?: Record<string, unknown> };
+  occurredAt: string;
+}
+
+/** An event as stored: ids increase in commit order (one writer). */
+export interface StoredEvent extends NewEvent {
+  id: number;
+}
+
+/**
+ * The outbox: events are appended inside the transaction of their change, so a committed change
+ * always has its event and a rolled-back one never does; readers page through them by id.
+ */
+export class EventStore {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
+    this.#db = db;
+  }
+
+  /** Appends events inside the caller's transaction, in order. */
+  async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<void> {
+    for (const event of events) {
+      await tx.run(
+        this.#db.builder
+          .insertInto(TABLE)
+          .values({
+            type: event.type,
+            resource: event.resource,
+            recordId: event.recordId,
+            data: JSON.stringify(event.data),
+            occurredAt: event.occurredAt,
+          })
+          .compile(),
+      );
+    }
+  }
+
+  /** Events with ids above `afterId`, oldest first, at most `limit`. */
+  async after(afterId: number, limit: number): Promise<StoredEvent[]> {
+    const rows = await this.#db.all(
+      this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', afterId).orderBy('id').limit(limit).compile(),
+    );
+    return rows.map(decode);
+  }
+
+  /** The id of the newest event (0 when there is none). */
+  async lastId(): Promise<number> {
+    const row = await this.#db.one(this.#db.builder.selectFrom(TABLE).select((eb) => eb.fn.max('id').as('id')).compile());
+    return Number(row?.id ?? 0);
+  }
+
+  /** The id of the oldest event still kept, or undefined when there is none. */
+  async firstId(): Promise<number | undefined> {
+    const row = await this.#db.one(this.#db.builder.selectFrom(TABLE).select((eb) => eb.fn.min('id').as('id')).compile());
+    return row?.id === null || row?.id === undefined ? undefined : Number(row.id);
+  }
+
+  /** Deletes events that occurred before `before` (ISO 8601); resolves to how many. */
+  async prune(before: string): Promise<number> {
+    return this.#db.run(this.#db.builder.deleteFrom(TABLE).where('occurredAt', '<', before).compile());
+  }
+}
+
+function decode(row: SqlRow): StoredEvent {
+  return {
+    id: Number(row.id),
+    type: String(row.type),
+    resource: String(row.resource),
+    recordId: Number(row.recordId),
+    data: JSON.parse(String(row.data)) as StoredEvent['data'],
+    occurredAt: String(row.occurredAt),
+  };
+}
