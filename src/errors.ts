@@ -217,6 +217,13 @@ export class InternalError extends RestgraphError {
   }
 }
 
+/** A subscriber (GraphQL subscription, event stream) fell too far behind and was disconnected. */
+export class SlowConsumerError extends RestgraphError {
+  readonly code = 'slow-consumer';
+  readonly status = 503;
+  readonly title = 'Consumer too slow';
+}
+
 export class ServiceUnavailableError extends RestgraphError {
   readonly code = 'service-unavailable';
   readonly status = 503;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -213,6 +214,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   let draining = false;
   let closeIdleTimer: NodeJS.Timeout | undefined;
   const graphql = new GraphqlService(schema, operations, {
+    events: dispatcher,
     limits: options.graphql,
     listLimits: options.listLimits,
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
@@ -278,7 +280,14 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
   registerEventStreamRoutes(app, schema, dispatcher, { heartbeatMs: options.events.heartbeatMs, maxBufferedBytes: options.events.maxBufferedBytes });
-  registerGraphqlRoutes(app, graphql, { getMaxAgeSeconds: options.graphql.getMaxAgeSeconds, publishSchema: options.graphql.introspection });
+  // WebSockets (GraphQL subscriptions); messages are limited like request bodies.
+  await app.register(websocket, { options: { maxPayload: options.bodyLimitBytes } });
+  registerGraphqlRoutes(app, graphql, {
+    getMaxAgeSeconds: options.graphql.getMaxAgeSeconds,
+    publishSchema: options.graphql.introspection,
+    authenticate: (header) => authenticator.authenticate(header),
+    maxSubscriptionsPerConnection: 100,
+  });
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
     const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: ['admin'] });

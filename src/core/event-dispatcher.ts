@@ -181,7 +181,8 @@ export class EventDispatcher {
       }
       if (batch.length === 0) break;
       for (const event of batch) {
-        if (entry.closed) return;
+        // deliver() may have unsubscribed it (the consumer went away).
+        if (!this.#entries.has(entry)) return;
         entry.cursor = event.id;
         const { subscriber } = entry;
         if (subscriber.types !== undefined && !subscriber.types.has(event.type)) continue;

@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { ListQuery } from '../core/list-query.js';
+import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/record-store.js';
@@ -10,6 +11,8 @@ export interface GraphqlContext extends Record<PropertyKey, unknown> {
   /** Who asks, and for which request: passed to every core operation. */
   operation: OperationContext;
   loaders: RequestLoaders;
+  /** The event path, for subscriptions. */
+  events?: EventDispatcher;
 }
 
 type Page = { records: StoredRecord[]; more: boolean };
@@ -27,9 +30,16 @@ export class RequestLoaders {
   readonly #ctx: OperationContext;
   readonly #loaders = new Map<string, DataLoader<number, unknown>>();
 
-  constructor(operations: ResourceOperations, ctx: OperationContext) {
+  readonly #cache: boolean;
+
+  /**
+   * `cache: false` for subscriptions: their context lives as long as the subscription, and each
+   * event must see the rows as they are then (loads are still batched per event).
+   */
+  constructor(operations: ResourceOperations, ctx: OperationContext, options: { cache?: boolean } = {}) {
     this.#operations = operations;
     this.#ctx = ctx;
+    this.#cache = options.cache ?? true;
   }
 
   /** Rows of `resource` by id, as the principal may see them (undefined when not visible). */
@@ -59,7 +69,7 @@ export class RequestLoaders {
   #loader<V>(key: string, batch: (ids: readonly number[]) => Promise<V[]>): DataLoader<number, V> {
     let loader = this.#loaders.get(key) as DataLoader<number, V> | undefined;
     if (loader === undefined) {
-      loader = new DataLoader<number, V>(batch, { maxBatchSize: MAX_BATCH });
+      loader = new DataLoader<number, V>(batch, { maxBatchSize: MAX_BATCH, cache: this.#cache });
       this.#loaders.set(key, loader);
     }
     return loader;

@@ -5,9 +5,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { toRestgraphError } from '../rest/problem-details.js';
+import { GraphQLError } from 'graphql';
+import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
+import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify';
+import type { OperationArgs } from 'graphql-sse';
+import type { GraphqlContext } from './graphql-context.js';
+import type { Principal } from '../core/principal.js';
 import type { GraphqlService } from './graphql-service.js';
 
 export interface GraphqlRouteOptions {
+  /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
+  authenticate: (header: string) => Promise<Principal>;
+  /** Most subscriptions one WebSocket connection may run at once. @default 100 */
+  maxSubscriptionsPerConnection: number;
   /** max-age of Cache-Control on successful GET query responses (seconds). @default 0 */
   getMaxAgeSeconds: number;
   /** Whether /graphql/schema.graphql serves the SDL (follows the introspection switch). */
@@ -37,31 +47,41 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       return sendErrors(reply, problem.status, problem.message, problem.code);
     });
 
-    scope.route({
-      method: ['GET', 'POST'],
-      url: '/graphql',
-      handler: async (request, reply) => {
-        if (request.method === 'GET' && wantsGraphiql(request)) return sendGraphiql(reply);
-        const [body, init] = await service.handle({
-          method: request.method,
-          url: request.url,
-          headers: request.headers,
-          body: typeof request.body === 'string' ? request.body : null,
-          raw: request,
-          context: { operation: { principal: request.principal, requestId: request.id } },
-        });
-        reply.code(init.status);
-        for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
-        if (init.status === 405) {
-          // A mutation over GET (graphql-http writes its own plain body for it).
-          reply.header('cache-control', 'no-store');
-          return sendErrors(reply, 405, 'Mutations are not allowed over GET; send them with POST.', 'method-not-allowed');
-        }
-        if (body === null) return sendErrors(reply, init.status, init.statusText, CODE_BY_STATUS[init.status] ?? 'bad-request');
-        if (request.method !== 'GET') return reply.send(body);
-        return sendCacheable(request, reply, body, init.status, options.getMaxAgeSeconds);
+    const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      if (request.method === 'GET' && wantsGraphiql(request)) return sendGraphiql(reply);
+      const [body, init] = await service.handle({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: typeof request.body === 'string' ? request.body : null,
+        raw: request,
+        context: { operation: { principal: request.principal, requestId: request.id } },
+      });
+      reply.code(init.status);
+      for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
+      if (init.status === 405) {
+        // A mutation over GET (graphql-http writes its own plain body for it).
+        reply.header('cache-control', 'no-store');
+        return sendErrors(reply, 405, 'Mutations are not allowed over GET; send them with POST.', 'method-not-allowed');
+      }
+      if (body === null) return sendErrors(reply, init.status, init.statusText, CODE_BY_STATUS[init.status] ?? 'bad-request');
+      if (request.method !== 'GET') return reply.send(body);
+      return sendCacheable(request, reply, body, init.status, options.getMaxAgeSeconds);
+    };
+    // Subscriptions (and queries) over WebSocket on the upgrade of GET /graphql: the
+    // graphql-transport-ws protocol (graphql-ws).
+    scope.route({ method: 'GET', url: '/graphql', wsHandler: subscriptionHandler(service, options), handler: handle });
+    scope.route({ method: 'POST', url: '/graphql', handler: handle });
+    // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, both modes.
+    const sse = createSseHandler<GraphqlContext>({
+      schema: service.schema,
+      onSubscribe: (req, params) => {
+        const prepared = service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id });
+        return Array.isArray(prepared) ? { errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
       },
+      onNext: (_ctx, _req, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
     });
+    scope.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: '/graphql/stream', handler: (request, reply) => sse(request, reply) });
     scope.route({
       method: 'OPTIONS',
       url: '/graphql',
@@ -88,6 +108,51 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       return reply.type(asset.type).send(asset.body);
     });
     done();
+  });
+}
+
+/** The Authorization value given in connection_init's payload, if any (either spelling). */
+function authorizationParam(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
+  const value = params?.Authorization ?? params?.authorization;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * graphql-ws on the WebSocket upgrade of /graphql. The credential is the upgrade request's
+ * Authorization header, or `Authorization` in connection_init's payload (browsers cannot set
+ * headers on WebSockets); an invalid one closes the socket with 4403. Every operation goes through
+ * the same preparation (cache, validation, limits) and error codes as over HTTP.
+ */
+function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions): ReturnType<typeof makeHandler> {
+  return makeHandler<Record<string, unknown>, { principal: Principal }>({
+    schema: service.schema,
+    onConnect: async (ctx) => {
+      const header = authorizationParam(ctx.connectionParams);
+      try {
+        ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    onSubscribe: (ctx, _id, payload) => {
+      if (Object.keys(ctx.subscriptions).length >= options.maxSubscriptionsPerConnection) {
+        return [
+          new GraphQLError(`This connection already runs ${options.maxSubscriptionsPerConnection} operations, the most allowed; complete some first.`, {
+            extensions: { code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: options.maxSubscriptionsPerConnection },
+          }),
+        ];
+      }
+      const principal = ctx.extra.principal ?? ctx.extra.request.principal;
+      const params = {
+        query: payload.query,
+        ...(payload.operationName === undefined || payload.operationName === null ? {} : { operationName: payload.operationName }),
+        ...(payload.variables === undefined || payload.variables === null ? {} : { variables: payload.variables }),
+      };
+      return service.prepare(params, { principal, requestId: ctx.extra.request.id });
+    },
+    onNext: (_ctx, _id, _payload, _args, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
+    onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
   });
 }
 

@@ -22,6 +22,8 @@ import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../s
 import type { FilterOperator, SortKey, StoredRecord } from '../store/record-store.js';
 import { canonicalFields } from '../store/record-store.js';
 import { NotFoundError } from '../errors.js';
+import { authorize } from '../core/access-policy.js';
+import { eventIterator, overflowError, type SubscriptionItem } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
 
@@ -358,9 +360,38 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     };
   }
 
+  const subscription: GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> = {};
+  for (const resource of model.resources.values()) {
+    const t = typeOf(resource);
+    for (const kind of ['created', 'updated', 'deleted'] as const) {
+      const type = `${resource.singular}.${kind}`;
+      subscription[`${camel(resource.singular)}${pascal(kind)}`] = {
+        type: new GraphQLNonNull(t.object),
+        description:
+          kind === 'created'
+            ? `Each ${resource.singular} created from now on.`
+            : `Each ${resource.singular} ${kind} from now on (only the one with this id, if given)${kind === 'deleted' ? ', as it was' : ''}.`,
+        args: kind === 'created' ? {} : { id: { type: GraphQLID } },
+        subscribe: (_root, args: { id?: string | null }, ctx) => {
+          if (ctx.events === undefined) throw new Error('subscriptions need the event dispatcher');
+          // The same rules as queries: refused now if the resource may not be read at all; rows
+          // the owner rule hides are never sent.
+          authorize(ctx.operation.principal, resource, 'read');
+          const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
+          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), (event) => id === undefined || event.recordId === id);
+        },
+        resolve: (item: SubscriptionItem) => {
+          if ('overflow' in item) throw overflowError();
+          return item.event.data.object;
+        },
+      };
+    }
+  }
+
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: query }),
     mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
+    subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
   });
 }
 

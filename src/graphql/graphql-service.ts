@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   GraphQLError,
   NoSchemaIntrospectionCustomRule,
+  OperationTypeNode,
   getOperationAST,
   getVariableValues,
   parse,
@@ -16,6 +17,7 @@ import {
 import { createHandler, parseRequestParams, type Handler, type OperationArgs, type Request, type RequestParams } from 'graphql-http';
 import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
+import type { EventDispatcher } from '../core/event-dispatcher.js';
 import { RestgraphError } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { RequestLoaders, type GraphqlContext } from './graphql-context.js';
@@ -37,6 +39,8 @@ export interface GraphqlRequestContext {
 export interface GraphqlServiceOptions {
   limits: GraphqlLimits;
   listLimits: ListLimits;
+  /** The event path subscriptions read from. */
+  events?: EventDispatcher;
   /** Logs an error no one foresaw (the client sees only "internal"). */
   logUnexpected: (error: unknown, requestId: string | undefined) => void;
   /** Parsed documents kept. @default 1000 */
@@ -76,7 +80,7 @@ export class GraphqlService {
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
       parseRequestParams: (req) => this.#parseRequestParams(req),
-      onSubscribe: (req, params) => this.#prepare(req, params),
+      onSubscribe: (req, params) => this.prepare(params, req.context.operation),
       formatError: (error) => this.#formatError(error),
     });
   }
@@ -123,8 +127,11 @@ export class GraphqlService {
     return params;
   }
 
-  /** Parse (cached), validate (cached), then the limits; the execution arguments, or the errors. */
-  #prepare(req: Request<unknown, GraphqlRequestContext>, params: RequestParams): OperationArgs<GraphqlContext> | readonly GraphQLError[] {
+  /**
+   * Parse (cached), validate (cached), then the limits: the execution arguments of a request, or
+   * its errors. Every transport uses it (HTTP, WebSocket, SSE).
+   */
+  prepare(params: RequestParams, ctx: OperationContext): OperationArgs<GraphqlContext> | readonly GraphQLError[] {
     const { limits, listLimits } = this.#options;
     let prepared = this.#documents.get(params.query);
     if (prepared === undefined) {
@@ -173,13 +180,17 @@ export class GraphqlService {
       const coerced = getVariableValues(this.schema, operation.variableDefinitions ?? [], params.variables ?? {});
       if (coerced.errors !== undefined) return coerced.errors.map((e) => withCode(e, 'graphql-validation'));
     }
-    const ctx = req.context.operation;
     return {
       schema: this.schema,
       document: prepared.document,
       ...(params.operationName === undefined ? {} : { operationName: params.operationName }),
       ...(params.variables === undefined ? {} : { variableValues: params.variables }),
-      contextValue: { operations: this.#operations, operation: ctx, loaders: new RequestLoaders(this.#operations, ctx) },
+      contextValue: {
+        operations: this.#operations,
+        operation: ctx,
+        loaders: new RequestLoaders(this.#operations, ctx, { cache: operation.operation !== OperationTypeNode.SUBSCRIPTION }),
+        ...(this.#options.events === undefined ? {} : { events: this.#options.events }),
+      },
     };
   }
 
@@ -194,6 +205,10 @@ export class GraphqlService {
   }
 
   /** Every error a client sees carries `extensions.code` (restgraph's codes) and `extensions.status`. */
+  formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
+    return this.#formatError(error);
+  }
+
   #formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
     if (!(error instanceof GraphQLError)) {
       // graphql-http's own request errors: "Unparsable JSON body", "Missing body", "Missing query", …

@@ -78,6 +78,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs);
     heartbeat.unref();
     let ended = false;
+    // Assigned once below; `end` may run inside subscribe() itself (a stopping server), before it is.
+    // eslint-disable-next-line prefer-const
     let subscription: Subscription | undefined;
     const end = (comment?: string): void => {
       if (ended) return;
