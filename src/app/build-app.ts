@@ -150,7 +150,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     validator: new RecordValidator(schema.resources.values()),
     limits: { maxEmbedded: options.maxEmbedded },
     events: eventStore,
-    onEventsCommitted: () => dispatcher.notify(),
+    onEventsCommitted: (lastId) => dispatcher.committed(lastId),
   });
   const idempotency = new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: 60_000 });
   const apiKeys = new ApiKeyStore(db);

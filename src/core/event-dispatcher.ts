@@ -83,6 +83,22 @@ export class EventDispatcher {
     return this.#lastId;
   }
 
+  /**
+   * Events up to `committedId` have been committed by this process. With no subscriber there is
+   * nothing to read them for: only the position moves on (and the in-memory window, no longer
+   * contiguous, is dropped; late subscribers starting from older ids read the outbox).
+   */
+  committed(committedId: number): void {
+    if (this.#entries.size === 0 && this.#pumping === undefined) {
+      if (committedId > this.#lastId) {
+        this.#lastId = committedId;
+        this.#recent = [];
+      }
+      return;
+    }
+    this.notify();
+  }
+
   /** New events may have been committed: read them and feed the subscribers (coalesced). */
   notify(): void {
     if (this.#stopped) return;

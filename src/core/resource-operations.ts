@@ -59,7 +59,7 @@ export class ResourceOperations {
   readonly #validator: RecordValidator;
   readonly #limits: OperationLimits;
   readonly #events: EventStore;
-  readonly #onEventsCommitted: (() => void) | undefined;
+  readonly #onEventsCommitted: ((lastId: number) => void) | undefined;
   /** For each resource, the fields elsewhere that reference it. */
   readonly #referencedBy = new Map<string, Reference[]>();
 
@@ -70,8 +70,8 @@ export class ResourceOperations {
     validator: RecordValidator;
     limits: OperationLimits;
     events: EventStore;
-    /** Called after a transaction that wrote events has committed (wakes the event dispatcher). */
-    onEventsCommitted?: () => void;
+    /** Called with the last event id after a transaction that wrote events has committed (wakes the event dispatcher). */
+    onEventsCommitted?: (lastId: number) => void;
   }) {
     this.schema = options.schema;
     this.#db = options.db;
@@ -310,13 +310,14 @@ export class ResourceOperations {
    */
   async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
     const pending: NewEvent[] = [];
+    let lastId = 0;
     try {
       const result = await this.#db.transaction(async (tx) => {
         const value = await work(tx, (event) => pending.push(event));
-        if (pending.length > 0) await this.#events.append(tx, pending);
+        if (pending.length > 0) lastId = await this.#events.append(tx, pending);
         return value;
       });
-      if (pending.length > 0) this.#onEventsCommitted?.();
+      if (pending.length > 0) this.#onEventsCommitted?.(lastId);
       return result;
     } catch (error) {
       if (error instanceof ConstraintViolation && error.kind === 'unique') {

@@ -25,27 +25,29 @@ export interface StoredEvent extends NewEvent {
  */
 export class EventStore {
   readonly #db: SqlDatabase;
+  /** The INSERT, compiled once (it is on every write's path). */
+  #insertSql: string | undefined;
 
   constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
-  /** Appends events inside the caller's transaction, in order. */
-  async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<void> {
+  /** Appends events inside the caller's transaction, in order; resolves to the id of the last. */
+  async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<number> {
+    this.#insertSql ??= this.#db.builder
+      .insertInto(TABLE)
+      .values({ type: '', resource: '', recordId: 0, data: '', occurredAt: '' })
+      .returning('id')
+      .compile().sql;
+    let last = 0;
     for (const event of events) {
-      await tx.run(
-        this.#db.builder
-          .insertInto(TABLE)
-          .values({
-            type: event.type,
-            resource: event.resource,
-            recordId: event.recordId,
-            data: JSON.stringify(event.data),
-            occurredAt: event.occurredAt,
-          })
-          .compile(),
-      );
+      const row = await tx.one({
+        sql: this.#insertSql,
+        parameters: [event.type, event.resource, event.recordId, JSON.stringify(event.data), event.occurredAt],
+      });
+      last = Number(row?.id ?? last);
     }
+    return last;
   }
 
   /** Events with ids above `afterId`, oldest first, at most `limit`. */
