@@ -1,6 +1,7 @@
 import type { JwtOptions } from '../auth/authenticator.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
+import type { WebhookOptions } from '../webhooks/webhook-service.js';
 import type { CorsOptions } from '../rest/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 
@@ -46,6 +47,8 @@ export interface RestgraphOptions {
   onSqlStatement?: (sql: string) => void;
   /** The event outbox and streams; see {@link EventOptions}. */
   events?: Partial<EventOptions>;
+  /** Webhook delivery: retry schedule, timeout, disabling, allowed private targets. */
+  webhooks?: Partial<WebhookOptions>;
 }
 
 export interface EventOptions {
@@ -84,6 +87,7 @@ export interface ResolvedOptions {
   graphql: GraphqlOptions;
   onSqlStatement: ((sql: string) => void) | undefined;
   events: EventOptions;
+  webhooks: WebhookOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -114,6 +118,15 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   }),
   onSqlStatement: undefined,
   events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024, pollIntervalMs: 1000 }),
+  webhooks: Object.freeze({
+    // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt.
+    retryScheduleSeconds: Object.freeze([5, 300, 1800, 7200, 18000, 36000, 36000]),
+    timeoutMs: 10_000,
+    disableAfterMs: 5 * 24 * 60 * 60 * 1000,
+    allowHosts: Object.freeze([]),
+    maxResponseBytes: 1024,
+    pollIntervalMs: 500,
+  }),
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -138,5 +151,6 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),
     onSqlStatement: options.onSqlStatement,
     events: Object.freeze({ ...DEFAULT_OPTIONS.events, ...options.events }),
+    webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
   });
 }

@@ -26,6 +26,9 @@ import { RecordStore } from '../store/record-store.js';
 import { EventStore } from '../store/event-store.js';
 import { EventDispatcher } from '../core/event-dispatcher.js';
 import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
+import { registerWebhookRoutes } from '../rest/webhook-routes.js';
+import { WebhookStore } from '../store/webhook-store.js';
+import { WebhookService } from '../webhooks/webhook-service.js';
 import { BatchedLogDestination } from './log-destination.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
 
@@ -279,6 +282,10 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
+  const webhooks = new WebhookService(new WebhookStore(db), dispatcher, schema, options.webhooks, (error, message) =>
+    app.log.warn(error === undefined ? {} : { err: error }, message),
+  );
+  registerWebhookRoutes(app, webhooks);
   registerEventStreamRoutes(app, schema, dispatcher, { heartbeatMs: options.events.heartbeatMs, maxBufferedBytes: options.events.maxBufferedBytes });
   // WebSockets (GraphQL subscriptions); messages are limited like request bodies.
   await app.register(websocket, { options: { maxPayload: options.bodyLimitBytes } });
@@ -325,8 +332,10 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.server.requestTimeout = options.requestTimeoutMs;
 
   await dispatcher.start((error) => app.log.error({ err: error }, 'reading the event outbox failed'));
+  await webhooks.start();
   // Event streams never end by themselves: end them first, so close() can finish.
   app.addHook('preClose', (done) => {
+    webhooks.stop();
     dispatcher.stop();
     done();
   });

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { TargetGuard } from '../webhooks/target-guard.js';
 import type { LogLevel, RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -84,6 +85,29 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (env.RESTGRAPH_EVENT_RETENTION_DAYS !== undefined) events.retentionMs = integer(env, 'RESTGRAPH_EVENT_RETENTION_DAYS', 7, 1, 3650) * 24 * 60 * 60 * 1000;
   if (env.RESTGRAPH_SSE_HEARTBEAT_SECONDS !== undefined) events.heartbeatMs = integer(env, 'RESTGRAPH_SSE_HEARTBEAT_SECONDS', 15, 1, 3600) * 1000;
   if (Object.keys(events).length > 0) options.events = events;
+  const webhooks: NonNullable<RestgraphOptions['webhooks']> = {};
+  const schedule = env.RESTGRAPH_WEBHOOK_RETRY_SCHEDULE;
+  if (schedule !== undefined && schedule.trim() !== '') {
+    const parts = schedule.split(',').map((p) => p.trim());
+    if (parts.length > 50 || !parts.every((p) => /^\d{1,7}$/.test(p))) {
+      throw new ConfigError('RESTGRAPH_WEBHOOK_RETRY_SCHEDULE', `must be comma-separated whole seconds (at most 50), like 5,300,1800; not "${schedule}"`);
+    }
+    webhooks.retryScheduleSeconds = parts.map(Number);
+  }
+  const allow = env.RESTGRAPH_WEBHOOK_ALLOW_HOSTS;
+  if (allow !== undefined && allow.trim() !== '') {
+    const entries = allow.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    for (const entry of entries) {
+      const problem = TargetGuard.problemWith(entry);
+      if (problem !== undefined) throw new ConfigError('RESTGRAPH_WEBHOOK_ALLOW_HOSTS', problem);
+    }
+    webhooks.allowHosts = entries;
+  }
+  if (env.RESTGRAPH_WEBHOOK_TIMEOUT_MS !== undefined) webhooks.timeoutMs = integer(env, 'RESTGRAPH_WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000);
+  if (env.RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS !== undefined) {
+    webhooks.disableAfterMs = integer(env, 'RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS', 120, 1, 8760) * 60 * 60 * 1000;
+  }
+  if (Object.keys(webhooks).length > 0) options.webhooks = webhooks;
   return options;
 }
 

@@ -47,6 +47,47 @@ function systemTablesDdl(idColumn: string): string {
       "occurredAt" text not null
     );
     create index if not exists "rg_ix_events_occurred" on "_restgraph_events" ("occurredAt");
+    create table if not exists "_restgraph_state" (
+      "key" text primary key,
+      "value" text not null
+    );
+    create table if not exists "_restgraph_webhooks" (
+      "id" ${idColumn},
+      "url" text not null,
+      "events" text not null,
+      "description" text,
+      "secret" text not null,
+      "status" text not null,
+      "disabledReason" text,
+      "failingSince" text,
+      "createdAt" text not null,
+      "updatedAt" text not null
+    );
+    create table if not exists "_restgraph_webhook_deliveries" (
+      "id" ${idColumn},
+      "webhookId" bigint not null,
+      "eventId" bigint not null,
+      "eventType" text not null,
+      "payload" text not null,
+      "status" text not null,
+      "attempts" integer not null,
+      "nextAttemptAt" text not null,
+      "leaseUntil" text,
+      "lastAttemptAt" text,
+      "responseStatus" integer,
+      "lastError" text,
+      "createdAt" text not null
+    );
+    create index if not exists "rg_ix_deliveries_due" on "_restgraph_webhook_deliveries" ("status", "webhookId", "id");
+    create table if not exists "_restgraph_webhook_attempts" (
+      "id" ${idColumn},
+      "deliveryId" bigint not null,
+      "attemptedAt" text not null,
+      "durationMs" integer not null,
+      "responseStatus" integer,
+      "error" text
+    );
+    create index if not exists "rg_ix_attempts_delivery" on "_restgraph_webhook_attempts" ("deliveryId");
   `;
 }
 

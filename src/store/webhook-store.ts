@@ -1,0 +1,244 @@
+import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
+
+const WEBHOOKS = '_restgraph_webhooks';
+const DELIVERIES = '_restgraph_webhook_deliveries';
+const ATTEMPTS = '_restgraph_webhook_attempts';
+const STATE = '_restgraph_state';
+
+export type WebhookStatus = 'active' | 'paused' | 'disabled';
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface WebhookRecord {
+  id: number;
+  url: string;
+  events: string[];
+  description: string | null;
+  secret: string;
+  status: WebhookStatus;
+  disabledReason: string | null;
+  failingSince: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DeliveryRecord {
+  id: number;
+  webhookId: number;
+  eventId: number;
+  eventType: string;
+  payload: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: string;
+  lastAttemptAt: string | null;
+  responseStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+}
+
+export interface AttemptRecord {
+  id: number;
+  deliveryId: number;
+  attemptedAt: string;
+  durationMs: number;
+  responseStatus: number | null;
+  error: string | null;
+}
+
+/** Webhook endpoints, their deliveries (one per event and endpoint) and every attempt, in the database. */
+export class WebhookStore {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
+    this.#db = db;
+  }
+
+  get db(): SqlDatabase {
+    return this.#db;
+  }
+
+  async create(input: { url: string; events: string[]; description: string | null; secret: string }, now: string): Promise<WebhookRecord> {
+    const rows = await this.#db.transaction((tx) =>
+      tx.all(
+        this.#db.builder
+          .insertInto(WEBHOOKS)
+          .values({ url: input.url, events: JSON.stringify(input.events), description: input.description, secret: input.secret, status: 'active', createdAt: now, updatedAt: now })
+          .returningAll()
+          .compile(),
+      ),
+    );
+    return webhookOf(first(rows));
+  }
+
+  async list(): Promise<WebhookRecord[]> {
+    return (await this.#db.all(this.#db.builder.selectFrom(WEBHOOKS).selectAll().orderBy('id').compile())).map(webhookOf);
+  }
+
+  async get(id: number): Promise<WebhookRecord | undefined> {
+    const row = await this.#db.one(this.#db.builder.selectFrom(WEBHOOKS).selectAll().where('id', '=', id).compile());
+    return row === undefined ? undefined : webhookOf(row);
+  }
+
+  /** Changes the given columns; resolves to the row after, or undefined when there is none. */
+  async update(id: number, values: Partial<Omit<WebhookRecord, 'id' | 'createdAt'>>, now: string): Promise<WebhookRecord | undefined> {
+    const set: Record<string, unknown> = { ...values, updatedAt: now };
+    if (values.events !== undefined) set.events = JSON.stringify(values.events);
+    const rows = await this.#db.transaction((tx) =>
+      tx.all(this.#db.builder.updateTable(WEBHOOKS).set(set).where('id', '=', id).returningAll().compile()),
+    );
+    return rows[0] === undefined ? undefined : webhookOf(rows[0]);
+  }
+
+  /** Deletes an endpoint with its deliveries and attempts. */
+  async delete(id: number): Promise<boolean> {
+    return this.#db.transaction(async (tx) => {
+      const ids = (await tx.all(this.#db.builder.selectFrom(DELIVERIES).select('id').where('webhookId', '=', id).compile())).map((r) => Number(r.id));
+      for (let i = 0; i < ids.length; i += 500) {
+        await tx.run(this.#db.builder.deleteFrom(ATTEMPTS).where('deliveryId', 'in', ids.slice(i, i + 500)).compile());
+      }
+      await tx.run(this.#db.builder.deleteFrom(DELIVERIES).where('webhookId', '=', id).compile());
+      return (await tx.run(this.#db.builder.deleteFrom(WEBHOOKS).where('id', '=', id).compile())) > 0;
+    });
+  }
+
+  /** A value of the state table (positions that must survive restarts). */
+  async state(key: string): Promise<string | undefined> {
+    const row = await this.#db.one(this.#db.builder.selectFrom(STATE).select('value').where('key', '=', key).compile());
+    return row === undefined ? undefined : String(row.value);
+  }
+
+  async setState(tx: SqlExecutor, key: string, value: string): Promise<void> {
+    await tx.run(
+      this.#db.builder
+        .insertInto(STATE)
+        .values({ key, value })
+        .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+        .compile(),
+    );
+  }
+
+  async addDeliveries(tx: SqlExecutor, deliveries: readonly Omit<DeliveryRecord, 'id' | 'lastAttemptAt' | 'responseStatus' | 'lastError'>[]): Promise<void> {
+    for (const d of deliveries) await tx.run(this.#db.builder.insertInto(DELIVERIES).values({ ...d }).compile());
+  }
+
+  /**
+   * The deliveries to attempt now, and leases them until `leaseUntil`: for each active endpoint,
+   * its oldest pending delivery (one at a time per endpoint keeps them in event order), when it
+   * is due and not leased by another attempt.
+   */
+  async claimDue(now: string, leaseUntil: string, limit: number): Promise<DeliveryRecord[]> {
+    return this.#db.transaction(async (tx) => {
+      const heads = await tx.all({
+        sql:
+          `select d.* from "${DELIVERIES}" d join "${WEBHOOKS}" w on w."id" = d."webhookId" ` +
+          `where w."status" = 'active' and d."id" = (select min(p."id") from "${DELIVERIES}" p where p."webhookId" = d."webhookId" and p."status" = 'pending') ` +
+          `and d."nextAttemptAt" <= ? and (d."leaseUntil" is null or d."leaseUntil" < ?) order by d."id" limit ?`,
+        parameters: [now, now, limit],
+      });
+      for (const row of heads) {
+        await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ leaseUntil }).where('id', '=', Number(row.id)).compile());
+      }
+      return heads.map(deliveryOf);
+    });
+  }
+
+  /** Records an attempt and the delivery's new state, in one transaction. */
+  async recordAttempt(
+    delivery: { id: number; attempts: number },
+    attempt: Omit<AttemptRecord, 'id' | 'deliveryId'>,
+    next: { status: DeliveryStatus; nextAttemptAt: string },
+  ): Promise<void> {
+    await this.#db.transaction(async (tx) => {
+      await tx.run(this.#db.builder.insertInto(ATTEMPTS).values({ deliveryId: delivery.id, ...attempt }).compile());
+      await tx.run(
+        this.#db.builder
+          .updateTable(DELIVERIES)
+          .set({
+            status: next.status,
+            attempts: delivery.attempts + 1,
+            nextAttemptAt: next.nextAttemptAt,
+            leaseUntil: null,
+            lastAttemptAt: attempt.attemptedAt,
+            responseStatus: attempt.responseStatus,
+            lastError: attempt.error,
+          })
+          .where('id', '=', delivery.id)
+          .compile(),
+      );
+    });
+  }
+
+  async deliveries(webhookId: number, limit: number): Promise<DeliveryRecord[]> {
+    const rows = await this.#db.all(
+      this.#db.builder.selectFrom(DELIVERIES).selectAll().where('webhookId', '=', webhookId).orderBy('id', 'desc').limit(limit).compile(),
+    );
+    return rows.map(deliveryOf);
+  }
+
+  async delivery(webhookId: number, id: number): Promise<DeliveryRecord | undefined> {
+    const row = await this.#db.one(this.#db.builder.selectFrom(DELIVERIES).selectAll().where('id', '=', id).where('webhookId', '=', webhookId).compile());
+    return row === undefined ? undefined : deliveryOf(row);
+  }
+
+  async attempts(deliveryIds: readonly number[]): Promise<AttemptRecord[]> {
+    if (deliveryIds.length === 0) return [];
+    const rows = await this.#db.all(this.#db.builder.selectFrom(ATTEMPTS).selectAll().where('deliveryId', 'in', [...deliveryIds]).orderBy('id').compile());
+    return rows.map((r) => ({
+      id: Number(r.id),
+      deliveryId: Number(r.deliveryId),
+      attemptedAt: String(r.attemptedAt),
+      durationMs: Number(r.durationMs),
+      responseStatus: r.responseStatus === null ? null : Number(r.responseStatus),
+      error: textOrNull(r.error),
+    }));
+  }
+
+  /** Puts a delivery back to pending, due now (manual redelivery). */
+  async retry(id: number, now: string): Promise<void> {
+    await this.#db.transaction((tx) =>
+      tx.run(this.#db.builder.updateTable(DELIVERIES).set({ status: 'pending', nextAttemptAt: now, leaseUntil: null }).where('id', '=', id).compile()),
+    );
+  }
+}
+
+function textOrNull(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function first(rows: SqlRow[]): SqlRow {
+  const row = rows[0];
+  if (row === undefined) throw new Error('expected a row');
+  return row;
+}
+
+function webhookOf(row: SqlRow): WebhookRecord {
+  return {
+    id: Number(row.id),
+    url: String(row.url),
+    events: JSON.parse(String(row.events)) as string[],
+    description: textOrNull(row.description),
+    secret: String(row.secret),
+    status: String(row.status) as WebhookStatus,
+    disabledReason: textOrNull(row.disabledReason),
+    failingSince: textOrNull(row.failingSince),
+    createdAt: String(row.createdAt),
+    updatedAt: String(row.updatedAt),
+  };
+}
+
+function deliveryOf(row: SqlRow): DeliveryRecord {
+  return {
+    id: Number(row.id),
+    webhookId: Number(row.webhookId),
+    eventId: Number(row.eventId),
+    eventType: String(row.eventType),
+    payload: String(row.payload),
+    status: String(row.status) as DeliveryStatus,
+    attempts: Number(row.attempts),
+    nextAttemptAt: String(row.nextAttemptAt),
+    lastAttemptAt: textOrNull(row.lastAttemptAt),
+    responseStatus: row.responseStatus === null ? null : Number(row.responseStatus),
+    lastError: textOrNull(row.lastError),
+    createdAt: String(row.createdAt),
+  };
+}

@@ -1,0 +1,403 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { LookupFunction } from 'node:net';
+import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
+import { isPlainObject } from '../core/merge-patch.js';
+import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
+import { requireAdmin } from '../core/token-operations.js';
+import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import type { StoredEvent } from '../store/event-store.js';
+import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from '../store/webhook-store.js';
+import { newSecret, signatureHeaders } from './signing.js';
+import { TargetGuard, TargetRefusedError } from './target-guard.js';
+
+export interface WebhookOptions {
+  /** Delays before each retry after the first attempt, in seconds (jittered ±20 %). */
+  retryScheduleSeconds: readonly number[];
+  /** How long one attempt may take. @default 10_000 */
+  timeoutMs: number;
+  /** An endpoint failing continuously for this long is disabled. @default 5 days */
+  disableAfterMs: number;
+  /** Hosts and CIDR ranges webhooks may target although private (tests, internal receivers). */
+  allowHosts: readonly string[];
+  /** Bytes of a receiver's response body kept in the delivery log. @default 1024 */
+  maxResponseBytes: number;
+  /** How often due deliveries are looked for. @default 500 */
+  pollIntervalMs: number;
+}
+
+/** An endpoint as clients see it: never its secret (that is shown on create and rotate only). */
+export type WebhookView = Omit<WebhookRecord, 'secret'>;
+
+export interface DeliveryView extends Omit<DeliveryRecord, 'payload'> {
+  attemptLog: Omit<AttemptRecord, 'deliveryId'>[];
+}
+
+const WEBHOOK_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'webhooks' });
+const CURSOR_KEY = 'webhooks.cursor';
+const FIELDS = ['url', 'events', 'description'];
+
+/**
+ * Webhooks: admin management of endpoints, and their delivery. Events reach webhooks through the
+ * one event dispatcher: a feeder turns each event into one delivery per subscribed endpoint, in a
+ * transaction with its persisted position (so restarts and crashes lose none and duplicate none);
+ * a worker attempts due deliveries, the oldest of each endpoint first, signed as Standard Webhooks
+ * says, and retries failures on the schedule.
+ */
+export class WebhookService {
+  readonly #store: WebhookStore;
+  readonly #events: EventDispatcher;
+  readonly #types: ReadonlySet<string>;
+  readonly #options: WebhookOptions;
+  readonly #guard: TargetGuard;
+  readonly #log: (error: unknown, message: string) => void;
+  #subscription: Subscription | undefined;
+  #queue: StoredEvent[] = [];
+  #draining: Promise<void> | undefined;
+  #resubscribe = false;
+  #timer: NodeJS.Timeout | undefined;
+  #working = false;
+  #stopped = false;
+
+  constructor(store: WebhookStore, events: EventDispatcher, schema: SchemaModel, options: WebhookOptions, log: (error: unknown, message: string) => void) {
+    this.#store = store;
+    this.#events = events;
+    this.#options = options;
+    this.#guard = new TargetGuard({ allow: options.allowHosts });
+    this.#log = log;
+    const types = new Set<string>();
+    for (const resource of schema.resources.values()) for (const kind of ['created', 'updated', 'deleted']) types.add(`${resource.singular}.${kind}`);
+    this.#types = types;
+  }
+
+  // ------------------------------------------------------------------ management (admin only)
+
+  async create(principal: Principal, body: unknown): Promise<WebhookRecord> {
+    requireAdmin(principal);
+    const input = await this.#validate(body, true);
+    return this.#store.create(
+      { url: input.url ?? '', events: input.events ?? [], description: input.description ?? null, secret: newSecret() },
+      new Date().toISOString(),
+    );
+  }
+
+  async list(principal: Principal): Promise<WebhookView[]> {
+    requireAdmin(principal);
+    return (await this.#store.list()).map(view);
+  }
+
+  async get(principal: Principal, id: number): Promise<WebhookView> {
+    requireAdmin(principal);
+    return view(await this.#existing(id));
+  }
+
+  async update(principal: Principal, id: number, body: unknown): Promise<WebhookView> {
+    requireAdmin(principal);
+    await this.#existing(id);
+    const input = await this.#validate(body, false);
+    return view(await this.#changed(id, input));
+  }
+
+  async delete(principal: Principal, id: number): Promise<void> {
+    requireAdmin(principal);
+    if (!(await this.#store.delete(id))) throw notFound(id);
+  }
+
+  /** Stops deliveries to an endpoint (they queue up) or starts them again (also after it was disabled). */
+  async setPaused(principal: Principal, id: number, paused: boolean): Promise<WebhookView> {
+    requireAdmin(principal);
+    await this.#existing(id);
+    const values = paused ? { status: 'paused' as const } : { status: 'active' as const, disabledReason: null, failingSince: null };
+    const record = await this.#changed(id, values);
+    if (!paused) this.#wake();
+    return view(record);
+  }
+
+  /** A new secret; the old one stops signing at once. */
+  async rotateSecret(principal: Principal, id: number): Promise<WebhookRecord> {
+    requireAdmin(principal);
+    await this.#existing(id);
+    return this.#changed(id, { secret: newSecret() });
+  }
+
+  async deliveries(principal: Principal, id: number, limit = 100): Promise<DeliveryView[]> {
+    requireAdmin(principal);
+    await this.#existing(id);
+    const deliveries = await this.#store.deliveries(id, limit);
+    const attempts = await this.#store.attempts(deliveries.map((d) => d.id));
+    return deliveries.map(({ payload: _payload, ...d }) => ({
+      ...d,
+      attemptLog: attempts.filter((a) => a.deliveryId === d.id).map(({ deliveryId: _deliveryId, ...a }) => a),
+    }));
+  }
+
+  /** Delivers again: the delivery becomes pending and due now, whatever it was. */
+  async retry(principal: Principal, id: number, deliveryId: number): Promise<void> {
+    requireAdmin(principal);
+    await this.#existing(id);
+    if ((await this.#store.delivery(id, deliveryId)) === undefined) throw new NotFoundError(`Webhook ${id} has no delivery ${deliveryId}.`);
+    await this.#store.retry(deliveryId, new Date().toISOString());
+    this.#wake();
+  }
+
+  async #existing(id: number): Promise<WebhookRecord> {
+    const record = await this.#store.get(id);
+    if (record === undefined) throw notFound(id);
+    return record;
+  }
+
+  async #changed(id: number, values: Parameters<WebhookStore['update']>[1]): Promise<WebhookRecord> {
+    const record = await this.#store.update(id, values, new Date().toISOString());
+    if (record === undefined) throw notFound(id);
+    return record;
+  }
+
+  async #validate(body: unknown, whole: boolean): Promise<{ url?: string; events?: string[]; description?: string | null }> {
+    if (!isPlainObject(body)) throw new ValidationError('The body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be an object' }] });
+    const problems: ErrorDetail[] = [];
+    const out: { url?: string; events?: string[]; description?: string | null } = {};
+    for (const key of Object.keys(body)) if (!FIELDS.includes(key)) problems.push({ pointer: `/${key}`, detail: `is not a webhook field (they are ${FIELDS.join(', ')})` });
+    if (whole || body.url !== undefined) {
+      const url = body.url;
+      let parsed: URL | undefined;
+      if (typeof url !== 'string' || url.length > 2048) problems.push({ pointer: '/url', detail: 'must be an http or https URL of at most 2048 characters' });
+      else {
+        try {
+          parsed = new URL(url);
+        } catch {
+          problems.push({ pointer: '/url', detail: 'is not a URL' });
+        }
+        if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ pointer: '/url', detail: 'must use http or https' });
+        else if (parsed !== undefined) {
+          try {
+            await this.#guard.resolve(parsed);
+            out.url = parsed.toString();
+          } catch (error) {
+            if (!(error instanceof TargetRefusedError)) throw error;
+            problems.push({ pointer: '/url', detail: `is refused: ${error.message}` });
+          }
+        }
+      }
+    }
+    if (whole || body.events !== undefined) {
+      const events = body.events;
+      if (!Array.isArray(events) || events.length === 0 || events.length > 100) problems.push({ pointer: '/events', detail: 'must be a list of 1 to 100 event types, or ["*"] for all' });
+      else {
+        events.forEach((type, i) => {
+          if (type !== '*' && (typeof type !== 'string' || !this.#types.has(type))) {
+            problems.push({ pointer: `/events/${i}`, detail: `is not an event type (they are ${[...this.#types].join(', ')}, or *)` });
+          }
+        });
+        out.events = [...new Set(events as string[])];
+      }
+    }
+    if (body.description !== undefined) {
+      const description = body.description;
+      if (description !== null && (typeof description !== 'string' || description.length > 500)) problems.push({ pointer: '/description', detail: 'must be text of at most 500 characters, or null' });
+      else out.description = description;
+    }
+    if (problems.length > 0) throw new ValidationError(problems.length === 1 ? 'One field is invalid.' : `${problems.length} fields are invalid.`, { errors: problems });
+    return out;
+  }
+
+  // ------------------------------------------------------------------ delivery
+
+  /** Starts feeding deliveries from the outbox (from where the last run stopped) and attempting them. */
+  async start(): Promise<void> {
+    const saved = await this.#store.state(CURSOR_KEY);
+    const cursor = saved === undefined ? this.#events.lastId : Number(saved);
+    if (saved === undefined) await this.#store.db.transaction((tx) => this.#store.setState(tx, CURSOR_KEY, String(cursor)));
+    this.#subscribe(cursor);
+    this.#timer = setInterval(() => this.#wake(), this.#options.pollIntervalMs);
+    this.#timer.unref();
+    this.#wake();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#subscription?.unsubscribe();
+  }
+
+  #subscribe(afterId: number): void {
+    this.#subscription = this.#events.subscribe(
+      {
+        principal: WEBHOOK_PRINCIPAL,
+        deliver: (event) => {
+          this.#queue.push(event);
+          this.#drain();
+          return this.#queue.length < 10_000;
+        },
+        close: (reason) => {
+          // Too far behind: start again from the persisted position once the queue is written.
+          if (reason === 'slow-consumer') this.#resubscribe = true;
+        },
+      },
+      afterId,
+    );
+  }
+
+  /** Writes queued events as deliveries, in batches, each with the position it reached. */
+  #drain(): void {
+    if (this.#draining !== undefined) return;
+    this.#draining = (async () => {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, 200);
+        const webhooks = (await this.#store.list()).filter((w) => w.status !== 'disabled');
+        const now = new Date().toISOString();
+        const deliveries = batch.flatMap((event) =>
+          webhooks
+            .filter((w) => w.events.includes('*') || w.events.includes(event.type))
+            .map((w) => ({
+              webhookId: w.id,
+              eventId: event.id,
+              eventType: event.type,
+              payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }),
+              status: 'pending' as const,
+              attempts: 0,
+              nextAttemptAt: now,
+              leaseUntil: null,
+              createdAt: now,
+            })),
+        );
+        const last = batch[batch.length - 1];
+        await this.#store.db.transaction(async (tx) => {
+          await this.#store.addDeliveries(tx, deliveries);
+          if (last !== undefined) await this.#store.setState(tx, CURSOR_KEY, String(last.id));
+        });
+        if (deliveries.length > 0) this.#wake();
+      }
+    })()
+      .catch((error: unknown) => this.#log(error, 'creating webhook deliveries failed'))
+      .finally(async () => {
+        this.#draining = undefined;
+        if (this.#resubscribe && !this.#stopped) {
+          this.#resubscribe = false;
+          this.#subscribe(Number((await this.#store.state(CURSOR_KEY)) ?? this.#events.lastId));
+        } else if (this.#queue.length > 0) this.#drain();
+      });
+  }
+
+  /** Attempts the deliveries that are due (coalesced; at most 20 endpoints at a time). */
+  #wake(): void {
+    if (this.#working || this.#stopped) return;
+    this.#working = true;
+    void (async () => {
+      for (;;) {
+        const now = Date.now();
+        const due = await this.#store.claimDue(new Date(now).toISOString(), new Date(now + this.#options.timeoutMs + 5000).toISOString(), 20);
+        if (due.length === 0 || this.#stopped) break;
+        await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+      }
+    })()
+      .catch((error: unknown) => this.#log(error, 'attempting webhook deliveries failed'))
+      .finally(() => {
+        this.#working = false;
+      });
+  }
+
+  async #attempt(delivery: DeliveryRecord): Promise<void> {
+    const webhook = await this.#store.get(delivery.webhookId);
+    if (webhook === undefined) return;
+    const started = Date.now();
+    const outcome = await this.#send(webhook, delivery);
+    const finished = Date.now();
+    const attempt = {
+      attemptedAt: new Date(started).toISOString(),
+      durationMs: finished - started,
+      responseStatus: outcome.status ?? null,
+      error: outcome.error ?? null,
+    };
+    const ok = outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300;
+    const attempts = delivery.attempts + 1;
+    const schedule = this.#options.retryScheduleSeconds;
+    let next: { status: 'pending' | 'succeeded' | 'failed'; nextAttemptAt: string };
+    if (ok) next = { status: 'succeeded', nextAttemptAt: attempt.attemptedAt };
+    else if (attempts > schedule.length) next = { status: 'failed', nextAttemptAt: attempt.attemptedAt };
+    else {
+      const jittered = (schedule[attempts - 1] ?? 0) * 1000 * (0.8 + Math.random() * 0.4);
+      const delayMs = outcome.retryAfterMs ?? jittered;
+      next = { status: 'pending', nextAttemptAt: new Date(finished + delayMs).toISOString() };
+    }
+    await this.#store.recordAttempt(delivery, attempt, next);
+    if (ok) {
+      if (webhook.failingSince !== null) await this.#store.update(webhook.id, { failingSince: null }, new Date().toISOString());
+    } else if (webhook.failingSince === null) {
+      await this.#store.update(webhook.id, { failingSince: attempt.attemptedAt }, new Date().toISOString());
+    } else if (finished - Date.parse(webhook.failingSince) >= this.#options.disableAfterMs) {
+      const reason = `Disabled at ${new Date(finished).toISOString()}: every delivery failed since ${webhook.failingSince} (last: ${outcome.error ?? `HTTP ${outcome.status ?? '?'}`}).`;
+      await this.#store.update(webhook.id, { status: 'disabled', disabledReason: reason }, new Date().toISOString());
+      this.#log(undefined, `webhook ${webhook.id} disabled: ${reason}`);
+    }
+  }
+
+  /** One POST, to the checked address, no redirects, the response read up to a small limit. */
+  async #send(webhook: WebhookRecord, delivery: DeliveryRecord): Promise<{ status?: number; error?: string; retryAfterMs?: number }> {
+    let url: URL;
+    let target: { address: string; family: 4 | 6 };
+    try {
+      url = new URL(webhook.url);
+      // Checked again at every attempt: the name may resolve elsewhere now (DNS rebinding).
+      target = await this.#guard.resolve(url);
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'restgraph-webhooks',
+      ...signatureHeaders(webhook.secret, `msg_${delivery.id}`, timestamp, delivery.payload),
+    };
+    const lookup: LookupFunction = (_hostname, options, callback) => {
+      if (typeof options === 'object' && options.all === true) callback(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    };
+    return new Promise((resolve) => {
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const req = send(url, { method: 'POST', headers, lookup, timeout: this.#options.timeoutMs }, (res: IncomingMessage) => {
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > this.#options.maxResponseBytes) res.destroy();
+        });
+        const done = (): void => {
+          const status = res.statusCode ?? 0;
+          const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
+          resolve({ status, ...(status >= 300 && status < 400 ? { error: `redirect to ${res.headers.location ?? '?'} not followed` } : {}), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
+        };
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', done);
+      });
+      req.on('timeout', () => req.destroy(new Error(`no response within ${this.#options.timeoutMs} ms`)));
+      req.on('error', (error) => resolve({ error: error.message }));
+      req.end(delivery.payload);
+    });
+  }
+}
+
+/** Retry-After in seconds or as an HTTP date, capped at a day; undefined when absent or unreadable. */
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = /^\d+$/.test(value.trim()) ? Number(value.trim()) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 24 * 60 * 60 * 1000) : undefined;
+}
+
+function view(record: WebhookRecord): WebhookView {
+  return {
+    id: record.id,
+    url: record.url,
+    events: record.events,
+    description: record.description,
+    status: record.status,
+    disabledReason: record.disabledReason,
+    failingSince: record.failingSince,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
+
+function notFound(id: number): NotFoundError {
+  return new NotFoundError(`There is no webhook with id ${id}.`);
+}
