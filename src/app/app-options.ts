@@ -56,10 +56,10 @@ export interface EventOptions {
   retentionMs: number;
   /** Interval of the SSE heartbeat comment. @default 15_000 */
   heartbeatMs: number;
-  /** Bytes an event-stream client may leave unread before it is disconnected. @default 1 MiB */
-  maxBufferedBytes: number;
   /** How often the outbox is read without a wake-up. @default 1000 */
   pollIntervalMs: number;
+  /** Events a subscriber that stopped reading may fall behind before it is disconnected. @default 10_000 */
+  maxLag: number;
 }
 
 export interface GraphqlOptions extends GraphqlLimits {
@@ -117,7 +117,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     getMaxAgeSeconds: 0,
   }),
   onSqlStatement: undefined,
-  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, maxBufferedBytes: 1024 * 1024, pollIntervalMs: 1000 }),
+  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, pollIntervalMs: 1000, maxLag: 10_000 }),
   webhooks: Object.freeze({
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt.
     retryScheduleSeconds: Object.freeze([5, 300, 1800, 7200, 18000, 36000, 36000]),

@@ -145,7 +145,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   const store = new RecordStore(db, rules);
   const eventStore = new EventStore(db);
-  const dispatcher = new EventDispatcher(eventStore, schema, { pollIntervalMs: options.events.pollIntervalMs });
+  const dispatcher = new EventDispatcher(eventStore, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag });
   const operations = new ResourceOperations({
     schema,
     db,
@@ -286,7 +286,10 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     app.log.warn(error === undefined ? {} : { err: error }, message),
   );
   registerWebhookRoutes(app, webhooks);
-  registerEventStreamRoutes(app, schema, dispatcher, { heartbeatMs: options.events.heartbeatMs, maxBufferedBytes: options.events.maxBufferedBytes });
+  registerEventStreamRoutes(app, schema, dispatcher, {
+    heartbeatMs: options.events.heartbeatMs,
+    reauthenticate: (header) => authenticator.authenticate(header),
+  });
   // WebSockets (GraphQL subscriptions); messages are limited like request bodies.
   await app.register(websocket, { options: { maxPayload: options.bodyLimitBytes } });
   registerGraphqlRoutes(app, graphql, {

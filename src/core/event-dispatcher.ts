@@ -10,8 +10,10 @@ export interface EventSubscriber {
   /** Only these event types (`user.created`); all when absent. */
   types?: ReadonlySet<string>;
   /**
-   * Takes one event. Returns false when the consumer cannot keep up (its buffer is over its
-   * limit): it is then closed with reason 'slow-consumer'.
+   * Takes one event. Returns false when the consumer wants no more for now (its buffer is full):
+   * delivery pauses until it calls `resume()` on its subscription, and continues from where it
+   * stopped (from memory or the outbox). A consumer paused while more than `maxLag` events pile
+   * up behind it is closed with reason 'slow-consumer'.
    */
   deliver(event: StoredEvent): boolean;
   /** The stream ends: the dispatcher stops, or the consumer fell too far behind. */
@@ -21,6 +23,8 @@ export interface EventSubscriber {
 export interface Subscription {
   /** Stops delivering to this subscriber (idempotent). */
   unsubscribe(): void;
+  /** Delivery may go on after deliver() returned false. */
+  resume(): void;
 }
 
 export interface EventDispatcherOptions {
@@ -28,6 +32,8 @@ export interface EventDispatcherOptions {
   pollIntervalMs?: number;
   /** Recent events kept in memory, so subscribers catch up without a query. @default 10000 */
   recentEvents?: number;
+  /** Events a paused subscriber may fall behind before it is closed as too slow. @default 10000 */
+  maxLag?: number;
 }
 
 interface Entry {
@@ -37,6 +43,8 @@ interface Entry {
   busy: boolean;
   again: boolean;
   closed: boolean;
+  /** Its last deliver() returned false, and it has not resumed yet. */
+  paused: boolean;
 }
 
 const PAGE = 500;
@@ -53,6 +61,7 @@ export class EventDispatcher {
   readonly #schema: SchemaModel;
   readonly #pollIntervalMs: number;
   readonly #capacity: number;
+  readonly #maxLag: number;
   readonly #entries = new Set<Entry>();
   /** Recent events, oldest first, contiguous with the outbox up to #lastId. */
   #recent: StoredEvent[] = [];
@@ -68,6 +77,7 @@ export class EventDispatcher {
     this.#schema = schema;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.#capacity = options.recentEvents ?? 10_000;
+    this.#maxLag = options.maxLag ?? 10_000;
   }
 
   /** Starts from the newest event already stored; `onError` hears of failed reads. */
@@ -122,10 +132,10 @@ export class EventDispatcher {
    * already stored, then live.
    */
   subscribe(subscriber: EventSubscriber, afterId?: number): Subscription {
-    const entry: Entry = { subscriber, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false };
+    const entry: Entry = { subscriber, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false, paused: false };
     if (this.#stopped) {
       subscriber.close('shutdown');
-      return { unsubscribe: () => undefined };
+      return { unsubscribe: () => undefined, resume: () => undefined };
     }
     this.#entries.add(entry);
     if (entry.cursor < this.#lastId) this.#feed(entry);
@@ -133,6 +143,11 @@ export class EventDispatcher {
       unsubscribe: () => {
         entry.closed = true;
         this.#entries.delete(entry);
+      },
+      resume: () => {
+        if (!entry.paused || entry.closed) return;
+        entry.paused = false;
+        this.#feed(entry);
       },
     };
   }
@@ -169,6 +184,10 @@ export class EventDispatcher {
 
   /** Brings one subscriber up to #lastId, from memory when it can, else from the outbox. */
   #feed(entry: Entry): void {
+    if (entry.paused) {
+      if (this.#lastId - entry.cursor > this.#maxLag) this.#close(entry, 'slow-consumer');
+      return;
+    }
     if (entry.busy) {
       entry.again = true;
       return;
@@ -186,7 +205,7 @@ export class EventDispatcher {
   }
 
   async #catchUp(entry: Entry): Promise<void> {
-    while (!entry.closed && entry.cursor < this.#lastId) {
+    while (!entry.closed && !entry.paused && entry.cursor < this.#lastId) {
       const first = this.#recent[0];
       let batch: StoredEvent[];
       if (first !== undefined && entry.cursor >= first.id - 1) {
@@ -204,7 +223,7 @@ export class EventDispatcher {
         if (subscriber.types !== undefined && !subscriber.types.has(event.type)) continue;
         if (!this.visibleTo(subscriber.principal, event)) continue;
         if (!subscriber.deliver(event)) {
-          this.#close(entry, 'slow-consumer');
+          entry.paused = true;
           return;
         }
       }

@@ -56,12 +56,12 @@ export class TokenOperations {
   }
 }
 
-export function requireAdmin(principal: Principal): void {
+export function requireAdmin(principal: Principal, what = 'tokens'): void {
   if (principal.kind === 'anonymous') {
-    throw new AuthenticationRequiredError('Managing tokens needs an admin credential: send Authorization: Bearer <token>.');
+    throw new AuthenticationRequiredError(`Managing ${what} needs an admin credential: send Authorization: Bearer <token>.`);
   }
   if (!isAdmin(principal)) {
-    throw new ForbiddenError('Managing tokens needs the admin scope.', ['admin']);
+    throw new ForbiddenError(`Managing ${what} needs the admin scope.`, ['admin']);
   }
 }
 

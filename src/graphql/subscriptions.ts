@@ -3,7 +3,7 @@ import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { Principal } from '../core/principal.js';
 import type { StoredEvent } from '../store/event-store.js';
 
-/** Events a subscription may have waiting before it is ended as too slow. */
+/** Events a subscription holds in memory; beyond, delivery pauses (the dispatcher keeps its place). */
 export const MAX_PENDING_EVENTS = 1000;
 
 /** What a subscription's resolver receives: an event, or the end of a subscriber that fell behind. */
@@ -12,9 +12,10 @@ export type SubscriptionItem = { event: StoredEvent } | { overflow: true };
 /**
  * The events of one GraphQL subscription as an async iterator, fed by the event dispatcher (the
  * same path as /v1/events and webhooks), filtered by the principal's access rules, the event
- * types and `accept`. A subscriber that leaves more than {@link MAX_PENDING_EVENTS} waiting gets
- * one last item that reports the overflow, then the iterator ends: it never holds up writes or
- * other subscribers.
+ * types and `accept`. At most {@link MAX_PENDING_EVENTS} wait in memory; beyond, delivery pauses
+ * until the client reads, and a subscriber that falls too far behind (the dispatcher's lag limit)
+ * gets one last item reporting it, then the iterator ends: it never holds up writes or other
+ * subscribers.
  */
 export function eventIterator(
   dispatcher: EventDispatcher,
@@ -36,7 +37,7 @@ export function eventIterator(
       if (!accept(event)) return true;
       queue.push({ event });
       signal();
-      return queue.length <= MAX_PENDING_EVENTS;
+      return queue.length < MAX_PENDING_EVENTS;
     },
     close: (reason) => {
       if (reason === 'slow-consumer') {
@@ -58,7 +59,10 @@ export function eventIterator(
     async next(): Promise<IteratorResult<SubscriptionItem>> {
       for (;;) {
         const item = queue.shift();
-        if (item !== undefined) return { value: item, done: false };
+        if (item !== undefined) {
+          if (queue.length === MAX_PENDING_EVENTS / 2) subscription.resume();
+          return { value: item, done: false };
+        }
         if (done) return finish();
         await new Promise<void>((resolve) => (wake = resolve));
       }
@@ -78,6 +82,6 @@ export function eventIterator(
 /** The error a subscriber that fell too far behind receives before its subscription ends. */
 export function overflowError(): SlowConsumerError {
   return new SlowConsumerError(
-    `This subscription fell more than ${MAX_PENDING_EVENTS} events behind and was ended; subscribe again (the events it missed are in GET /v1/events).`,
+    'This subscription fell more than 10000 events behind and was ended; subscribe again (the events it missed are in GET /v1/events).',
   );
 }

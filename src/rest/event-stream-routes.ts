@@ -1,17 +1,23 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize } from '../core/access-policy.js';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { StoredEvent } from '../store/event-store.js';
-import { assertAcceptable } from './content-negotiation.js';
+import { registerPath } from './path-routes.js';
 
 export interface EventStreamOptions {
   /** How often a comment line keeps idle connections (and proxies) open. @default 15000 */
   heartbeatMs: number;
-  /** Bytes a client may leave unread before it is disconnected as too slow. @default 1 MiB */
-  maxBufferedBytes: number;
+  /**
+   * Checks the stream's credential again (at each heartbeat): a key revoked or expired while a
+   * stream is open ends it, as it would end the next request.
+   */
+  reauthenticate: (header: string) => Promise<unknown>;
 }
+
+/** How long a stream being ended may take to flush its last comment before it is cut. */
+const END_GRACE_MS = 1000;
 
 /** The wire form of an event, as SSE data and (later) webhook bodies: `{"id","type","timestamp","data"}`. */
 export function eventBody(event: StoredEvent): string {
@@ -29,8 +35,9 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     for (const kind of ['created', 'updated', 'deleted']) known.set(`${resource.singular}.${kind}`, resource.name);
   }
 
-  app.get('/v1/events', async (request, reply) => {
-    assertAcceptable(request, 'text/event-stream');
+  registerPath(app, '/v1/events', { GET: (request, reply) => stream(request, reply) }, { produces: 'text/event-stream' });
+
+  async function stream(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const query = request.query as Record<string, string | string[] | undefined>;
     const problems: ErrorDetail[] = [];
     for (const name of Object.keys(query)) {
@@ -64,18 +71,25 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       if (resource !== undefined) authorize(request.principal, resource, 'read');
     }
 
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      ...(reply.getHeaders() as Record<string, string>),
+    const headers = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
       'x-accel-buffering': 'no',
-    });
+    };
+    // HEAD: the headers a stream would have, and no stream.
+    if (request.method === 'HEAD') return reply.headers(headers).send();
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...headers, connection: 'keep-alive' });
     // Reconnect after 3 s; the comment tells the client the stream is open.
     raw.write(`retry: 3000\n: connected; last event id ${dispatcher.lastId}\n\n`);
-    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs);
+    const authorization = request.headers.authorization;
+    const heartbeat = setInterval(() => {
+      raw.write(': heartbeat\n\n');
+      if (authorization !== undefined) {
+        options.reauthenticate(authorization).catch(() => end('the credential of this stream is no longer valid'));
+      }
+    }, options.heartbeatMs);
     heartbeat.unref();
     let ended = false;
     // Assigned once below; `end` may run inside subscribe() itself (a stopping server), before it is.
@@ -86,22 +100,26 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       ended = true;
       clearInterval(heartbeat);
       subscription?.unsubscribe();
-      if (comment !== undefined && raw.writable) raw.end(`: ${comment}\n\n`);
-      else raw.destroy();
+      if (comment === undefined || !raw.writable) {
+        raw.destroy();
+        return;
+      }
+      // A client that does not read would keep the connection (and its buffer) forever.
+      raw.end(`: ${comment}\n\n`);
+      setTimeout(() => raw.destroy(), END_GRACE_MS).unref();
     };
     subscription = dispatcher.subscribe(
       {
         principal: request.principal,
         ...(types === undefined ? {} : { types }),
-        deliver: (event) => {
-          raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`);
-          return raw.writableLength <= options.maxBufferedBytes;
-        },
+        // Backpressure: when the socket buffer is full, delivery pauses until it drains.
+        deliver: (event) => raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`),
         close: (reason) => end(reason === 'shutdown' ? 'server shutting down; reconnect with Last-Event-ID' : 'disconnected: too far behind; reconnect with Last-Event-ID'),
       },
       afterId,
     );
+    raw.on('drain', () => subscription.resume());
     raw.on('close', () => end());
     return reply;
-  });
+  }
 }

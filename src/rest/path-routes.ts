@@ -11,7 +11,12 @@ type StandardMethod = (typeof STANDARD_METHODS)[number];
  * Registers one path's handlers, plus what every path answers: HEAD (with GET), OPTIONS with
  * `Allow` (and CORS preflight), and 405 with `Allow` for the other standard methods (RFC 9110, 15.5.6).
  */
-export function registerPath(app: FastifyInstance, url: string, handlers: Partial<Record<StandardMethod, RouteHandler>>): void {
+export function registerPath(
+  app: FastifyInstance,
+  url: string,
+  handlers: Partial<Record<StandardMethod, RouteHandler>>,
+  options: { produces?: string } = {},
+): void {
   const methods = STANDARD_METHODS.filter((m) => handlers[m] !== undefined);
   const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
   for (const method of methods) {
@@ -22,7 +27,7 @@ export function registerPath(app: FastifyInstance, url: string, handlers: Partia
       method,
       url,
       handler: (request, reply) => {
-        assertAcceptable(request);
+        assertAcceptable(request, options.produces);
         return handler(request, reply);
       },
     });

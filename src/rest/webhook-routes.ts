@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { assertPlainJsonBody } from './content-negotiation.js';
+import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
 import { registerPath } from './path-routes.js';
 import { JSON_CONTENT_TYPE, parseId } from './resource-routes.js';
 
@@ -30,7 +30,8 @@ export function registerWebhookRoutes(app: FastifyInstance, webhooks: WebhookSer
   registerPath(app, `${base}/:id`, {
     GET: async (request, reply) => send(reply, json(200, await webhooks.get(request.principal, id(request)))),
     PATCH: async (request, reply) => {
-      assertPlainJsonBody(request);
+      // application/json or application/merge-patch+json: the members given change.
+      assertHasBody(request);
       return send(reply, json(200, await webhooks.update(request.principal, id(request), request.body)));
     },
     DELETE: async (request, reply) => {

@@ -142,29 +142,30 @@ export class WebhookStore {
     });
   }
 
-  /** Records an attempt and the delivery's new state, in one transaction. */
+  /**
+   * Records an attempt and the delivery's new state, in one transaction. When a manual retry was
+   * asked for while the attempt ran (the delivery's due time changed), the delivery stays pending
+   * and due, so it is sent again.
+   */
   async recordAttempt(
-    delivery: { id: number; attempts: number },
+    delivery: { id: number; attempts: number; nextAttemptAt: string },
     attempt: Omit<AttemptRecord, 'id' | 'deliveryId'>,
     next: { status: DeliveryStatus; nextAttemptAt: string },
   ): Promise<void> {
+    const outcome = { leaseUntil: null, lastAttemptAt: attempt.attemptedAt, responseStatus: attempt.responseStatus, lastError: attempt.error };
     await this.#db.transaction(async (tx) => {
       await tx.run(this.#db.builder.insertInto(ATTEMPTS).values({ deliveryId: delivery.id, ...attempt }).compile());
-      await tx.run(
+      const changed = await tx.run(
         this.#db.builder
           .updateTable(DELIVERIES)
-          .set({
-            status: next.status,
-            attempts: delivery.attempts + 1,
-            nextAttemptAt: next.nextAttemptAt,
-            leaseUntil: null,
-            lastAttemptAt: attempt.attemptedAt,
-            responseStatus: attempt.responseStatus,
-            lastError: attempt.error,
-          })
+          .set({ ...outcome, status: next.status, attempts: delivery.attempts + 1, nextAttemptAt: next.nextAttemptAt })
           .where('id', '=', delivery.id)
+          .where('nextAttemptAt', '=', delivery.nextAttemptAt)
           .compile(),
       );
+      if (changed === 0) {
+        await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ ...outcome, attempts: delivery.attempts + 1 }).where('id', '=', delivery.id).compile());
+      }
     });
   }
 
@@ -193,10 +194,13 @@ export class WebhookStore {
     }));
   }
 
-  /** Puts a delivery back to pending, due now (manual redelivery). */
+  /**
+   * Puts a delivery back to pending, due now (manual redelivery). One in flight keeps its lease
+   * (never two attempts at once); its outcome then leaves it pending (see recordAttempt).
+   */
   async retry(id: number, now: string): Promise<void> {
     await this.#db.transaction((tx) =>
-      tx.run(this.#db.builder.updateTable(DELIVERIES).set({ status: 'pending', nextAttemptAt: now, leaseUntil: null }).where('id', '=', id).compile()),
+      tx.run(this.#db.builder.updateTable(DELIVERIES).set({ status: 'pending', nextAttemptAt: now }).where('id', '=', id).compile()),
     );
   }
 }

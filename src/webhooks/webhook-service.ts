@@ -36,6 +36,10 @@ export interface DeliveryView extends Omit<DeliveryRecord, 'payload'> {
 
 const WEBHOOK_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'webhooks' });
 const CURSOR_KEY = 'webhooks.cursor';
+/** Attempts in flight at once (each to a different endpoint). */
+const MAX_IN_FLIGHT = 20;
+/** Whether the feeder was reading when the process stopped (then it goes on from its cursor). */
+const FEEDING_KEY = 'webhooks.feeding';
 const FIELDS = ['url', 'events', 'description'];
 
 /**
@@ -57,7 +61,9 @@ export class WebhookService {
   #draining: Promise<void> | undefined;
   #resubscribe = false;
   #timer: NodeJS.Timeout | undefined;
-  #working = false;
+  #claiming = false;
+  #wakeAgain = false;
+  #inFlight = 0;
   #stopped = false;
 
   constructor(store: WebhookStore, events: EventDispatcher, schema: SchemaModel, options: WebhookOptions, log: (error: unknown, message: string) => void) {
@@ -74,55 +80,59 @@ export class WebhookService {
   // ------------------------------------------------------------------ management (admin only)
 
   async create(principal: Principal, body: unknown): Promise<WebhookRecord> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     const input = await this.#validate(body, true);
-    return this.#store.create(
+    const record = await this.#store.create(
       { url: input.url ?? '', events: input.events ?? [], description: input.description ?? null, secret: newSecret() },
       new Date().toISOString(),
     );
+    await this.#syncFeeder();
+    return record;
   }
 
   async list(principal: Principal): Promise<WebhookView[]> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     return (await this.#store.list()).map(view);
   }
 
   async get(principal: Principal, id: number): Promise<WebhookView> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     return view(await this.#existing(id));
   }
 
   async update(principal: Principal, id: number, body: unknown): Promise<WebhookView> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     const input = await this.#validate(body, false);
     return view(await this.#changed(id, input));
   }
 
   async delete(principal: Principal, id: number): Promise<void> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     if (!(await this.#store.delete(id))) throw notFound(id);
+    await this.#syncFeeder();
   }
 
   /** Stops deliveries to an endpoint (they queue up) or starts them again (also after it was disabled). */
   async setPaused(principal: Principal, id: number, paused: boolean): Promise<WebhookView> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     const values = paused ? { status: 'paused' as const } : { status: 'active' as const, disabledReason: null, failingSince: null };
     const record = await this.#changed(id, values);
+    await this.#syncFeeder();
     if (!paused) this.#wake();
     return view(record);
   }
 
   /** A new secret; the old one stops signing at once. */
   async rotateSecret(principal: Principal, id: number): Promise<WebhookRecord> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     return this.#changed(id, { secret: newSecret() });
   }
 
   async deliveries(principal: Principal, id: number, limit = 100): Promise<DeliveryView[]> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     const deliveries = await this.#store.deliveries(id, limit);
     const attempts = await this.#store.attempts(deliveries.map((d) => d.id));
@@ -134,7 +144,7 @@ export class WebhookService {
 
   /** Delivers again: the delivery becomes pending and due now, whatever it was. */
   async retry(principal: Principal, id: number, deliveryId: number): Promise<void> {
-    requireAdmin(principal);
+    requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     if ((await this.#store.delivery(id, deliveryId)) === undefined) throw new NotFoundError(`Webhook ${id} has no delivery ${deliveryId}.`);
     await this.#store.retry(deliveryId, new Date().toISOString());
@@ -205,19 +215,41 @@ export class WebhookService {
 
   /** Starts feeding deliveries from the outbox (from where the last run stopped) and attempting them. */
   async start(): Promise<void> {
-    const saved = await this.#store.state(CURSOR_KEY);
-    const cursor = saved === undefined ? this.#events.lastId : Number(saved);
-    if (saved === undefined) await this.#store.db.transaction((tx) => this.#store.setState(tx, CURSOR_KEY, String(cursor)));
-    this.#subscribe(cursor);
+    await this.#syncFeeder();
     this.#timer = setInterval(() => this.#wake(), this.#options.pollIntervalMs);
     this.#timer.unref();
     this.#wake();
+  }
+
+  /**
+   * The feeder reads events only while some endpoint takes deliveries (active or paused): then
+   * from its persisted position; when it starts anew, from now (a new endpoint gets the events
+   * from its registration on). Writes pay nothing for webhooks when there are none.
+   */
+  async #syncFeeder(): Promise<void> {
+    if (this.#stopped) return;
+    const wanted = (await this.#store.list()).some((w) => w.status !== 'disabled');
+    if (wanted && this.#subscription === undefined) {
+      const saved = await this.#store.state(CURSOR_KEY);
+      const running = saved !== undefined && (await this.#store.state(FEEDING_KEY)) === 'yes';
+      const cursor = running ? Number(saved) : this.#events.lastId;
+      await this.#store.db.transaction(async (tx) => {
+        await this.#store.setState(tx, CURSOR_KEY, String(cursor));
+        await this.#store.setState(tx, FEEDING_KEY, 'yes');
+      });
+      this.#subscribe(cursor);
+    } else if (!wanted && this.#subscription !== undefined) {
+      this.#subscription.unsubscribe();
+      this.#subscription = undefined;
+      await this.#store.db.transaction((tx) => this.#store.setState(tx, FEEDING_KEY, 'no'));
+    }
   }
 
   stop(): void {
     this.#stopped = true;
     clearInterval(this.#timer);
     this.#subscription?.unsubscribe();
+    this.#subscription = undefined;
   }
 
   #subscribe(afterId: number): void {
@@ -227,7 +259,8 @@ export class WebhookService {
         deliver: (event) => {
           this.#queue.push(event);
           this.#drain();
-          return this.#queue.length < 10_000;
+          // Paused beyond this; resumed once the queue is written (the dispatcher keeps the place).
+          return this.#queue.length < 1000;
         },
         close: (reason) => {
           // Too far behind: start again from the persisted position once the queue is written.
@@ -269,31 +302,58 @@ export class WebhookService {
         if (deliveries.length > 0) this.#wake();
       }
     })()
-      .catch((error: unknown) => this.#log(error, 'creating webhook deliveries failed'))
+      .catch((error: unknown) => {
+        this.#log(error, 'creating webhook deliveries failed');
+        // Start again from the last position written, so no event is skipped.
+        this.#queue = [];
+        this.#subscription?.unsubscribe();
+        this.#resubscribe = true;
+      })
       .finally(async () => {
         this.#draining = undefined;
         if (this.#resubscribe && !this.#stopped) {
           this.#resubscribe = false;
           this.#subscribe(Number((await this.#store.state(CURSOR_KEY)) ?? this.#events.lastId));
         } else if (this.#queue.length > 0) this.#drain();
+        else this.#subscription?.resume();
       });
   }
 
-  /** Attempts the deliveries that are due (coalesced; at most 20 endpoints at a time). */
+  /**
+   * Starts attempts for the deliveries that are due, up to 20 at a time, each endpoint's oldest
+   * first; each finished attempt looks again. A slow endpoint holds up only its own deliveries.
+   */
   #wake(): void {
-    if (this.#working || this.#stopped) return;
-    this.#working = true;
+    if (this.#stopped) return;
+    if (this.#claiming) {
+      this.#wakeAgain = true;
+      return;
+    }
+    this.#claiming = true;
     void (async () => {
-      for (;;) {
+      while (this.#inFlight < MAX_IN_FLIGHT && !this.#stopped) {
         const now = Date.now();
-        const due = await this.#store.claimDue(new Date(now).toISOString(), new Date(now + this.#options.timeoutMs + 5000).toISOString(), 20);
-        if (due.length === 0 || this.#stopped) break;
-        await Promise.all(due.map((delivery) => this.#attempt(delivery)));
+        const lease = new Date(now + this.#options.timeoutMs + 5000).toISOString();
+        const due = await this.#store.claimDue(new Date(now).toISOString(), lease, MAX_IN_FLIGHT - this.#inFlight);
+        if (due.length === 0) break;
+        for (const delivery of due) {
+          this.#inFlight++;
+          void this.#attempt(delivery)
+            .catch((error: unknown) => this.#log(error, 'attempting a webhook delivery failed'))
+            .finally(() => {
+              this.#inFlight--;
+              this.#wake();
+            });
+        }
       }
     })()
-      .catch((error: unknown) => this.#log(error, 'attempting webhook deliveries failed'))
+      .catch((error: unknown) => this.#log(error, 'claiming webhook deliveries failed'))
       .finally(() => {
-        this.#working = false;
+        this.#claiming = false;
+        if (this.#wakeAgain) {
+          this.#wakeAgain = false;
+          this.#wake();
+        }
       });
   }
 
@@ -353,6 +413,7 @@ export class WebhookService {
       if (typeof options === 'object' && options.all === true) callback(null, [{ address: target.address, family: target.family }]);
       else callback(null, target.address, target.family);
     };
+    let timedOut = false;
     return new Promise((resolve) => {
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
       const req = send(url, { method: 'POST', headers, lookup, timeout: this.#options.timeoutMs }, (res: IncomingMessage) => {
@@ -362,6 +423,10 @@ export class WebhookService {
           if (received > this.#options.maxResponseBytes) res.destroy();
         });
         const done = (): void => {
+          if (timedOut) {
+            resolve({ error: `no complete response within ${this.#options.timeoutMs} ms` });
+            return;
+          }
           const status = res.statusCode ?? 0;
           const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
           resolve({ status, ...(status >= 300 && status < 400 ? { error: `redirect to ${res.headers.location ?? '?'} not followed` } : {}), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
@@ -370,7 +435,12 @@ export class WebhookService {
         res.on('close', done);
         res.on('error', done);
       });
-      req.on('timeout', () => req.destroy(new Error(`no response within ${this.#options.timeoutMs} ms`)));
+      // One limit on the whole attempt (a receiver trickling its answer is cut off too).
+      const timer = setTimeout(() => {
+        timedOut = true;
+        req.destroy(new Error(`no complete response within ${this.#options.timeoutMs} ms`));
+      }, this.#options.timeoutMs);
+      req.on('close', () => clearTimeout(timer));
       req.on('error', (error) => resolve({ error: error.message }));
       req.end(delivery.payload);
     });
