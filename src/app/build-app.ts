@@ -251,11 +251,17 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
       done();
       return;
     }
+    // A refused WebSocket upgrade gets its error answer, then its connection is closed: nothing
+    // else would (the WebSocket plugin never sees it).
+    const refuse = (error: unknown): void => {
+      if (request.headers.upgrade !== undefined) reply.raw.once('finish', () => request.raw.socket.destroy());
+      done(error as Error);
+    };
     let known: Principal | undefined;
     try {
       known = authenticator.authenticateCached(header);
     } catch (error) {
-      done(error as Error);
+      refuse(error);
       return;
     }
     if (known !== undefined) {
@@ -268,7 +274,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
         request.principal = principal;
         done();
       },
-      (error: unknown) => done(error as Error),
+      (error: unknown) => refuse(error),
     );
   });
 

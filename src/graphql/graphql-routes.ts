@@ -72,16 +72,47 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // graphql-transport-ws protocol (graphql-ws).
     scope.route({ method: 'GET', url: '/graphql', wsHandler: subscriptionHandler(service, options), handler: handle });
     scope.route({ method: 'POST', url: '/graphql', handler: handle });
-    // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, both modes.
+    // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
+    // distinct-connections mode (each operation its own request, authenticated like any other).
     const sse = createSseHandler<GraphqlContext>({
       schema: service.schema,
       onSubscribe: (req, params) => {
         const prepared = service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id });
-        return Array.isArray(prepared) ? { errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
+        // `data: null` makes graphql-sse send the errors as the operation's one result.
+        return Array.isArray(prepared) ? { data: null, errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
       },
       onNext: (_ctx, _req, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
     });
-    scope.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: '/graphql/stream', handler: (request, reply) => sse(request, reply) });
+    // Open graphql-sse streams are cut on shutdown (clients then reconnect), not completed.
+    const sseStreams = new Set<FastifyReply>();
+    scope.addHook('preClose', (done) => {
+      for (const reply of sseStreams) reply.raw.destroy();
+      done();
+    });
+    scope.route({
+      method: ['GET', 'POST'],
+      url: '/graphql/stream',
+      handler: async (request, reply) => {
+        // Single-connection mode (reserved streams shared by token) is not offered.
+        const query = request.query as Record<string, unknown>;
+        if (request.headers['x-graphql-event-stream-token'] !== undefined || query.token !== undefined) {
+          return sendErrors(reply, 400, 'This server serves graphql-sse in its distinct-connections mode only: send each operation as its own request, without a stream token.', 'bad-request');
+        }
+        // One stream per connection, closed with it: shutdown need not wait for keep-alive.
+        reply.header('connection', 'close');
+        sseStreams.add(reply);
+        reply.raw.once('close', () => sseStreams.delete(reply));
+        // graphql-sse writes the response itself (with the headers set so far).
+        reply.hijack();
+        await sse(request, reply);
+        return reply;
+      },
+    });
+    scope.route({
+      method: ['PUT', 'DELETE', 'PATCH', 'TRACE'],
+      url: '/graphql/stream',
+      handler: () => Promise.reject(new MethodNotAllowedError('/graphql/stream takes GET and POST (graphql-sse, distinct connections mode).', { headers: { allow: 'GET, POST' } })),
+    });
     scope.route({
       method: 'OPTIONS',
       url: '/graphql',
@@ -124,19 +155,31 @@ function authorizationParam(params: Readonly<Record<string, unknown>> | undefine
  * the same preparation (cache, validation, limits) and error codes as over HTTP.
  */
 function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions): ReturnType<typeof makeHandler> {
-  return makeHandler<Record<string, unknown>, { principal: Principal }>({
+  return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined }>({
     schema: service.schema,
     onConnect: async (ctx) => {
-      const header = authorizationParam(ctx.connectionParams);
+      const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
       try {
         ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
+        ctx.extra.credential = header;
         return true;
       } catch {
         return false;
       }
     },
-    onSubscribe: (ctx, _id, payload) => {
-      if (Object.keys(ctx.subscriptions).length >= options.maxSubscriptionsPerConnection) {
+    onSubscribe: async (ctx, _id, payload) => {
+      // Each operation checks the credential again: a key revoked since the connection opened is
+      // refused (within the key cache time), as on a new request.
+      const credential = ctx.extra.credential;
+      if (credential !== undefined) {
+        try {
+          ctx.extra.principal = await options.authenticate(credential);
+        } catch (error) {
+          return [service.formatError(new GraphQLError((error as Error).message, { originalError: error as Error }))];
+        }
+      }
+      // graphql-ws has already added this operation to ctx.subscriptions.
+      if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
         return [
           new GraphQLError(`This connection already runs ${options.maxSubscriptionsPerConnection} operations, the most allowed; complete some first.`, {
             extensions: { code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: options.maxSubscriptionsPerConnection },

@@ -82,6 +82,6 @@ export function eventIterator(
 /** The error a subscriber that fell too far behind receives before its subscription ends. */
 export function overflowError(): SlowConsumerError {
   return new SlowConsumerError(
-    'This subscription fell more than 10000 events behind and was ended; subscribe again (the events it missed are in GET /v1/events).',
+    'This subscription fell too far behind (it stopped reading while the events kept coming) and was ended; subscribe again (the events it missed are in GET /v1/events).',
   );
 }
