@@ -1010,7 +1010,9 @@ describe('batch loading: SQL statements grow with the depth of a query, not with
   const statements: string[] = [];
 
   beforeAll(async () => {
-    t = await startTestApp({ onSqlStatement: (sql) => statements.push(sql) });
+    // Only the statements of the queries: the event dispatcher and webhook worker read their own
+    // (_restgraph_) tables in the background on timers.
+    t = await startTestApp({ onSqlStatement: (sql) => (sql.includes('"_restgraph_') ? undefined : statements.push(sql)) });
     for (let u = 1; u <= 100; u++) {
       await create(t, 'users', { name: `User ${u}` });
       for (let p = 1; p <= 10; p++) await create(t, 'posts', { title: `Post ${u}.${p}`, userId: u });

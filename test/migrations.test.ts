@@ -132,7 +132,7 @@ async function seedBase(): Promise<void> {
 describe('a fresh database', () => {
   it('gets every table, column and index of the example schema, and one migration record', async () => {
     const app = await boot(EXAMPLE_SCHEMA_PATH);
-    expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_idempotency_keys', '_restgraph_migrations', 'orders', 'posts', 'products', 'users']);
+    expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'orders', 'posts', 'products', 'users']);
     expect(columns('users')).toEqual(['id', 'name', 'email', 'bio', 'createdAt', 'updatedAt']);
     expect(columns('posts')).toEqual(['id', 'title', 'body', 'userId', 'published', 'publishedAt', 'tags', 'createdAt', 'updatedAt']);
     expect(columns('orders')).toEqual(['id', 'userId', 'productId', 'quantity', 'status', 'placedOn', 'note', 'createdAt', 'updatedAt']);
@@ -149,7 +149,7 @@ describe('a fresh database', () => {
   it('works from a model built by parseSchemaText, via startTestApp', async () => {
     const t = await startTestApp({ schema: parseSchemaText('resources:\n  notes:\n    fields:\n      text: { type: string }\n') });
     try {
-      expect(tables(t.dbFile)).toEqual(['_restgraph_api_keys', '_restgraph_idempotency_keys', '_restgraph_migrations', 'notes']);
+      expect(tables(t.dbFile)).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'notes']);
       expect(columns('notes', t.dbFile)).toEqual(['id', 'text', 'createdAt', 'updatedAt']);
       expect(migrations(t.dbFile)).toHaveLength(1);
     } finally {
@@ -466,7 +466,7 @@ describe('planMigration and applyMigration', () => {
       ]);
       expect(plan.warnings).toEqual([]);
       // Planning alone creates no resource table.
-      expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_idempotency_keys', '_restgraph_migrations']);
+      expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks']);
       await applyMigration(db, schema, plan);
       expect(await lastAppliedDefinition(db)).toEqual(schema.definition);
       const again = await planMigration(db, rules, schema);

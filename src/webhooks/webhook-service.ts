@@ -324,7 +324,8 @@ export class WebhookService {
    * first; each finished attempt looks again. A slow endpoint holds up only its own deliveries.
    */
   #wake(): void {
-    if (this.#stopped) return;
+    // Without an active or paused endpoint there is nothing to attempt.
+    if (this.#stopped || this.#subscription === undefined) return;
     if (this.#claiming) {
       this.#wakeAgain = true;
       return;
