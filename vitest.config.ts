@@ -18,5 +18,7 @@ export default defineConfig({
     // .only must never reach main: fail the run in CI when one slips through.
     allowOnly: !process.env.CI,
     pool: 'forks',
+    // graphql-jit's ES module build must see the same graphql-js as everything else (the alias above).
+    server: { deps: { inline: ['graphql-jit'] } },
   },
 });

@@ -11,7 +11,7 @@ import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify';
 import type { OperationArgs } from 'graphql-sse';
 import type { GraphqlContext } from './graphql-context.js';
 import type { Principal } from '../core/principal.js';
-import type { GraphqlService } from './graphql-service.js';
+import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
 
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
@@ -49,13 +49,14 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
 
     const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       if (request.method === 'GET' && wantsGraphiql(request)) return sendGraphiql(reply);
+      const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id } };
       const [body, init] = await service.handle({
         method: request.method,
         url: request.url,
         headers: request.headers,
         body: typeof request.body === 'string' ? request.body : null,
         raw: request,
-        context: { operation: { principal: request.principal, requestId: request.id } },
+        context,
       });
       reply.code(init.status);
       for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
@@ -66,7 +67,9 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       }
       if (body === null) return sendErrors(reply, init.status, init.statusText, CODE_BY_STATUS[init.status] ?? 'bad-request');
       if (request.method !== 'GET') return reply.send(body);
-      return sendCacheable(request, reply, body, init.status, options.getMaxAgeSeconds);
+      // Errors refused before execution come as {"errors": …}; those of an execution are flagged.
+      const hasErrors = context.hadErrors === true || body.startsWith('{"errors":');
+      return sendCacheable(request, reply, body, init.status, hasErrors, options.getMaxAgeSeconds);
     };
     // Subscriptions (and queries) over WebSocket on the upgrade of GET /graphql: the
     // graphql-transport-ws protocol (graphql-ws).
@@ -203,10 +206,9 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
  * GET responses of queries are cacheable: a strong ETag (If-None-Match → 304) and Cache-Control,
  * `private` when the request carried a credential (the answer depends on it). Errors are not cached.
  */
-function sendCacheable(request: FastifyRequest, reply: FastifyReply, body: string, status: number, maxAge: number): FastifyReply {
+function sendCacheable(request: FastifyRequest, reply: FastifyReply, body: string, status: number, hasErrors: boolean, maxAge: number): FastifyReply {
   reply.header('vary', 'Accept, Authorization');
-  // graphql-http writes `errors` first when there are any.
-  if (status !== 200 || body.startsWith('{"errors":')) {
+  if (status !== 200 || hasErrors) {
     return reply.header('cache-control', 'no-store').send(body);
   }
   const tag = entityTag(body);

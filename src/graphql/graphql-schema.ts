@@ -170,7 +170,12 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
         },
         nodes: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(object))), description: `The ${resource.name} of the page, without cursors.` },
         pageInfo: { type: new GraphQLNonNull(pageInfo) },
-        totalCount: { type: new GraphQLNonNull(GraphQLInt), description: 'How many rows match the filter in all (costs one more query).' },
+        totalCount: {
+          type: new GraphQLNonNull(GraphQLInt),
+          description: 'How many rows match the filter in all (costs one more query).',
+          // Counted only when asked for: the connection carries the count as a function.
+          resolve: (connection: { totalCount: () => Promise<number> }) => connection.totalCount(),
+        },
       }),
     });
     const edge: GraphQLObjectType = new GraphQLObjectType({

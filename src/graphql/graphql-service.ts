@@ -5,6 +5,9 @@ import {
   OperationTypeNode,
   getOperationAST,
   getVariableValues,
+  execute,
+  type ExecutionArgs,
+  type ExecutionResult,
   parse,
   printSchema,
   specifiedRules,
@@ -14,6 +17,7 @@ import {
   type OperationDefinitionNode,
   type ValidationRule,
 } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import { createHandler, parseRequestParams, type Handler, type OperationArgs, type Request, type RequestParams } from 'graphql-http';
 import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
@@ -34,6 +38,8 @@ interface PreparedDocument {
 /** What the HTTP adapter hands over with each request. */
 export interface GraphqlRequestContext {
   operation: OperationContext;
+  /** Set when the executed operation's result has errors (its response is then not cacheable). */
+  hadErrors?: boolean;
 }
 
 export interface GraphqlServiceOptions {
@@ -51,6 +57,8 @@ export interface GraphqlServiceOptions {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
+type PromiseOrValue<T> = T | Promise<T>;
+
 /**
  * The GraphQL endpoint's engine, apart from HTTP: the generated schema, GraphQL-over-HTTP request
  * handling (graphql-http, which follows the specification), automatic persisted queries, the
@@ -67,6 +75,8 @@ export class GraphqlService {
   readonly #persisted: LruCache<string>;
   /** GraphQL type names of resources: what the cost counts (not connections, edges, page info). */
   readonly #resourceTypes: ReadonlySet<string>;
+  /** Compiled operations per parsed document (the document cache keeps documents alive). */
+  readonly #compiled = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
 
   constructor(model: SchemaModel, operations: ResourceOperations, options: GraphqlServiceOptions) {
     this.schema = buildGraphqlSchema(model, options.listLimits);
@@ -81,6 +91,10 @@ export class GraphqlService {
       schema: this.schema,
       parseRequestParams: (req) => this.#parseRequestParams(req),
       onSubscribe: (req, params) => this.prepare(params, req.context.operation),
+      execute: (args) => this.#execute(args),
+      onOperation: (req, _args, result) => {
+        if (result.errors !== undefined && result.errors.length > 0) req.context.hadErrors = true;
+      },
       formatError: (error) => this.#formatError(error),
     });
   }
@@ -125,6 +139,27 @@ export class GraphqlService {
     }
     params.extensions = raw.extensions ?? {};
     return params;
+  }
+
+  /**
+   * Executes with a compiled form of the operation (graphql-jit), compiled once per cached
+   * document; graphql-js executes whatever graphql-jit cannot compile.
+   */
+  #execute(args: ExecutionArgs): PromiseOrValue<ExecutionResult> {
+    let byOperation = this.#compiled.get(args.document);
+    if (byOperation === undefined) {
+      byOperation = new Map();
+      this.#compiled.set(args.document, byOperation);
+    }
+    const key = args.operationName ?? '';
+    let compiled = byOperation.get(key);
+    if (compiled === undefined) {
+      const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
+      compiled = isCompiledQuery(result) ? result : null;
+      byOperation.set(key, compiled);
+    }
+    if (compiled === null) return execute(args);
+    return compiled.query(args.rootValue, args.contextValue, args.variableValues);
   }
 
   /**
