@@ -1,8 +1,11 @@
-import { ForbiddenError, NotFoundError, ReferenceConflictError, UniqueConflictError, ValidationError } from '../errors.js';
+import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
 import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent } from '../store/event-store.js';
+import { changedFrom, eventOf } from './change-events.js';
+import { ReferentialRules } from './referential-rules.js';
+import { BatchReads } from './batch-reads.js';
 import { ConstraintViolation } from '../store/store-errors.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
@@ -43,11 +46,6 @@ export interface OperationLimits {
   maxEmbedded: number;
 }
 
-interface Reference {
-  resource: ResourceModel;
-  field: FieldModel;
-}
-
 /**
  * The operations every adapter (REST, GraphQL, CLI) calls: list, get, create, replace, update,
  * delete and relation reads, with validation, referential rules and transactions in one place.
@@ -60,8 +58,9 @@ export class ResourceOperations {
   readonly #limits: OperationLimits;
   readonly #events: EventStore;
   readonly #onEventsCommitted: ((lastId: number) => void) | undefined;
-  /** For each resource, the fields elsewhere that reference it. */
-  readonly #referencedBy = new Map<string, Reference[]>();
+  readonly #references: ReferentialRules;
+  /** Reads for many parents or ids at once (GraphQL's batch loaders). */
+  readonly batch: BatchReads;
 
   constructor(options: {
     schema: SchemaModel;
@@ -80,14 +79,8 @@ export class ResourceOperations {
     this.#limits = options.limits;
     this.#events = options.events;
     this.#onEventsCommitted = options.onEventsCommitted;
-    for (const resource of this.schema.resources.values()) {
-      for (const field of resource.writableFields) {
-        if (field.references === undefined) continue;
-        const list = this.#referencedBy.get(field.references) ?? [];
-        list.push({ resource, field });
-        this.#referencedBy.set(field.references, list);
-      }
-    }
+    this.#references = new ReferentialRules(this.schema, this.#store);
+    this.batch = new BatchReads(this.schema, this.#store);
   }
 
   /** One page of a resource's rows. */
@@ -137,64 +130,6 @@ export class ResourceOperations {
     );
   }
 
-  /**
-   * The rows of a hasMany relation for many parents at once (one query whatever their number):
-   * for each parent id, the page `query` describes (filters, sort, first/last, cursors), and
-   * whether more rows lie beyond it. The parents must be rows the principal may read.
-   */
-  async relatedPages(
-    ctx: OperationContext,
-    relation: RelationModel,
-    parentIds: readonly number[],
-    query: ListQuery,
-  ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
-    const target = this.#resource(relation.target);
-    authorize(ctx.principal, target, 'read');
-    const owner = ownerReadFilter(ctx.principal, target);
-    const backward = query.backward === true;
-    const lower = backward ? query.before : query.after;
-    const upper = backward ? query.after : query.before;
-    // One row more than the page per parent tells whether more lie beyond it (also for first: 0).
-    const rows = await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
-      sort: backward ? reverseSort(query.sort) : query.sort,
-      perKeyLimit: query.limit + 1,
-      filters: owner === undefined ? query.filters : [...query.filters, owner],
-      ...(lower === undefined ? {} : { after: lower }),
-      ...(upper === undefined ? {} : { before: upper }),
-    });
-    const pages = new Map<number, { records: StoredRecord[]; more: boolean }>();
-    for (const id of parentIds) pages.set(id, { records: [], more: false });
-    for (const row of rows) pages.get(row[relation.foreignKey] as number)?.records.push(row);
-    for (const page of pages.values()) {
-      page.more = page.records.length > query.limit;
-      if (page.more) page.records.length = query.limit;
-      if (backward) page.records.reverse();
-    }
-    return pages;
-  }
-
-  /** How many rows of a hasMany relation each parent has, under the filters: one grouped query. */
-  async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
-    const target = this.#resource(relation.target);
-    authorize(ctx.principal, target, 'read');
-    const owner = ownerReadFilter(ctx.principal, target);
-    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], owner === undefined ? filters : [...filters, owner]);
-  }
-
-  /** The rows with these ids that the principal may read, by id (one query). */
-  async getMany(ctx: OperationContext, resource: ResourceModel, ids: readonly number[]): Promise<Map<number, StoredRecord>> {
-    authorize(ctx.principal, resource, 'read');
-    const keys = [...new Set(ids)];
-    if (keys.length === 0) return new Map();
-    const owner = ownerReadFilter(ctx.principal, resource);
-    const rows = await this.#store.list(resource, {
-      filters: [{ field: 'id', op: 'in', value: keys }, ...(owner === undefined ? [] : [owner])],
-      sort: [{ field: 'id', direction: 'asc' }],
-      limit: keys.length,
-    });
-    return new Map(rows.map((row) => [row.id as number, row]));
-  }
-
   /** One row by id, with relations embedded as asked. @throws NotFoundError */
   async get(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = []): Promise<StoredRecord> {
     authorize(ctx.principal, resource, 'read');
@@ -211,7 +146,7 @@ export class ResourceOperations {
     const values = this.#validator.validate(resource, 'create', this.#withOwner(ctx, resource, body, true));
     const now = new Date().toISOString();
     return this.#write(resource, async (tx, emit) => {
-      await this.#checkReferences(tx, resource, values);
+      await this.#references.check(tx, resource, values);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
       emit(eventOf('created', resource, record));
       await options.beforeCommit?.(tx, record);
@@ -226,7 +161,7 @@ export class ResourceOperations {
     return this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
-      await this.#checkReferences(tx, resource, values);
+      await this.#references.check(tx, resource, values);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
@@ -254,7 +189,7 @@ export class ResourceOperations {
         await options.beforeCommit?.(tx, current);
         return current;
       }
-      await this.#checkReferences(tx, resource, changed);
+      await this.#references.check(tx, resource, changed);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
@@ -272,7 +207,7 @@ export class ResourceOperations {
     await this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
-      await this.#deleteCascading(tx, emit, resource, id, new Set());
+      await this.#references.deleteCascading(tx, emit, resource, id);
       await options.beforeCommit?.(tx, undefined);
       return undefined;
     });
@@ -329,60 +264,6 @@ export class ResourceOperations {
       }
       throw error;
     }
-  }
-
-  async #checkReferences(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<void> {
-    const problems = [];
-    for (const [name, value] of Object.entries(values)) {
-      const field = fieldOf(resource, name);
-      if (field.references === undefined || typeof value !== 'number') continue;
-      const target = this.#resource(field.references);
-      const found = await this.#store.existingIds(tx, target, [value]);
-      if (!found.has(value)) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
-    }
-    if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
-  }
-
-  async #deleteCascading(tx: SqlExecutor, emit: (event: NewEvent) => void, resource: ResourceModel, id: number, visiting: Set<string>): Promise<void> {
-    const self = `${resource.name}/${id}`;
-    if (visiting.has(self)) return;
-    visiting.add(self);
-    for (const { resource: child, field } of this.#referencedBy.get(resource.name) ?? []) {
-      const rule = field.onDelete ?? 'restrict';
-      if (rule === 'restrict') {
-        const ids = (await this.#store.idsWhere(tx, child, field.name, id, 2)).filter((c) => !visiting.has(`${child.name}/${c}`));
-        if (ids.length > 0) {
-          throw new ReferenceConflictError(
-            `${capitalize(resource.singular)} ${id} is still referenced by ${child.name} (${field.name}); delete those first.`,
-            { errors: [{ detail: `${child.name} ${ids.join(', ')}${ids.length > 1 ? ' and maybe more' : ''} refer to it through ${field.name}` }] },
-          );
-        }
-      } else if (rule === 'setNull') {
-        // Each row set to null is an update of its own, with its event.
-        const before = await this.#rowsWhere(tx, child, field.name, id);
-        await this.#store.updateWhere(tx, child, field.name, id, { [field.name]: null, updatedAt: new Date().toISOString() });
-        for (const old of before) {
-          const row = await this.#store.findById(child, old.id as number, tx);
-          if (row !== undefined) emit(eventOf('updated', child, row, changedFrom(old, row)));
-        }
-      } else {
-        for (const childId of await this.#store.idsWhere(tx, child, field.name, id)) {
-          await this.#deleteCascading(tx, emit, child, childId, visiting);
-        }
-      }
-    }
-    const row = await this.#store.findById(resource, id, tx);
-    if (row !== undefined) emit(eventOf('deleted', resource, row));
-    await this.#store.delete(tx, resource, id);
-  }
-
-  async #rowsWhere(tx: SqlExecutor, resource: ResourceModel, field: string, key: number): Promise<StoredRecord[]> {
-    const rows: StoredRecord[] = [];
-    for (const id of await this.#store.idsWhere(tx, resource, field, key)) {
-      const row = await this.#store.findById(resource, id, tx);
-      if (row !== undefined) rows.push(row);
-    }
-    return rows;
   }
 
   /** Embedding a relation reads its target: the same rule applies, before any row is read. */
@@ -479,26 +360,6 @@ function project(record: StoredRecord, fields: readonly string[], include: reado
   for (const name of fields) out[name] = record[name];
   for (const name of include) out[name] = record[name];
   return out;
-}
-
-/** The event of a change: `user.created`, with the object as REST returns it. */
-function eventOf(kind: 'created' | 'updated' | 'deleted', resource: ResourceModel, object: StoredRecord, previous?: StoredRecord): NewEvent {
-  return {
-    type: `${resource.singular}.${kind}`,
-    resource: resource.name,
-    recordId: object.id as number,
-    data: previous === undefined ? { object } : { object, previous },
-    occurredAt: new Date().toISOString(),
-  };
-}
-
-/** The previous values of the fields that differ between two versions of a row. */
-function changedFrom(before: StoredRecord, after: StoredRecord): StoredRecord {
-  const previous: StoredRecord = {};
-  for (const [name, value] of Object.entries(after)) {
-    if (JSON.stringify(before[name]) !== JSON.stringify(value)) previous[name] = before[name] ?? null;
-  }
-  return previous;
 }
 
 function notFound(resource: ResourceModel, id: number): NotFoundError {

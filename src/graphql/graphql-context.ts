@@ -45,7 +45,7 @@ export class RequestLoaders {
   /** Rows of `resource` by id, as the principal may see them (undefined when not visible). */
   byId(resource: ResourceModel): DataLoader<number, StoredRecord | undefined> {
     return this.#loader(`id|${resource.name}`, async (ids) => {
-      const found = await this.#operations.getMany(this.#ctx, resource, ids);
+      const found = await this.#operations.batch.getMany(this.#ctx, resource, ids);
       return ids.map((id) => found.get(id));
     });
   }
@@ -53,7 +53,7 @@ export class RequestLoaders {
   /** A page of a hasMany relation per parent id, for one set of list arguments. */
   relatedPage(relation: RelationModel, query: ListQuery): DataLoader<number, Page> {
     return this.#loader(`page|${relation.target}|${relation.foreignKey}|${queryKey(query)}`, async (ids) => {
-      const pages = await this.#operations.relatedPages(this.#ctx, relation, ids, query);
+      const pages = await this.#operations.batch.relatedPages(this.#ctx, relation, ids, query);
       return ids.map((id) => pages.get(id) ?? { records: [], more: false });
     });
   }
@@ -61,7 +61,7 @@ export class RequestLoaders {
   /** The number of related rows per parent id under the filters. */
   relatedCount(relation: RelationModel, filters: ListQuery['filters']): DataLoader<number, number> {
     return this.#loader(`count|${relation.target}|${relation.foreignKey}|${JSON.stringify(filters)}`, async (ids) => {
-      const counts = await this.#operations.relatedCounts(this.#ctx, relation, ids, filters);
+      const counts = await this.#operations.batch.relatedCounts(this.#ctx, relation, ids, filters);
       return ids.map((id) => counts.get(id) ?? 0);
     });
   }

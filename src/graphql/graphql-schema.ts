@@ -21,10 +21,9 @@ import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery
 import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { FilterOperator, SortKey, StoredRecord } from '../store/record-store.js';
 import { canonicalFields } from '../store/record-store.js';
-import { NotFoundError } from '../errors.js';
-import { authorize } from '../core/access-policy.js';
-import { eventIterator, overflowError, type SubscriptionItem } from './subscriptions.js';
+import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
+import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, describe, idOf, pascal } from './schema-parts.js';
 import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
 
 const INT32_MIN = -2147483648;
@@ -365,140 +364,11 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     };
   }
 
-  const subscription: GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> = {};
-  for (const resource of model.resources.values()) {
-    const t = typeOf(resource);
-    for (const kind of ['created', 'updated', 'deleted'] as const) {
-      const type = `${resource.singular}.${kind}`;
-      subscription[`${camel(resource.singular)}${pascal(kind)}`] = {
-        type: new GraphQLNonNull(t.object),
-        description:
-          kind === 'created'
-            ? `Each ${resource.singular} created from now on.`
-            : `Each ${resource.singular} ${kind} from now on (only the one with this id, if given)${kind === 'deleted' ? ', as it was' : ''}.`,
-        args: kind === 'created' ? {} : { id: { type: GraphQLID } },
-        subscribe: (_root, args: { id?: string | null }, ctx) => {
-          if (ctx.events === undefined) throw new Error('subscriptions need the event dispatcher');
-          // The same rules as queries: refused now if the resource may not be read at all; rows
-          // the owner rule hides are never sent.
-          authorize(ctx.operation.principal, resource, 'read');
-          const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
-          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), (event) => id === undefined || event.recordId === id);
-        },
-        resolve: (item: SubscriptionItem) => {
-          if ('overflow' in item) throw overflowError();
-          return item.event.data.object;
-        },
-      };
-    }
-  }
+  const subscription = subscriptionFields(model, (resource) => typeOf(resource).object);
 
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: query }),
     mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
   });
-}
-
-/** A connection object from a page: edges with cursors, page info, and the total count when asked. */
-function connectionOf(
-  ctx: GraphqlContext,
-  resource: ResourceModel,
-  query: ListQuery,
-  records: StoredRecord[],
-  more: boolean,
-  total: () => Promise<number>,
-): Record<string, unknown> {
-  const backward = query.backward === true;
-  const edges = records.map((node) => ({
-    node,
-    get cursor(): string {
-      return ctx.operations.cursorOf(resource, query.sort, node);
-    },
-  }));
-  return {
-    edges,
-    nodes: records,
-    pageInfo: {
-      hasNextPage: backward ? false : more,
-      hasPreviousPage: backward ? more : false,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges[edges.length - 1]?.cursor ?? null,
-    },
-    totalCount: total,
-  };
-}
-
-/** A GraphQL ID naming a row: the REST id's decimal digits. Anything else names no row (404). */
-function idOf(resource: ResourceModel, id: string): number {
-  if (/^[1-9]\d{0,15}$/.test(id)) {
-    const n = Number(id);
-    if (Number.isSafeInteger(n)) return n;
-  }
-  throw new NotFoundError(`There is no ${resource.singular} with id ${id.slice(0, 40)}.`);
-}
-
-/**
- * A mutation input as the core's JSON body: reference fields (GraphQL IDs) become the numbers REST
- * takes; a reference that is not a number is passed on as given, for the validator to name.
- */
-function bodyOf(resource: ResourceModel, input: Record<string, unknown>): Record<string, unknown> {
-  const body: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(input)) {
-    const field = resource.fields.get(name);
-    body[name] = field?.references !== undefined && typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value;
-  }
-  return body;
-}
-
-function describe(field: FieldModel): { description?: string } {
-  const parts: string[] = [];
-  if (field.description !== undefined) parts.push(field.description);
-  const rules: string[] = [];
-  if (field.unique && !field.system) rules.push('unique');
-  if (field.minLength !== undefined) rules.push(`at least ${field.minLength} characters`);
-  if (field.maxLength !== undefined) rules.push(`at most ${field.maxLength} characters`);
-  if (field.min !== undefined) rules.push(`at least ${field.min}`);
-  if (field.max !== undefined) rules.push(`at most ${field.max}`);
-  if (field.pattern !== undefined) rules.push(`matches ${field.pattern}`);
-  if (field.format !== undefined) rules.push(`format ${field.format}`);
-  if (field.type === 'enum' && field.values !== undefined) rules.push(`one of ${field.values.join(', ')}`);
-  if (field.default !== undefined) rules.push(`default ${JSON.stringify(field.default)}`);
-  if (field.references !== undefined) rules.push(`refers to ${field.references}`);
-  if (rules.length > 0) parts.push(`(${rules.join('; ')})`);
-  return parts.length === 0 ? {} : { description: parts.join(' ') };
-}
-
-const OPERATOR_DESCRIPTIONS: Record<FilterOperator, string> = {
-  eq: 'Equal to.',
-  ne: 'Not equal to (null fields count as not equal).',
-  lt: 'Less than.',
-  lte: 'Less than or equal to.',
-  gt: 'Greater than.',
-  gte: 'Greater than or equal to.',
-  in: 'Any of these values.',
-  contains: 'Contains this text (case-sensitive).',
-  startsWith: 'Starts with this text (case-sensitive).',
-  isNull: 'Whether the field is null.',
-};
-
-function pascal(name: string): string {
-  return name
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
-    .join('');
-}
-
-function camel(name: string): string {
-  const p = pascal(name);
-  return p.charAt(0).toLowerCase() + p.slice(1);
-}
-
-/** `createdAt` → `CREATED_AT`. */
-function constantCase(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .toUpperCase();
 }

@@ -1,4 +1,9 @@
+import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLObjectType } from 'graphql';
+import { authorize } from '../core/access-policy.js';
 import { SlowConsumerError } from '../errors.js';
+import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import type { GraphqlContext } from './graphql-context.js';
+import { camel, idOf, pascal } from './schema-parts.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { Principal } from '../core/principal.js';
 import type { StoredEvent } from '../store/event-store.js';
@@ -84,4 +89,43 @@ export function overflowError(): SlowConsumerError {
   return new SlowConsumerError(
     'This subscription fell too far behind (it stopped reading while the events kept coming) and was ended; subscribe again (the events it missed are in GET /v1/events).',
   );
+}
+
+/**
+ * The Subscription fields: `userCreated`, `userUpdated(id)`, `userDeleted(id)` for every resource,
+ * each an event iterator under the caller's access rules, resolving to the event's object.
+ */
+export function subscriptionFields(
+  model: SchemaModel,
+  objectOf: (resource: ResourceModel) => GraphQLObjectType,
+): GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> {
+  const subscription: GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> = {};
+  for (const resource of model.resources.values()) {
+    const object = objectOf(resource);
+    for (const kind of ['created', 'updated', 'deleted'] as const) {
+      const type = `${resource.singular}.${kind}`;
+      subscription[`${camel(resource.singular)}${pascal(kind)}`] = {
+        type: new GraphQLNonNull(object),
+        description:
+          kind === 'created'
+            ? `Each ${resource.singular} created from now on.`
+            : `Each ${resource.singular} ${kind} from now on (only the one with this id, if given)${kind === 'deleted' ? ', as it was' : ''}.`,
+        args: kind === 'created' ? {} : { id: { type: GraphQLID } },
+        subscribe: (_root, args: { id?: string | null }, ctx) => {
+          if (ctx.events === undefined) throw new Error('subscriptions need the event dispatcher');
+          // The same rules as queries: refused now if the resource may not be read at all; rows
+          // the owner rule hides are never sent.
+          authorize(ctx.operation.principal, resource, 'read');
+          const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
+          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), (event) => id === undefined || event.recordId === id);
+        },
+        resolve: (item: SubscriptionItem) => {
+          if ('overflow' in item) throw overflowError();
+          return item.event.data.object;
+        },
+      };
+    }
+  }
+
+  return subscription;
 }

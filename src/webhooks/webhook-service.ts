@@ -1,16 +1,14 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
-import { isPlainObject } from '../core/merge-patch.js';
 import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import { requireAdmin } from '../core/token-operations.js';
-import { NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { StoredEvent } from '../store/event-store.js';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from '../store/webhook-store.js';
-import { newSecret, signatureHeaders } from './signing.js';
-import { TargetGuard, TargetRefusedError } from './target-guard.js';
+import { newSecret } from './signing.js';
+import { WebhookSender } from './webhook-sender.js';
+import { parseWebhookInput } from './webhook-input.js';
+import { TargetGuard } from './target-guard.js';
 
 export interface WebhookOptions {
   /** Delays before each retry after the first attempt, in seconds (jittered ±20 %). */
@@ -40,7 +38,6 @@ const CURSOR_KEY = 'webhooks.cursor';
 const MAX_IN_FLIGHT = 20;
 /** Whether the feeder was reading when the process stopped (then it goes on from its cursor). */
 const FEEDING_KEY = 'webhooks.feeding';
-const FIELDS = ['url', 'events', 'description'];
 
 /**
  * Webhooks: admin management of endpoints, and their delivery. Events reach webhooks through the
@@ -55,6 +52,7 @@ export class WebhookService {
   readonly #types: ReadonlySet<string>;
   readonly #options: WebhookOptions;
   readonly #guard: TargetGuard;
+  readonly #sender: WebhookSender;
   readonly #log: (error: unknown, message: string) => void;
   #subscription: Subscription | undefined;
   #queue: StoredEvent[] = [];
@@ -71,6 +69,7 @@ export class WebhookService {
     this.#events = events;
     this.#options = options;
     this.#guard = new TargetGuard({ allow: options.allowHosts });
+    this.#sender = new WebhookSender(this.#guard, options);
     this.#log = log;
     const types = new Set<string>();
     for (const resource of schema.resources.values()) for (const kind of ['created', 'updated', 'deleted']) types.add(`${resource.singular}.${kind}`);
@@ -81,7 +80,7 @@ export class WebhookService {
 
   async create(principal: Principal, body: unknown): Promise<WebhookRecord> {
     requireAdmin(principal, 'webhooks');
-    const input = await this.#validate(body, true);
+    const input = await parseWebhookInput(body, true, this.#types, this.#guard);
     const record = await this.#store.create(
       { url: input.url ?? '', events: input.events ?? [], description: input.description ?? null, secret: newSecret() },
       new Date().toISOString(),
@@ -103,7 +102,7 @@ export class WebhookService {
   async update(principal: Principal, id: number, body: unknown): Promise<WebhookView> {
     requireAdmin(principal, 'webhooks');
     await this.#existing(id);
-    const input = await this.#validate(body, false);
+    const input = await parseWebhookInput(body, false, this.#types, this.#guard);
     return view(await this.#changed(id, input));
   }
 
@@ -161,54 +160,6 @@ export class WebhookService {
     const record = await this.#store.update(id, values, new Date().toISOString());
     if (record === undefined) throw notFound(id);
     return record;
-  }
-
-  async #validate(body: unknown, whole: boolean): Promise<{ url?: string; events?: string[]; description?: string | null }> {
-    if (!isPlainObject(body)) throw new ValidationError('The body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be an object' }] });
-    const problems: ErrorDetail[] = [];
-    const out: { url?: string; events?: string[]; description?: string | null } = {};
-    for (const key of Object.keys(body)) if (!FIELDS.includes(key)) problems.push({ pointer: `/${key}`, detail: `is not a webhook field (they are ${FIELDS.join(', ')})` });
-    if (whole || body.url !== undefined) {
-      const url = body.url;
-      let parsed: URL | undefined;
-      if (typeof url !== 'string' || url.length > 2048) problems.push({ pointer: '/url', detail: 'must be an http or https URL of at most 2048 characters' });
-      else {
-        try {
-          parsed = new URL(url);
-        } catch {
-          problems.push({ pointer: '/url', detail: 'is not a URL' });
-        }
-        if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ pointer: '/url', detail: 'must use http or https' });
-        else if (parsed !== undefined) {
-          try {
-            await this.#guard.resolve(parsed);
-            out.url = parsed.toString();
-          } catch (error) {
-            if (!(error instanceof TargetRefusedError)) throw error;
-            problems.push({ pointer: '/url', detail: `is refused: ${error.message}` });
-          }
-        }
-      }
-    }
-    if (whole || body.events !== undefined) {
-      const events = body.events;
-      if (!Array.isArray(events) || events.length === 0 || events.length > 100) problems.push({ pointer: '/events', detail: 'must be a list of 1 to 100 event types, or ["*"] for all' });
-      else {
-        events.forEach((type, i) => {
-          if (type !== '*' && (typeof type !== 'string' || !this.#types.has(type))) {
-            problems.push({ pointer: `/events/${i}`, detail: `is not an event type (they are ${[...this.#types].join(', ')}, or *)` });
-          }
-        });
-        out.events = [...new Set(events as string[])];
-      }
-    }
-    if (body.description !== undefined) {
-      const description = body.description;
-      if (description !== null && (typeof description !== 'string' || description.length > 500)) problems.push({ pointer: '/description', detail: 'must be text of at most 500 characters, or null' });
-      else out.description = description;
-    }
-    if (problems.length > 0) throw new ValidationError(problems.length === 1 ? 'One field is invalid.' : `${problems.length} fields are invalid.`, { errors: problems });
-    return out;
   }
 
   // ------------------------------------------------------------------ delivery
@@ -362,7 +313,7 @@ export class WebhookService {
     const webhook = await this.#store.get(delivery.webhookId);
     if (webhook === undefined) return;
     const started = Date.now();
-    const outcome = await this.#send(webhook, delivery);
+    const outcome = await this.#sender.send(webhook, delivery);
     const finished = Date.now();
     const attempt = {
       attemptedAt: new Date(started).toISOString(),
@@ -392,67 +343,6 @@ export class WebhookService {
       this.#log(undefined, `webhook ${webhook.id} disabled: ${reason}`);
     }
   }
-
-  /** One POST, to the checked address, no redirects, the response read up to a small limit. */
-  async #send(webhook: WebhookRecord, delivery: DeliveryRecord): Promise<{ status?: number; error?: string; retryAfterMs?: number }> {
-    let url: URL;
-    let target: { address: string; family: 4 | 6 };
-    try {
-      url = new URL(webhook.url);
-      // Checked again at every attempt: the name may resolve elsewhere now (DNS rebinding).
-      target = await this.#guard.resolve(url);
-    } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
-    }
-    const timestamp = Math.floor(Date.now() / 1000);
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'restgraph-webhooks',
-      ...signatureHeaders(webhook.secret, `msg_${delivery.id}`, timestamp, delivery.payload),
-    };
-    const lookup: LookupFunction = (_hostname, options, callback) => {
-      if (typeof options === 'object' && options.all === true) callback(null, [{ address: target.address, family: target.family }]);
-      else callback(null, target.address, target.family);
-    };
-    let timedOut = false;
-    return new Promise((resolve) => {
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const req = send(url, { method: 'POST', headers, lookup, timeout: this.#options.timeoutMs }, (res: IncomingMessage) => {
-        let received = 0;
-        res.on('data', (chunk: Buffer) => {
-          received += chunk.length;
-          if (received > this.#options.maxResponseBytes) res.destroy();
-        });
-        const done = (): void => {
-          if (timedOut) {
-            resolve({ error: `no complete response within ${this.#options.timeoutMs} ms` });
-            return;
-          }
-          const status = res.statusCode ?? 0;
-          const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after']) : undefined;
-          resolve({ status, ...(status >= 300 && status < 400 ? { error: `redirect to ${res.headers.location ?? '?'} not followed` } : {}), ...(retryAfterMs === undefined ? {} : { retryAfterMs }) });
-        };
-        res.on('end', done);
-        res.on('close', done);
-        res.on('error', done);
-      });
-      // One limit on the whole attempt (a receiver trickling its answer is cut off too).
-      const timer = setTimeout(() => {
-        timedOut = true;
-        req.destroy(new Error(`no complete response within ${this.#options.timeoutMs} ms`));
-      }, this.#options.timeoutMs);
-      req.on('close', () => clearTimeout(timer));
-      req.on('error', (error) => resolve({ error: error.message }));
-      req.end(delivery.payload);
-    });
-  }
-}
-
-/** Retry-After in seconds or as an HTTP date, capped at a day; undefined when absent or unreadable. */
-function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = /^\d+$/.test(value.trim()) ? Number(value.trim()) * 1000 : Date.parse(value) - Date.now();
-  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), 24 * 60 * 60 * 1000) : undefined;
 }
 
 function view(record: WebhookRecord): WebhookView {

@@ -1,0 +1,83 @@
+import type { RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import { reverseSort, type RecordStore, type StoredRecord } from '../store/record-store.js';
+import { authorize, ownerReadFilter } from './access-policy.js';
+import type { ListQuery } from './list-query.js';
+import type { OperationContext } from './resource-operations.js';
+
+/**
+ * Reads for many parents or ids in one query each, under the same access rules as single reads:
+ * what GraphQL's per-request batch loaders call, so relation fields cost a query per level.
+ */
+export class BatchReads {
+  readonly #schema: SchemaModel;
+  readonly #store: RecordStore;
+
+  constructor(schema: SchemaModel, store: RecordStore) {
+    this.#schema = schema;
+    this.#store = store;
+  }
+
+  /**
+   * The rows of a hasMany relation for many parents at once (one query whatever their number):
+   * for each parent id, the page `query` describes (filters, sort, first/last, cursors), and
+   * whether more rows lie beyond it. The parents must be rows the principal may read.
+   */
+  async relatedPages(
+    ctx: OperationContext,
+    relation: RelationModel,
+    parentIds: readonly number[],
+    query: ListQuery,
+  ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
+    const target = this.#resource(relation.target);
+    authorize(ctx.principal, target, 'read');
+    const owner = ownerReadFilter(ctx.principal, target);
+    const backward = query.backward === true;
+    const lower = backward ? query.before : query.after;
+    const upper = backward ? query.after : query.before;
+    // One row more than the page per parent tells whether more lie beyond it (also for first: 0).
+    const rows = await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
+      sort: backward ? reverseSort(query.sort) : query.sort,
+      perKeyLimit: query.limit + 1,
+      filters: owner === undefined ? query.filters : [...query.filters, owner],
+      ...(lower === undefined ? {} : { after: lower }),
+      ...(upper === undefined ? {} : { before: upper }),
+    });
+    const pages = new Map<number, { records: StoredRecord[]; more: boolean }>();
+    for (const id of parentIds) pages.set(id, { records: [], more: false });
+    for (const row of rows) pages.get(row[relation.foreignKey] as number)?.records.push(row);
+    for (const page of pages.values()) {
+      page.more = page.records.length > query.limit;
+      if (page.more) page.records.length = query.limit;
+      if (backward) page.records.reverse();
+    }
+    return pages;
+  }
+
+  /** How many rows of a hasMany relation each parent has, under the filters: one grouped query. */
+  async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
+    const target = this.#resource(relation.target);
+    authorize(ctx.principal, target, 'read');
+    const owner = ownerReadFilter(ctx.principal, target);
+    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], owner === undefined ? filters : [...filters, owner]);
+  }
+
+  /** The rows with these ids that the principal may read, by id (one query). */
+  async getMany(ctx: OperationContext, resource: ResourceModel, ids: readonly number[]): Promise<Map<number, StoredRecord>> {
+    authorize(ctx.principal, resource, 'read');
+    const keys = [...new Set(ids)];
+    if (keys.length === 0) return new Map();
+    const owner = ownerReadFilter(ctx.principal, resource);
+    const rows = await this.#store.list(resource, {
+      filters: [{ field: 'id', op: 'in', value: keys }, ...(owner === undefined ? [] : [owner])],
+      sort: [{ field: 'id', direction: 'asc' }],
+      limit: keys.length,
+    });
+    return new Map(rows.map((row) => [row.id as number, row]));
+  }
+
+  #resource(name: string): ResourceModel {
+    const resource = this.#schema.resources.get(name);
+    if (resource === undefined) throw new Error(`unknown resource ${name}`);
+    return resource;
+  }
+}
