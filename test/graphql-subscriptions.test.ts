@@ -406,45 +406,22 @@ describe('GraphQL subscriptions', () => {
     });
 
     it('an invalid credential in the upgrade header: the upgrade is refused (401 invalid-token) and the server closes the connection', async () => {
-      // A raw socket: it closes only when the server closes (an HTTP client would close by itself).
-      const socket = connect(server.port, '127.0.0.1');
-      const state = { text: '', ended: false };
-      socket.setEncoding('utf8');
-      socket.on('data', (chunk: string) => (state.text += chunk));
-      socket.once('end', () => (state.ended = true));
-      try {
-        await new Promise((resolve, reject) => {
-          socket.once('connect', resolve);
-          socket.once('error', reject);
-        });
-        socket.write(
-          [
-            'GET /graphql HTTP/1.1',
-            `Host: 127.0.0.1:${server.port}`,
-            'Connection: Upgrade',
-            'Upgrade: websocket',
-            'Sec-WebSocket-Version: 13',
-            `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`,
-            'Sec-WebSocket-Protocol: graphql-transport-ws',
-            'Authorization: Bearer rg_not-a-key-at-all',
-            '',
-            '',
-          ].join('\r\n'),
-        );
-        await waitUntil(() => {
-          const head = state.text.indexOf('\r\n\r\n');
-          const length = /\r\ncontent-length: (\d+)\r\n/i.exec(state.text)?.[1];
-          return head >= 0 && length !== undefined && state.text.length >= head + 4 + Number(length);
-        }, 'the refusal of the upgrade');
-        expect(state.text.slice(0, state.text.indexOf('\r\n'))).toBe('HTTP/1.1 401 Unauthorized');
-        const body = state.text.slice(state.text.indexOf('\r\n\r\n') + 4);
-        expect(JSON.parse(body)).toMatchObject({ errors: [{ extensions: { code: 'invalid-token', status: 401 } }] });
-        // The socket left HTTP when the upgrade began: nothing will reuse or time it out, and an
-        // open one holds app.close() up forever. The server must close it.
-        await waitUntil(() => state.ended, 'the server to close the connection of the refused upgrade', 5000);
-      } finally {
-        socket.resetAndDestroy();
-      }
+      const answer = await rawUpgrade(server.port, '/graphql', ['Sec-WebSocket-Protocol: graphql-transport-ws', 'Authorization: Bearer rg_not-a-key-at-all']);
+      expect(answer.statusLine).toBe('HTTP/1.1 401 Unauthorized');
+      expect(JSON.parse(answer.body)).toMatchObject({ errors: [{ extensions: { code: 'invalid-token', status: 401 } }] });
+      // The socket left HTTP when the upgrade began: nothing will reuse or time it out, and an
+      // open one holds app.close() up forever. The server must close it.
+      expect(answer.closedByServer).toBe(true);
+    });
+
+    it('an upgrade on a path without WebSockets gets that path’s HTTP answer, then the server closes the connection', async () => {
+      const health = await rawUpgrade(server.port, '/healthz', []);
+      expect(health.statusLine).toBe('HTTP/1.1 200 OK');
+      expect(health.closedByServer).toBe(true);
+      const users = await rawUpgrade(server.port, '/users', []);
+      expect(users.statusLine).toBe('HTTP/1.1 401 Unauthorized');
+      expect(JSON.parse(users.body)).toMatchObject({ code: 'authentication-required', status: 401 });
+      expect(users.closedByServer).toBe(true);
     });
 
     it('at most 100 operations per connection: all 100 run; the 101st is refused (query-too-complex, maxSubscriptionsPerConnection); completing one frees a place', async () => {
@@ -505,3 +482,47 @@ describe('GraphQL subscriptions', () => {
     });
   });
 });
+
+/**
+ * Sends a WebSocket upgrade request on a raw socket (it closes only when the server closes it; an
+ * HTTP client would close by itself) and reads the HTTP answer; then waits up to 5 s for the
+ * server to close the connection.
+ */
+async function rawUpgrade(port: number, path: string, headers: readonly string[]): Promise<{ statusLine: string; body: string; closedByServer: boolean }> {
+  const socket = connect(port, '127.0.0.1');
+  const state = { text: '', ended: false };
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (state.text += chunk));
+  socket.once('end', () => (state.ended = true));
+  try {
+    await new Promise((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    socket.write(
+      [
+        `GET ${path} HTTP/1.1`,
+        `Host: 127.0.0.1:${port}`,
+        'Connection: Upgrade',
+        'Upgrade: websocket',
+        'Sec-WebSocket-Version: 13',
+        `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`,
+        ...headers,
+        '',
+        '',
+      ].join('\r\n'),
+    );
+    await waitUntil(() => {
+      const head = state.text.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length: (\d+)\r\n/i.exec(state.text)?.[1];
+      return head >= 0 && length !== undefined && state.text.length >= head + 4 + Number(length);
+    }, `the HTTP answer to the upgrade on ${path}`);
+    const closedByServer = await waitUntil(() => state.ended, 'the server to close the connection', 5000).then(
+      () => true,
+      () => false,
+    );
+    return { statusLine: state.text.slice(0, state.text.indexOf('\r\n')), body: state.text.slice(state.text.indexOf('\r\n\r\n') + 4), closedByServer };
+  } finally {
+    socket.resetAndDestroy();
+  }
+}

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import websocket from '@fastify/websocket';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -244,6 +243,9 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     // While draining, requests still arriving on open connections are served, and their
     // connections closed after the response; /readyz already tells load balancers to go elsewhere.
     if (draining) reply.header('connection', 'close');
+    // An upgrade request that gets an HTTP answer (refused, or to a path without WebSockets) has
+    // its connection closed after it: nothing else would.
+    if (request.headers.upgrade !== undefined) reply.raw.once('finish', () => request.raw.socket.destroy());
     const header = request.headers.authorization;
     // Health probes are answered whatever credential they carry (a stale one must not fail them).
     if (header === undefined || request.url === '/healthz' || request.url === '/readyz') {
@@ -251,17 +253,11 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
       done();
       return;
     }
-    // A refused WebSocket upgrade gets its error answer, then its connection is closed: nothing
-    // else would (the WebSocket plugin never sees it).
-    const refuse = (error: unknown): void => {
-      if (request.headers.upgrade !== undefined) reply.raw.once('finish', () => request.raw.socket.destroy());
-      done(error as Error);
-    };
     let known: Principal | undefined;
     try {
       known = authenticator.authenticateCached(header);
     } catch (error) {
-      refuse(error);
+      done(error as Error);
       return;
     }
     if (known !== undefined) {
@@ -274,7 +270,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
         request.principal = principal;
         done();
       },
-      (error: unknown) => refuse(error),
+      (error: unknown) => done(error as Error),
     );
   });
 
@@ -296,13 +292,13 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     heartbeatMs: options.events.heartbeatMs,
     reauthenticate: (header) => authenticator.authenticate(header),
   });
-  // WebSockets (GraphQL subscriptions); messages are limited like request bodies.
-  await app.register(websocket, { options: { maxPayload: options.bodyLimitBytes } });
   registerGraphqlRoutes(app, graphql, {
     getMaxAgeSeconds: options.graphql.getMaxAgeSeconds,
     publishSchema: options.graphql.introspection,
     authenticate: (header) => authenticator.authenticate(header),
     maxSubscriptionsPerConnection: 100,
+    // WebSocket messages are limited like request bodies.
+    maxMessageBytes: options.bodyLimitBytes,
   });
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {

@@ -6,6 +6,7 @@ import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
+import websocket from '@fastify/websocket';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify';
 import type { OperationArgs } from 'graphql-sse';
@@ -16,6 +17,8 @@ import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
   authenticate: (header: string) => Promise<Principal>;
+  /** Largest WebSocket message accepted (bytes); the request body limit. */
+  maxMessageBytes: number;
   /** Most subscriptions one WebSocket connection may run at once. @default 100 */
   maxSubscriptionsPerConnection: number;
   /** max-age of Cache-Control on successful GET query responses (seconds). @default 0 */
@@ -36,7 +39,10 @@ const CODE_BY_STATUS: Record<number, string> = { 405: 'method-not-allowed', 406:
  * (`{"errors": [...]}` with `extensions.code`), not problem+json, so GraphQL clients can read them.
  */
 export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlService, options: GraphqlRouteOptions): void {
-  void app.register((scope, _options, done) => {
+  void app.register(async (scope) => {
+    // WebSockets only here: the plugin's hooks then run for /graphql alone, not for every request.
+    // (A refused upgrade elsewhere is closed by the app's own onRequest hook.)
+    await scope.register(websocket, { options: { maxPayload: options.maxMessageBytes } });
     // graphql-http reads the body itself (and answers 415 for what it does not take).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
@@ -141,7 +147,6 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       if (!noneMatch(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
       return reply.type(asset.type).send(asset.body);
     });
-    done();
   });
 }
 

@@ -27,6 +27,7 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import { RequestLoaders, type GraphqlContext } from './graphql-context.js';
 import { buildGraphqlSchema } from './graphql-schema.js';
 import { limitError, measureDocument, operationCost, shapeProblems, type DocumentShape, type GraphqlLimits } from './query-limits.js';
+import { LruCache } from '../lru-cache.js';
 
 /** A parsed and validated document, kept so a repeated query skips both steps. */
 interface PreparedDocument {
@@ -327,33 +328,5 @@ function isJsonPost(req: Request<unknown, GraphqlRequestContext>): boolean {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A Map bounded by entry count that forgets the least recently used entry first. */
-class LruCache<V> {
-  readonly #max: number;
-  readonly #map = new Map<string, V>();
-
-  constructor(max: number) {
-    this.#max = max;
-  }
-
-  get(key: string): V | undefined {
-    const value = this.#map.get(key);
-    if (value !== undefined) {
-      this.#map.delete(key);
-      this.#map.set(key, value);
-    }
-    return value;
-  }
-
-  set(key: string, value: V): void {
-    this.#map.delete(key);
-    this.#map.set(key, value);
-    if (this.#map.size > this.#max) {
-      const oldest = this.#map.keys().next();
-      if (oldest.done !== true) this.#map.delete(oldest.value);
-    }
-  }
 }
 

@@ -1,6 +1,7 @@
 import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
 
 const TABLE = '_restgraph_events';
+const PRUNE_BATCH = 10_000;
 
 /** An event as written: what changed, in the transaction of the change (transactional outbox). */
 export interface NewEvent {
@@ -70,9 +71,33 @@ export class EventStore {
     return row?.id === null || row?.id === undefined ? undefined : Number(row.id);
   }
 
-  /** Deletes events that occurred before `before` (ISO 8601); resolves to how many. */
+  /**
+   * Deletes events that occurred before `before` (ISO 8601); resolves to how many.
+   *
+   * Events are stamped inside their transaction, so `occurredAt` grows with `id` and the events to
+   * drop are the oldest ids: the boundary is found by binary search on the primary key (a few
+   * point reads), not through an index on `occurredAt` that every write would have to update.
+   * Rows go in batches, so no single statement holds the write lock for long.
+   */
   async prune(before: string): Promise<number> {
-    return this.#db.run(this.#db.builder.deleteFrom(TABLE).where('occurredAt', '<', before).compile());
+    const first = await this.firstId();
+    if (first === undefined) return 0;
+    let low = first;
+    let high = (await this.lastId()) + 1;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const row = await this.#db.one(
+        this.#db.builder.selectFrom(TABLE).select(['id', 'occurredAt']).where('id', '>=', middle).orderBy('id').limit(1).compile(),
+      );
+      if (row === undefined || String(row.occurredAt) >= before) high = middle;
+      else low = Number(row.id) + 1;
+    }
+    let deleted = 0;
+    for (let from = first; from < low; from += PRUNE_BATCH) {
+      const to = Math.min(low, from + PRUNE_BATCH);
+      deleted += await this.#db.run(this.#db.builder.deleteFrom(TABLE).where('id', '<', to).compile());
+    }
+    return deleted;
   }
 }
 

@@ -2,6 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
+import { LruCache } from '../lru-cache.js';
 
 /** A row as clients see it: decoded values, keys in the resource's canonical order. */
 export type StoredRecord = Record<string, unknown>;
@@ -41,6 +42,33 @@ export interface ListSpec {
 type Builder = ExpressionBuilder<DynamicTables, string>;
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
+const LIST_CACHE_SIZE = 500;
+
+/**
+ * The cache key of a list spec: the resource and every part of the spec, values included. A spec
+ * holding anything JSON would not tell apart (undefined, non-finite numbers, bigints, class
+ * instances such as dates) gets no key and is not cached.
+ */
+function listCacheKey(resource: ResourceModel, spec: ListSpec): string | undefined {
+  if (spec.filters.length === 0 && spec.after === undefined && spec.before === undefined && spec.columns === undefined) {
+    // The most frequent shape (a plain page) without serialising the spec.
+    let sort = '';
+    for (const key of spec.sort) sort += `${key.field} ${key.direction},`;
+    return `${resource.name}|${sort}|${spec.limit}|${spec.offset ?? 0}`;
+  }
+  const parts = [spec.filters, spec.sort, spec.limit, spec.offset ?? 0, spec.after ?? 0, spec.before ?? 0, spec.columns ?? 0];
+  return isPlainJson(parts) ? `${resource.name}|${JSON.stringify(parts)}` : undefined;
+}
+
+/** Whether JSON text says all there is to know about a value: JSON's own types, plain objects, finite numbers. */
+function isPlainJson(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) return value.every(isPlainJson);
+  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.values(value).every(isPlainJson);
+  return false;
+}
+
 /**
  * Reads and writes resource rows. Field names reach SQL only from the schema model; values only
  * as bound parameters. Rows come back decoded, in canonical key order.
@@ -51,6 +79,11 @@ export class RecordStore {
   readonly #byId = new Map<string, SqlStatement>();
   /** Compiled INSERT/UPDATE text by resource and column list: writes skip the query builder. */
   readonly #writeSql = new Map<string, string>();
+  /**
+   * Compiled list queries by their whole spec (values included, so a hit is exactly the statement
+   * the builder would produce): repeated reads such as first pages and polling skip the builder.
+   */
+  readonly #listSql = new LruCache<SqlStatement>(LIST_CACHE_SIZE);
 
   constructor(db: SqlDatabase, rules: SqlDialectRules) {
     this.#db = db;
@@ -70,6 +103,18 @@ export class RecordStore {
 
   /** One page of rows. Ask for one more than you show to learn whether a next page exists. */
   async list(resource: ResourceModel, spec: ListSpec, executor: SqlExecutor = this.#db): Promise<StoredRecord[]> {
+    const key = listCacheKey(resource, spec);
+    let statement = key === undefined ? undefined : this.#listSql.get(key);
+    if (statement === undefined) {
+      statement = this.#compileList(resource, spec);
+      if (key !== undefined) this.#listSql.set(key, statement);
+    }
+    const rows = await executor.all(statement);
+    for (const row of rows) this.#decodeInPlace(resource, row);
+    return rows;
+  }
+
+  #compileList(resource: ResourceModel, spec: ListSpec): SqlStatement {
     let query = this.#selectColumns(resource, spec.columns).where((eb) => this.#whereClause(eb, resource, spec.filters, spec));
     for (const key of spec.sort) {
       const explicitNulls = this.#rules.explicitNullsOrder && isNullable(resource, key.field);
@@ -81,9 +126,7 @@ export class RecordStore {
     }
     query = query.limit(spec.limit);
     if (spec.offset !== undefined && spec.offset > 0) query = query.offset(spec.offset);
-    const rows = await executor.all(query.compile());
-    for (const row of rows) this.#decodeInPlace(resource, row);
-    return rows;
+    return query.compile();
   }
 
   /** How many rows match the filters. */

@@ -46,7 +46,8 @@ function systemTablesDdl(idColumn: string): string {
       "data" text not null,
       "occurredAt" text not null
     );
-    create index if not exists "rg_ix_events_occurred" on "_restgraph_events" ("occurredAt");
+    -- Pruning finds old events by id (see EventStore.prune): no index every write would pay for.
+    drop index if exists "rg_ix_events_occurred";
     create table if not exists "_restgraph_state" (
       "key" text primary key,
       "value" text not null

@@ -31,6 +31,10 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #reader: BetterSqlite3.Database;
   readonly #writerCache = new Map<string, Statement>();
   readonly #readerCache = new Map<string, Statement>();
+  /** Transaction control, prepared once (exec would parse the text on every write). */
+  readonly #begin: BetterSqlite3.Statement;
+  readonly #commit: BetterSqlite3.Statement;
+  readonly #rollback: BetterSqlite3.Statement;
   #lock: Promise<void> | undefined;
   readonly #onStatement: ((sql: string) => void) | undefined;
 
@@ -40,6 +44,9 @@ export class SqliteDatabase implements SqlDatabase {
     if (!memory) mkdirSync(dirname(options.filename), { recursive: true });
     this.#writer = openConnection(options.filename, options.busyTimeoutMs ?? 5000);
     this.#reader = memory ? this.#writer : openConnection(options.filename, options.busyTimeoutMs ?? 5000);
+    this.#begin = this.#writer.prepare('BEGIN IMMEDIATE');
+    this.#commit = this.#writer.prepare('COMMIT');
+    this.#rollback = this.#writer.prepare('ROLLBACK');
     this.builder = new Kysely<DynamicTables>({
       dialect: {
         createAdapter: () => new SqliteAdapter(),
@@ -91,13 +98,13 @@ export class SqliteDatabase implements SqlDatabase {
       },
     };
     try {
-      writer.exec('BEGIN IMMEDIATE');
+      this.#begin.run();
       try {
         const result = await work(tx);
-        writer.exec('COMMIT');
+        this.#commit.run();
         return result;
       } catch (error) {
-        if (writer.inTransaction) writer.exec('ROLLBACK');
+        if (writer.inTransaction) this.#rollback.run();
         throw error;
       }
     } finally {
