@@ -8,11 +8,9 @@ import { toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
-import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify';
-import type { OperationArgs } from 'graphql-sse';
-import type { GraphqlContext } from './graphql-context.js';
 import type { Principal } from '../core/principal.js';
 import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
+import { sseTransport } from './sse-transport.js';
 
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
@@ -83,15 +81,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     scope.route({ method: 'POST', url: '/graphql', handler: handle });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
-    const sse = createSseHandler<GraphqlContext>({
-      schema: service.schema,
-      onSubscribe: (req, params) => {
-        const prepared = service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id });
-        // `data: null` makes graphql-sse send the errors as the operation's one result.
-        return Array.isArray(prepared) ? { data: null, errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
-      },
-      onNext: (_ctx, _req, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
-    });
+    const sse = sseTransport(service);
     // Open graphql-sse streams are cut on shutdown (clients then reconnect), not completed.
     const sseStreams = new Set<FastifyReply>();
     scope.addHook('preClose', (done) => {

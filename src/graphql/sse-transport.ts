@@ -1,0 +1,129 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
+import type { GraphqlContext } from './graphql-context.js';
+import type { GraphqlService } from './graphql-service.js';
+
+/**
+ * Lets a subscription's events be read only as fast as the client takes them. The writer says
+ * when it waits for its next message; the paced iterator pulls an event from the subscription only
+ * then. A client that stops reading therefore stops the pulling: its events wait in the
+ * subscription's bounded queue, where the dispatcher's backpressure and lag limit apply, as on the
+ * other transports (graphql-sse itself would pull them all into an unbounded queue).
+ */
+class WritePacer {
+  #idle = true;
+  #waiting: (() => void)[] = [];
+
+  /** The writer is about to wait for its next message. */
+  idle(): void {
+    this.#idle = true;
+    for (const resume of this.#waiting.splice(0)) resume();
+  }
+
+  /** The writer is writing a message. */
+  busy(): void {
+    this.#idle = false;
+  }
+
+  /** Resolves once the writer waits for a message. */
+  async ready(): Promise<void> {
+    if (!this.#idle) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+}
+
+/**
+ * The operation's results, each pulled from `source` only once the writer is ready for it. A
+ * plain iterator, not an async generator: `return()` must end the subscription at once, also while
+ * a `next()` waits for the next event (a generator would queue the return behind it).
+ */
+function paced<T>(source: AsyncIterable<T>, pacer: WritePacer): AsyncGenerator<T, undefined, undefined> {
+  const iterator = source[Symbol.asyncIterator]();
+  let ended = false;
+  const done = (): IteratorResult<T, undefined> => ({ done: true, value: undefined });
+  // next, return and throw: graphql-sse ends only what looks like an async generator.
+  const result: AsyncGenerator<T, undefined, undefined> = {
+    async next() {
+      if (!ended) await pacer.ready();
+      return ended ? done() : iterator.next();
+    },
+    async return() {
+      ended = true;
+      await iterator.return?.();
+      return done();
+    },
+    async throw(error: unknown) {
+      ended = true;
+      await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]: () => result,
+  };
+  return result;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/**
+ * The graphql-sse protocol (distinct connections mode) on Fastify: graphql-sse's handler reads the
+ * request and runs the operation; this adapter writes its messages, each once the previous one has
+ * gone out, and paces the subscription by the writes (see {@link WritePacer}). The caller has
+ * refused stream tokens (single connection mode) before.
+ */
+export function sseTransport(service: GraphqlService): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const handler = createHandler<FastifyRequest, { pacer: WritePacer }, GraphqlContext>({
+    schema: service.schema,
+    onSubscribe: (req, params) => {
+      const prepared = service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id });
+      // `data: null` makes graphql-sse send the errors as the operation's one result.
+      return Array.isArray(prepared) ? { data: null, errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
+    },
+    onOperation: (_ctx, req, _args, result): OperationResult | undefined =>
+      isAsyncIterable(result) ? (paced(result, req.context.pacer) as OperationResult) : undefined,
+    onNext: (_ctx, _req, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
+  });
+
+  return async (request, reply) => {
+    const pacer = new WritePacer();
+    const [body, init] = await handler({
+      method: request.method,
+      url: request.url,
+      headers: {
+        get(key: string) {
+          const header = reply.getHeader(key) ?? request.headers[key];
+          return header === undefined ? undefined : Array.isArray(header) ? header.join('\n') : String(header);
+        },
+      },
+      body: () => (typeof request.body === 'string' ? request.body : null),
+      raw: request,
+      context: { pacer },
+    });
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join('\n') : String(value);
+    const out = reply.raw;
+    out.writeHead(init.status, init.statusText, { ...headers, ...init.headers });
+    if (body === null || typeof body === 'string') {
+      await new Promise<void>((resolve) => out.end(body ?? undefined, resolve));
+      return;
+    }
+    const stop = (): void => void body.return(undefined);
+    out.once('close', stop);
+    try {
+      for (;;) {
+        pacer.idle();
+        const message = await body.next();
+        pacer.busy();
+        if (message.done === true || !out.writable) break;
+        // The callback comes once the message is handed to the connection (or the write failed).
+        const failed = await new Promise<boolean>((resolve) => out.write(message.value, (error) => resolve(error !== undefined && error !== null)));
+        if (failed) break;
+      }
+    } finally {
+      out.off('close', stop);
+      pacer.idle();
+      await body.return(undefined);
+      if (!out.destroyed) await new Promise<void>((resolve) => out.end(resolve));
+    }
+  };
+}
