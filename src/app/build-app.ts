@@ -152,7 +152,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     validator: new RecordValidator(schema.resources.values()),
     limits: { maxEmbedded: options.maxEmbedded },
     events: eventStore,
-    onEventsCommitted: (lastId) => dispatcher.committed(lastId),
+    onEventsCommitted: (events) => dispatcher.committed(events),
   });
   const idempotency = new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: 60_000 });
   const apiKeys = new ApiKeyStore(db);
@@ -284,7 +284,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
-  const webhooks = new WebhookService(new WebhookStore(db), dispatcher, schema, options.webhooks, (error, message) =>
+  const webhookStore = new WebhookStore(db);
+  const webhooks = new WebhookService(webhookStore, dispatcher, schema, options.webhooks, (error, message) =>
     app.log.warn(error === undefined ? {} : { err: error }, message),
   );
   registerWebhookRoutes(app, webhooks);
@@ -321,9 +322,10 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   const prune = (): void => {
     idempotency.prune().catch((error: unknown) => app.log.warn({ err: error }, 'pruning idempotency keys failed'));
-    eventStore
-      .prune(new Date(Date.now() - options.events.retentionMs).toISOString())
-      .catch((error: unknown) => app.log.warn({ err: error }, 'pruning events failed'));
+    const before = new Date(Date.now() - options.events.retentionMs).toISOString();
+    eventStore.prune(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning events failed'));
+    // Finished webhook deliveries (and their attempt logs) are kept as long as events.
+    webhookStore.pruneFinished(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning webhook deliveries failed'));
   };
   const pruneTimer = setInterval(prune, IDEMPOTENCY_PRUNE_INTERVAL_MS);
   pruneTimer.unref();
@@ -338,10 +340,15 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   await dispatcher.start((error) => app.log.error({ err: error }, 'reading the event outbox failed'));
   await webhooks.start();
-  // Event streams never end by themselves: end them first, so close() can finish.
-  app.addHook('preClose', (done) => {
-    webhooks.stop();
-    dispatcher.stop();
+  // Event streams never end by themselves: end them first, so close() can finish. In a scope of
+  // its own, registered last: Fastify runs a scope's preClose hooks after those of the scopes
+  // registered before it, so the GraphQL transports close their connections first (clients see
+  // the server go away and reconnect, rather than a completed subscription).
+  void app.register((scope, _options, done) => {
+    scope.addHook('preClose', async () => {
+      await webhooks.stop();
+      dispatcher.stop();
+    });
     done();
   });
   app.addHook('onClose', async () => {

@@ -38,7 +38,12 @@ export interface EventDispatcherOptions {
 
 interface Entry {
   subscriber: EventSubscriber;
-  /** Id of the last event this subscriber has been given (or skipped). */
+  /**
+   * Live: caught up, and given each new event as the dispatcher reads it (through the type index,
+   * so events of other types cost it nothing). Otherwise it catches up from `cursor` on its own.
+   */
+  live: boolean;
+  /** Id of the last event this subscriber has been given (or skipped), when not live. */
   cursor: number;
   busy: boolean;
   again: boolean;
@@ -48,13 +53,16 @@ interface Entry {
 }
 
 const PAGE = 500;
+const ALL_TYPES = '*';
 
 /**
- * The one event path: reads the outbox (woken after each commit that wrote events, and on a
- * timer) and feeds every subscriber in event-id order, each from its own position: a new
- * subscriber may start from any past id (SSE `Last-Event-ID`) and is caught up from memory or the
- * outbox, then continues live. Each subscriber sees only the events its principal may read.
- * A subscriber that cannot take more is closed; it never holds up writes or other subscribers.
+ * The one event path: reads the outbox (events committed here are handed over directly; the
+ * outbox is read after a gap and on a timer, for writes by other processes) and feeds every
+ * subscriber in event-id order, each from its own position: a new subscriber may start from any
+ * past id (SSE `Last-Event-ID`) and is caught up from memory or the outbox, then continues live.
+ * Live subscribers are indexed by event type, so an event costs only the subscribers that want
+ * it. Each subscriber sees only the events its principal may read. A subscriber that cannot take
+ * more is paused, and closed once too far behind; it never holds up writes or other subscribers.
  */
 export class EventDispatcher {
   readonly #store: EventStore;
@@ -63,6 +71,9 @@ export class EventDispatcher {
   readonly #capacity: number;
   readonly #maxLag: number;
   readonly #entries = new Set<Entry>();
+  /** Live subscribers by event type they take (`*`: every type). */
+  readonly #live = new Map<string, Set<Entry>>();
+  readonly #paused = new Set<Entry>();
   /** Recent events, oldest first, contiguous with the outbox up to #lastId. */
   #recent: StoredEvent[] = [];
   #lastId = 0;
@@ -94,14 +105,22 @@ export class EventDispatcher {
   }
 
   /**
-   * Events up to `committedId` have been committed by this process. With no subscriber there is
-   * nothing to read them for: only the position moves on (and the in-memory window, no longer
-   * contiguous, is dropped; late subscribers starting from older ids read the outbox).
+   * Events this process has just committed, as stored. When they follow the last event read, they
+   * are dispatched at once, with no read of the outbox; otherwise (events of another process in
+   * between, a read under way) the outbox is read. With no subscriber only the position moves on.
    */
-  committed(committedId: number): void {
+  committed(events: readonly StoredEvent[]): void {
+    const first = events[0];
+    const last = events.at(-1);
+    if (first === undefined || last === undefined || this.#stopped) return;
+    if (this.#pumping === undefined && first.id === this.#lastId + 1 && isContiguous(events)) {
+      this.#dispatch(events);
+      return;
+    }
     if (this.#entries.size === 0 && this.#pumping === undefined) {
-      if (committedId > this.#lastId) {
-        this.#lastId = committedId;
+      if (last.id > this.#lastId) {
+        // The in-memory window would no longer be contiguous: late subscribers read the outbox.
+        this.#lastId = last.id;
         this.#recent = [];
       }
       return;
@@ -132,21 +151,23 @@ export class EventDispatcher {
    * already stored, then live.
    */
   subscribe(subscriber: EventSubscriber, afterId?: number): Subscription {
-    const entry: Entry = { subscriber, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false, paused: false };
+    const entry: Entry = { subscriber, live: false, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false, paused: false };
     if (this.#stopped) {
       subscriber.close('shutdown');
       return { unsubscribe: () => undefined, resume: () => undefined };
     }
     this.#entries.add(entry);
     if (entry.cursor < this.#lastId) this.#feed(entry);
+    else this.#goLive(entry);
     return {
       unsubscribe: () => {
         entry.closed = true;
-        this.#entries.delete(entry);
+        this.#remove(entry);
       },
       resume: () => {
         if (!entry.paused || entry.closed) return;
         entry.paused = false;
+        this.#paused.delete(entry);
         this.#feed(entry);
       },
     };
@@ -174,20 +195,60 @@ export class EventDispatcher {
     for (;;) {
       const events = await this.#store.after(this.#lastId, PAGE);
       if (events.length === 0) break;
-      this.#recent.push(...events);
-      if (this.#recent.length > this.#capacity) this.#recent = this.#recent.slice(this.#recent.length - this.#capacity);
-      this.#lastId = events[events.length - 1]?.id ?? this.#lastId;
-      for (const entry of this.#entries) this.#feed(entry);
+      this.#dispatch(events);
       if (events.length < PAGE) break;
     }
   }
 
-  /** Brings one subscriber up to #lastId, from memory when it can, else from the outbox. */
-  #feed(entry: Entry): void {
-    if (entry.paused) {
-      if (this.#lastId - entry.cursor > this.#maxLag) this.#close(entry, 'slow-consumer');
-      return;
+  /** Takes the next events in id order: remembers them, gives them to the live subscribers, checks the paused ones. */
+  #dispatch(events: readonly StoredEvent[]): void {
+    this.#recent.push(...events);
+    // Trimmed by a quarter at a time, not on every event.
+    if (this.#recent.length > this.#capacity * 1.25) this.#recent = this.#recent.slice(this.#recent.length - this.#capacity);
+    for (const event of events) {
+      const wanting = this.#live.get(event.type);
+      if (wanting !== undefined) for (const entry of wanting) this.#deliverLive(entry, event);
+      const all = this.#live.get(ALL_TYPES);
+      if (all !== undefined) for (const entry of all) this.#deliverLive(entry, event);
+      this.#lastId = event.id;
     }
+    for (const entry of this.#paused) if (this.#lastId - entry.cursor > this.#maxLag) this.#close(entry, 'slow-consumer');
+  }
+
+  #deliverLive(entry: Entry, event: StoredEvent): void {
+    if (entry.closed || !this.visibleTo(entry.subscriber.principal, event)) return;
+    if (!entry.subscriber.deliver(event)) {
+      // deliver() may have unsubscribed it (the consumer went away).
+      if (!this.#entries.has(entry)) return;
+      this.#leaveLive(entry, event.id);
+      entry.paused = true;
+      this.#paused.add(entry);
+    }
+  }
+
+  #goLive(entry: Entry): void {
+    entry.live = true;
+    for (const type of entry.subscriber.types ?? [ALL_TYPES]) {
+      let set = this.#live.get(type);
+      if (set === undefined) this.#live.set(type, (set = new Set()));
+      set.add(entry);
+    }
+  }
+
+  /** A live subscriber leaves the index: it has been given every event up to `cursor`. */
+  #leaveLive(entry: Entry, cursor: number): void {
+    if (!entry.live) return;
+    entry.live = false;
+    entry.cursor = cursor;
+    for (const type of entry.subscriber.types ?? [ALL_TYPES]) {
+      const set = this.#live.get(type);
+      set?.delete(entry);
+      if (set?.size === 0) this.#live.delete(type);
+    }
+  }
+
+  /** Brings one subscriber that is not live up to #lastId, from memory when it can, else from the outbox; then it goes live. */
+  #feed(entry: Entry): void {
     if (entry.busy) {
       entry.again = true;
       return;
@@ -197,7 +258,7 @@ export class EventDispatcher {
       .catch((error: unknown) => this.#onError(error))
       .finally(() => {
         entry.busy = false;
-        if (entry.again && !entry.closed) {
+        if (entry.again && !entry.closed && !entry.paused && !entry.live) {
           entry.again = false;
           this.#feed(entry);
         }
@@ -205,7 +266,12 @@ export class EventDispatcher {
   }
 
   async #catchUp(entry: Entry): Promise<void> {
-    while (!entry.closed && !entry.paused && entry.cursor < this.#lastId) {
+    while (!entry.closed && !entry.paused) {
+      if (entry.cursor >= this.#lastId) {
+        // Caught up: from now on the dispatcher hands it each event as it comes.
+        this.#goLive(entry);
+        return;
+      }
       const first = this.#recent[0];
       let batch: StoredEvent[];
       if (first !== undefined && entry.cursor >= first.id - 1) {
@@ -214,7 +280,11 @@ export class EventDispatcher {
       } else {
         batch = await this.#store.after(entry.cursor, PAGE);
       }
-      if (batch.length === 0) break;
+      if (batch.length === 0) {
+        // Nothing stored after its position (pruned meanwhile): it is caught up.
+        entry.cursor = Math.max(entry.cursor, this.#lastId);
+        continue;
+      }
       for (const event of batch) {
         // deliver() may have unsubscribed it (the consumer went away).
         if (!this.#entries.has(entry)) return;
@@ -223,19 +293,32 @@ export class EventDispatcher {
         if (subscriber.types !== undefined && !subscriber.types.has(event.type)) continue;
         if (!this.visibleTo(subscriber.principal, event)) continue;
         if (!subscriber.deliver(event)) {
+          if (!this.#entries.has(entry)) return;
           entry.paused = true;
+          this.#paused.add(entry);
           return;
         }
       }
     }
   }
 
+  #remove(entry: Entry): void {
+    this.#leaveLive(entry, entry.cursor);
+    this.#paused.delete(entry);
+    this.#entries.delete(entry);
+  }
+
   #close(entry: Entry, reason: 'shutdown' | 'slow-consumer'): void {
     if (entry.closed) return;
     entry.closed = true;
-    this.#entries.delete(entry);
+    this.#remove(entry);
     entry.subscriber.close(reason);
   }
+}
+
+function isContiguous(events: readonly StoredEvent[]): boolean {
+  for (let i = 1; i < events.length; i++) if (events[i]?.id !== (events[i - 1]?.id ?? 0) + 1) return false;
+  return true;
 }
 
 /** Index of the first event with id >= `id` in an id-sorted array. */

@@ -2,7 +2,7 @@ import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js
 import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
-import type { EventStore, NewEvent } from '../store/event-store.js';
+import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
 import { BatchReads } from './batch-reads.js';
@@ -57,7 +57,7 @@ export class ResourceOperations {
   readonly #validator: RecordValidator;
   readonly #limits: OperationLimits;
   readonly #events: EventStore;
-  readonly #onEventsCommitted: ((lastId: number) => void) | undefined;
+  readonly #onEventsCommitted: ((events: readonly StoredEvent[]) => void) | undefined;
   readonly #references: ReferentialRules;
   /** Reads for many parents or ids at once (GraphQL's batch loaders). */
   readonly batch: BatchReads;
@@ -69,8 +69,8 @@ export class ResourceOperations {
     validator: RecordValidator;
     limits: OperationLimits;
     events: EventStore;
-    /** Called with the last event id after a transaction that wrote events has committed (wakes the event dispatcher). */
-    onEventsCommitted?: (lastId: number) => void;
+    /** Called with the events a transaction wrote, as stored, once it has committed (feeds the event dispatcher). */
+    onEventsCommitted?: (events: readonly StoredEvent[]) => void;
   }) {
     this.schema = options.schema;
     this.#db = options.db;
@@ -245,14 +245,14 @@ export class ResourceOperations {
    */
   async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
     const pending: NewEvent[] = [];
-    let lastId = 0;
+    let stored: StoredEvent[] = [];
     try {
       const result = await this.#db.transaction(async (tx) => {
         const value = await work(tx, (event) => pending.push(event));
-        if (pending.length > 0) lastId = await this.#events.append(tx, pending);
+        if (pending.length > 0) stored = await this.#events.append(tx, pending);
         return value;
       });
-      if (pending.length > 0) this.#onEventsCommitted?.(lastId);
+      if (stored.length > 0) this.#onEventsCommitted?.(stored);
       return result;
     } catch (error) {
       if (error instanceof ConstraintViolation && error.kind === 'unique') {

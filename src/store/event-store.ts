@@ -1,7 +1,7 @@
 import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
+import { pruneOlderThan } from './time-ordered-prune.js';
 
 const TABLE = '_restgraph_events';
-const PRUNE_BATCH = 10_000;
 
 /** An event as written: what changed, in the transaction of the change (transactional outbox). */
 export interface NewEvent {
@@ -33,22 +33,24 @@ export class EventStore {
     this.#db = db;
   }
 
-  /** Appends events inside the caller's transaction, in order; resolves to the id of the last. */
-  async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<number> {
+  /**
+   * Appends events inside the caller's transaction, in order; resolves to them as stored (ids, and
+   * data as a reader of the outbox would get it: a copy, decoded from the stored text).
+   */
+  async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<StoredEvent[]> {
     this.#insertSql ??= this.#db.builder
       .insertInto(TABLE)
       .values({ type: '', resource: '', recordId: 0, data: '', occurredAt: '' })
       .returning('id')
       .compile().sql;
-    let last = 0;
+    const stored: StoredEvent[] = [];
     for (const event of events) {
-      const row = await tx.one({
-        sql: this.#insertSql,
-        parameters: [event.type, event.resource, event.recordId, JSON.stringify(event.data), event.occurredAt],
-      });
-      last = Number(row?.id ?? last);
+      const data = JSON.stringify(event.data);
+      const row = await tx.one({ sql: this.#insertSql, parameters: [event.type, event.resource, event.recordId, data, event.occurredAt] });
+      if (row === undefined) throw new Error('the outbox insert returned no id');
+      stored.push({ ...event, id: Number(row.id), data: JSON.parse(data) as StoredEvent['data'] });
     }
-    return last;
+    return stored;
   }
 
   /** Events with ids above `afterId`, oldest first, at most `limit`. */
@@ -74,30 +76,11 @@ export class EventStore {
   /**
    * Deletes events that occurred before `before` (ISO 8601); resolves to how many.
    *
-   * Events are stamped inside their transaction, so `occurredAt` grows with `id` and the events to
-   * drop are the oldest ids: the boundary is found by binary search on the primary key (a few
-   * point reads), not through an index on `occurredAt` that every write would have to update.
-   * Rows go in batches, so no single statement holds the write lock for long.
+   * Events are stamped inside their transaction, so `occurredAt` grows with `id`: the events to
+   * drop are the oldest ids, found without an index every write would have to update.
    */
   async prune(before: string): Promise<number> {
-    const first = await this.firstId();
-    if (first === undefined) return 0;
-    let low = first;
-    let high = (await this.lastId()) + 1;
-    while (low < high) {
-      const middle = Math.floor((low + high) / 2);
-      const row = await this.#db.one(
-        this.#db.builder.selectFrom(TABLE).select(['id', 'occurredAt']).where('id', '>=', middle).orderBy('id').limit(1).compile(),
-      );
-      if (row === undefined || String(row.occurredAt) >= before) high = middle;
-      else low = Number(row.id) + 1;
-    }
-    let deleted = 0;
-    for (let from = first; from < low; from += PRUNE_BATCH) {
-      const to = Math.min(low, from + PRUNE_BATCH);
-      deleted += await this.#db.run(this.#db.builder.deleteFrom(TABLE).where('id', '<', to).compile());
-    }
-    return deleted;
+    return pruneOlderThan(this.#db, TABLE, 'occurredAt', before);
   }
 }
 

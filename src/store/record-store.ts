@@ -1,8 +1,10 @@
-import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LruCache } from '../lru-cache.js';
+import { listCacheKey } from './list-cache-key.js';
+import { whereClause } from './sql-conditions.js';
 
 /** A row as clients see it: decoded values, keys in the resource's canonical order. */
 export type StoredRecord = Record<string, unknown>;
@@ -39,35 +41,9 @@ export interface ListSpec {
   columns?: readonly string[];
 }
 
-type Builder = ExpressionBuilder<DynamicTables, string>;
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
 const LIST_CACHE_SIZE = 500;
-
-/**
- * The cache key of a list spec: the resource and every part of the spec, values included. A spec
- * holding anything JSON would not tell apart (undefined, non-finite numbers, bigints, class
- * instances such as dates) gets no key and is not cached.
- */
-function listCacheKey(resource: ResourceModel, spec: ListSpec): string | undefined {
-  if (spec.filters.length === 0 && spec.after === undefined && spec.before === undefined && spec.columns === undefined) {
-    // The most frequent shape (a plain page) without serialising the spec.
-    let sort = '';
-    for (const key of spec.sort) sort += `${key.field} ${key.direction},`;
-    return `${resource.name}|${sort}|${spec.limit}|${spec.offset ?? 0}`;
-  }
-  const parts = [spec.filters, spec.sort, spec.limit, spec.offset ?? 0, spec.after ?? 0, spec.before ?? 0, spec.columns ?? 0];
-  return isPlainJson(parts) ? `${resource.name}|${JSON.stringify(parts)}` : undefined;
-}
-
-/** Whether JSON text says all there is to know about a value: JSON's own types, plain objects, finite numbers. */
-function isPlainJson(value: unknown): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (Array.isArray(value)) return value.every(isPlainJson);
-  if (typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) return Object.values(value).every(isPlainJson);
-  return false;
-}
 
 /**
  * Reads and writes resource rows. Field names reach SQL only from the schema model; values only
@@ -115,7 +91,7 @@ export class RecordStore {
   }
 
   #compileList(resource: ResourceModel, spec: ListSpec): SqlStatement {
-    let query = this.#selectColumns(resource, spec.columns).where((eb) => this.#whereClause(eb, resource, spec.filters, spec));
+    let query = this.#selectColumns(resource, spec.columns).where((eb) => whereClause(eb, this.#rules, resource, spec.filters, spec));
     for (const key of spec.sort) {
       const explicitNulls = this.#rules.explicitNullsOrder && isNullable(resource, key.field);
       query = query.orderBy(key.field, (ob) => {
@@ -134,7 +110,7 @@ export class RecordStore {
     const query = this.#db.builder
       .selectFrom(resource.name)
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where((eb) => this.#whereClause(eb, resource, filters));
+      .where((eb) => whereClause(eb, this.#rules, resource, filters));
     const rows = await executor.all(query.compile());
     return Number(rows[0]?.n ?? 0);
   }
@@ -152,7 +128,7 @@ export class RecordStore {
     const query = this.#db.builder
       .selectFrom(resource.name)
       .select((eb) => [eb.ref(field).as('k'), eb.fn.countAll<number>().as('n')])
-      .where((eb) => eb.and([eb(field, 'in', [...keys]), this.#whereClause(eb, resource, filters)]))
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, filters)]))
       .groupBy(field);
     for (const row of await executor.all(query.compile())) counts.set(Number(row.k), Number(row.n));
     return counts;
@@ -188,7 +164,7 @@ export class RecordStore {
       .selectFrom(resource.name)
       .select(columns ?? [...resource.fields.keys()])
       .select(sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.raw(orderBy)})`.as('_rg_rank'))
-      .where((eb) => eb.and([eb(field, 'in', [...keys]), this.#whereClause(eb, resource, options.filters ?? [], { ...options, filters: [], limit: 0 })]));
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, options.filters ?? [], { ...options, filters: [], limit: 0 })]));
     const query = this.#db.builder
       .selectFrom(ranked.as('ranked'))
       .selectAll()
@@ -304,80 +280,10 @@ export class RecordStore {
     }
     return encoded;
   }
-
-  #whereClause(eb: Builder, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec): Expression<SqlBool> {
-    const conditions: Expression<SqlBool>[] = filters.map((f) => this.#condition(eb, resource, f));
-    if (page?.after !== undefined) conditions.push(this.#keysetCondition(eb, resource, page.sort, page.after));
-    // "Before p in this order" is "after p in the reverse order" (nulls first ascending mirror nulls last descending).
-    if (page?.before !== undefined) conditions.push(this.#keysetCondition(eb, resource, reverseSort(page.sort), page.before));
-    return eb.and(conditions);
-  }
-
-  #condition(eb: Builder, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
-    const field = resource.fields.get(filter.field);
-    if (field === undefined) throw new Error(`unknown field ${resource.name}.${filter.field}`);
-    const column = eb.ref(field.name);
-    const encode = (v: unknown): unknown => this.#rules.encode(field, v);
-    switch (filter.op) {
-      case 'eq':
-        return filter.value === null ? eb(column, 'is', null) : eb(column, '=', encode(filter.value));
-      case 'ne':
-        // "not equal" includes rows where the field is null, as a person reading the filter expects.
-        return filter.value === null
-          ? eb(column, 'is not', null)
-          : eb.or([eb(column, '<>', encode(filter.value)), eb(column, 'is', null)]);
-      case 'lt':
-        return eb(column, '<', encode(filter.value));
-      case 'lte':
-        return eb(column, '<=', encode(filter.value));
-      case 'gt':
-        return eb(column, '>', encode(filter.value));
-      case 'gte':
-        return eb(column, '>=', encode(filter.value));
-      case 'in':
-        return eb(column, 'in', (filter.value as unknown[]).map(encode));
-      case 'contains':
-        return this.#rules.contains(column, filter.value as string);
-      case 'startsWith':
-        return this.#rules.startsWith(column, filter.value as string);
-      case 'isNull':
-        return eb(column, filter.value === true ? 'is' : 'is not', null);
-    }
-  }
-
-  /**
-   * Rows strictly after the cursor position in (sort..., id) order, with nulls first ascending
-   * and last descending: OR over i of (k1 = v1 AND … AND k(i-1) = v(i-1) AND ki "after" vi).
-   */
-  #keysetCondition(eb: Builder, resource: ResourceModel, sort: readonly SortKey[], after: readonly unknown[]): Expression<SqlBool> {
-    const branches: Expression<SqlBool>[] = [];
-    for (let i = 0; i < sort.length; i++) {
-      const parts: Expression<SqlBool>[] = [];
-      for (let j = 0; j < i; j++) {
-        const key = sort[j] as SortKey;
-        const value = after[j];
-        parts.push(value === null ? eb(eb.ref(key.field), 'is', null) : eb(eb.ref(key.field), '=', value));
-      }
-      const key = sort[i] as SortKey;
-      const value = after[i];
-      const column = eb.ref(key.field);
-      const nullable = isNullable(resource, key.field);
-      if (key.direction === 'asc') {
-        if (value === null) parts.push(eb(column, 'is not', null));
-        else parts.push(eb(column, '>', value));
-      } else {
-        if (value === null) continue; // nothing comes after null in descending order
-        parts.push(nullable ? eb.or([eb(column, '<', value), eb(column, 'is', null)]) : eb(column, '<', value));
-      }
-      branches.push(eb.and(parts));
-    }
-    return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches);
-  }
 }
 
 const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
 
-/** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
 /** The same keys, each in the opposite direction. */
 export function reverseSort(sort: readonly SortKey[]): SortKey[] {
   return sort.map((k) => ({ field: k.field, direction: k.direction === 'asc' ? 'desc' : 'asc' }));
@@ -406,6 +312,7 @@ function decodedFields(resource: ResourceModel, rules: SqlDialectRules): FieldMo
   return fields;
 }
 
+/** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
 export function canonicalFields(resource: ResourceModel): FieldModel[] {
   let fields = canonicalCache.get(resource);
   if (fields === undefined) {
@@ -421,7 +328,7 @@ export function canonicalFields(resource: ResourceModel): FieldModel[] {
 }
 
 /** Declared fields may hold null even when required: rows older than the rule keep what they had. */
-function isNullable(resource: ResourceModel, fieldName: string): boolean {
+export function isNullable(resource: ResourceModel, fieldName: string): boolean {
   const field = resource.fields.get(fieldName);
   return field !== undefined && !field.system;
 }

@@ -1,4 +1,5 @@
 import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
+import { pruneOlderThan } from './time-ordered-prune.js';
 
 const WEBHOOKS = '_restgraph_webhooks';
 const DELIVERIES = '_restgraph_webhook_deliveries';
@@ -130,9 +131,11 @@ export class WebhookStore {
     return this.#db.transaction(async (tx) => {
       const heads = await tx.all({
         sql:
-          `select d.* from "${DELIVERIES}" d join "${WEBHOOKS}" w on w."id" = d."webhookId" ` +
-          `where w."status" = 'active' and d."id" = (select min(p."id") from "${DELIVERIES}" p where p."webhookId" = d."webhookId" and p."status" = 'pending') ` +
-          `and d."nextAttemptAt" <= ? and (d."leaseUntil" is null or d."leaseUntil" < ?) order by d."id" limit ?`,
+          // From each active endpoint to its oldest pending delivery (an index lookup each): the
+          // cost follows the number of endpoints, not of deliveries ever made.
+          `select d.* from "${WEBHOOKS}" w join "${DELIVERIES}" d ` +
+          `on d."id" = (select min(p."id") from "${DELIVERIES}" p where p."status" = 'pending' and p."webhookId" = w."id") ` +
+          `where w."status" = 'active' and d."nextAttemptAt" <= ? and (d."leaseUntil" is null or d."leaseUntil" < ?) order by d."id" limit ?`,
         parameters: [now, now, limit],
       });
       for (const row of heads) {
@@ -166,6 +169,21 @@ export class WebhookStore {
       if (changed === 0) {
         await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ ...outcome, attempts: delivery.attempts + 1 }).where('id', '=', delivery.id).compile());
       }
+    });
+  }
+
+  /**
+   * Deletes finished deliveries (succeeded or failed) created before `before` (ISO 8601), with
+   * their attempts; pending ones stay, however old. Resolves to how many deliveries went.
+   */
+  async pruneFinished(before: string): Promise<number> {
+    const finished = ['succeeded', 'failed'];
+    return pruneOlderThan(this.#db, DELIVERIES, 'createdAt', before, {
+      statuses: finished,
+      beforeDelete: async (tx, from, to) => {
+        const doomed = this.#db.builder.selectFrom(DELIVERIES).select('id').where('id', '>=', from).where('id', '<', to).where('status', 'in', finished);
+        await tx.run(this.#db.builder.deleteFrom(ATTEMPTS).where('deliveryId', 'in', doomed).compile());
+      },
     });
   }
 

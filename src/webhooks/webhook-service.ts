@@ -1,11 +1,11 @@
-import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
-import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
+import type { EventDispatcher } from '../core/event-dispatcher.js';
+import type { Principal } from '../core/principal.js';
 import { requireAdmin } from '../core/token-operations.js';
 import { NotFoundError } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
-import type { StoredEvent } from '../store/event-store.js';
 import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from '../store/webhook-store.js';
 import { newSecret } from './signing.js';
+import { WebhookFeeder } from './webhook-feeder.js';
 import { WebhookSender } from './webhook-sender.js';
 import { parseWebhookInput } from './webhook-input.js';
 import { TargetGuard } from './target-guard.js';
@@ -32,12 +32,8 @@ export interface DeliveryView extends Omit<DeliveryRecord, 'payload'> {
   attemptLog: Omit<AttemptRecord, 'deliveryId'>[];
 }
 
-const WEBHOOK_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'webhooks' });
-const CURSOR_KEY = 'webhooks.cursor';
 /** Attempts in flight at once (each to a different endpoint). */
 const MAX_IN_FLIGHT = 20;
-/** Whether the feeder was reading when the process stopped (then it goes on from its cursor). */
-const FEEDING_KEY = 'webhooks.feeding';
 
 /**
  * Webhooks: admin management of endpoints, and their delivery. Events reach webhooks through the
@@ -48,16 +44,12 @@ const FEEDING_KEY = 'webhooks.feeding';
  */
 export class WebhookService {
   readonly #store: WebhookStore;
-  readonly #events: EventDispatcher;
   readonly #types: ReadonlySet<string>;
   readonly #options: WebhookOptions;
   readonly #guard: TargetGuard;
   readonly #sender: WebhookSender;
   readonly #log: (error: unknown, message: string) => void;
-  #subscription: Subscription | undefined;
-  #queue: StoredEvent[] = [];
-  #draining: Promise<void> | undefined;
-  #resubscribe = false;
+  readonly #feeder: WebhookFeeder;
   #timer: NodeJS.Timeout | undefined;
   #claiming = false;
   #wakeAgain = false;
@@ -66,11 +58,11 @@ export class WebhookService {
 
   constructor(store: WebhookStore, events: EventDispatcher, schema: SchemaModel, options: WebhookOptions, log: (error: unknown, message: string) => void) {
     this.#store = store;
-    this.#events = events;
     this.#options = options;
     this.#guard = new TargetGuard({ allow: options.allowHosts });
     this.#sender = new WebhookSender(this.#guard, options);
     this.#log = log;
+    this.#feeder = new WebhookFeeder(store, events, log, () => this.#wake());
     const types = new Set<string>();
     for (const resource of schema.resources.values()) for (const kind of ['created', 'updated', 'deleted']) types.add(`${resource.singular}.${kind}`);
     this.#types = types;
@@ -81,11 +73,13 @@ export class WebhookService {
   async create(principal: Principal, body: unknown): Promise<WebhookRecord> {
     requireAdmin(principal, 'webhooks');
     const input = await parseWebhookInput(body, true, this.#types, this.#guard);
+    // The position reached so far is saved first: after a crash, no earlier event reaches the new endpoint.
+    await this.#feeder.flush();
     const record = await this.#store.create(
       { url: input.url ?? '', events: input.events ?? [], description: input.description ?? null, secret: newSecret() },
       new Date().toISOString(),
     );
-    await this.#syncFeeder();
+    await this.#feeder.sync();
     return record;
   }
 
@@ -103,13 +97,16 @@ export class WebhookService {
     requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     const input = await parseWebhookInput(body, false, this.#types, this.#guard);
-    return view(await this.#changed(id, input));
+    await this.#feeder.flush();
+    const record = await this.#changed(id, input);
+    await this.#feeder.sync();
+    return view(record);
   }
 
   async delete(principal: Principal, id: number): Promise<void> {
     requireAdmin(principal, 'webhooks');
     if (!(await this.#store.delete(id))) throw notFound(id);
-    await this.#syncFeeder();
+    await this.#feeder.sync();
   }
 
   /** Stops deliveries to an endpoint (they queue up) or starts them again (also after it was disabled). */
@@ -117,8 +114,9 @@ export class WebhookService {
     requireAdmin(principal, 'webhooks');
     await this.#existing(id);
     const values = paused ? { status: 'paused' as const } : { status: 'active' as const, disabledReason: null, failingSince: null };
+    await this.#feeder.flush();
     const record = await this.#changed(id, values);
-    await this.#syncFeeder();
+    await this.#feeder.sync();
     if (!paused) this.#wake();
     return view(record);
   }
@@ -166,108 +164,20 @@ export class WebhookService {
 
   /** Starts feeding deliveries from the outbox (from where the last run stopped) and attempting them. */
   async start(): Promise<void> {
-    await this.#syncFeeder();
-    this.#timer = setInterval(() => this.#wake(), this.#options.pollIntervalMs);
+    await this.#feeder.sync();
+    this.#timer = setInterval(() => {
+      this.#wake();
+      this.#feeder.flush().catch((error: unknown) => this.#log(error, 'saving the webhook feeder position failed'));
+    }, this.#options.pollIntervalMs);
     this.#timer.unref();
     this.#wake();
   }
 
-  /**
-   * The feeder reads events only while some endpoint takes deliveries (active or paused): then
-   * from its persisted position; when it starts anew, from now (a new endpoint gets the events
-   * from its registration on). Writes pay nothing for webhooks when there are none.
-   */
-  async #syncFeeder(): Promise<void> {
-    if (this.#stopped) return;
-    const wanted = (await this.#store.list()).some((w) => w.status !== 'disabled');
-    if (wanted && this.#subscription === undefined) {
-      const saved = await this.#store.state(CURSOR_KEY);
-      const running = saved !== undefined && (await this.#store.state(FEEDING_KEY)) === 'yes';
-      const cursor = running ? Number(saved) : this.#events.lastId;
-      await this.#store.db.transaction(async (tx) => {
-        await this.#store.setState(tx, CURSOR_KEY, String(cursor));
-        await this.#store.setState(tx, FEEDING_KEY, 'yes');
-      });
-      this.#subscribe(cursor);
-    } else if (!wanted && this.#subscription !== undefined) {
-      this.#subscription.unsubscribe();
-      this.#subscription = undefined;
-      await this.#store.db.transaction((tx) => this.#store.setState(tx, FEEDING_KEY, 'no'));
-    }
-  }
-
-  stop(): void {
+  /** Stops feeding and attempting (attempts under way finish by themselves); saves the feeder's position. */
+  async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    this.#subscription?.unsubscribe();
-    this.#subscription = undefined;
-  }
-
-  #subscribe(afterId: number): void {
-    this.#subscription = this.#events.subscribe(
-      {
-        principal: WEBHOOK_PRINCIPAL,
-        deliver: (event) => {
-          this.#queue.push(event);
-          this.#drain();
-          // Paused beyond this; resumed once the queue is written (the dispatcher keeps the place).
-          return this.#queue.length < 1000;
-        },
-        close: (reason) => {
-          // Too far behind: start again from the persisted position once the queue is written.
-          if (reason === 'slow-consumer') this.#resubscribe = true;
-        },
-      },
-      afterId,
-    );
-  }
-
-  /** Writes queued events as deliveries, in batches, each with the position it reached. */
-  #drain(): void {
-    if (this.#draining !== undefined) return;
-    this.#draining = (async () => {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, 200);
-        const webhooks = (await this.#store.list()).filter((w) => w.status !== 'disabled');
-        const now = new Date().toISOString();
-        const deliveries = batch.flatMap((event) =>
-          webhooks
-            .filter((w) => w.events.includes('*') || w.events.includes(event.type))
-            .map((w) => ({
-              webhookId: w.id,
-              eventId: event.id,
-              eventType: event.type,
-              payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }),
-              status: 'pending' as const,
-              attempts: 0,
-              nextAttemptAt: now,
-              leaseUntil: null,
-              createdAt: now,
-            })),
-        );
-        const last = batch[batch.length - 1];
-        await this.#store.db.transaction(async (tx) => {
-          await this.#store.addDeliveries(tx, deliveries);
-          if (last !== undefined) await this.#store.setState(tx, CURSOR_KEY, String(last.id));
-        });
-        if (deliveries.length > 0) this.#wake();
-      }
-    })()
-      .catch((error: unknown) => {
-        this.#log(error, 'creating webhook deliveries failed');
-        // Start again from the last position written, so no event is skipped.
-        this.#queue = [];
-        this.#subscription?.unsubscribe();
-        this.#resubscribe = true;
-      })
-      .finally(async () => {
-        this.#draining = undefined;
-        if (this.#resubscribe && !this.#stopped) {
-          this.#resubscribe = false;
-          this.#subscribe(Number((await this.#store.state(CURSOR_KEY)) ?? this.#events.lastId));
-        } else if (this.#queue.length > 0) this.#drain();
-        else this.#subscription?.resume();
-      });
+    await this.#feeder.stop();
   }
 
   /**
@@ -276,7 +186,7 @@ export class WebhookService {
    */
   #wake(): void {
     // Without an active or paused endpoint there is nothing to attempt.
-    if (this.#stopped || this.#subscription === undefined) return;
+    if (this.#stopped || !this.#feeder.running) return;
     if (this.#claiming) {
       this.#wakeAgain = true;
       return;

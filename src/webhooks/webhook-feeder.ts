@@ -1,0 +1,176 @@
+import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
+import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
+import type { StoredEvent } from '../store/event-store.js';
+import type { WebhookRecord, WebhookStore } from '../store/webhook-store.js';
+
+const WEBHOOK_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'webhooks' });
+const CURSOR_KEY = 'webhooks.cursor';
+/** Whether the feeder was reading when the process stopped (then it goes on from its cursor). */
+const FEEDING_KEY = 'webhooks.feeding';
+/** Events turned into deliveries per transaction. */
+const BATCH = 200;
+/** Events the feeder holds in memory before it asks the dispatcher to pause. */
+const MAX_QUEUED = 1000;
+/** How long the list of endpoints is trusted (changes made through this process apply at once). */
+const ENDPOINTS_TTL_MS = 1000;
+
+/**
+ * Turns events into webhook deliveries: one per event and subscribed endpoint, written in a
+ * transaction with the position reached (so restarts and crashes lose none and duplicate none).
+ *
+ * Events that concern no endpoint cost no write: their position is kept in memory and saved with
+ * the next deliveries, by `flush()` (every second, before an endpoint changes, and at shutdown).
+ * After a crash they are read again, and again make no delivery.
+ */
+export class WebhookFeeder {
+  readonly #store: WebhookStore;
+  readonly #events: EventDispatcher;
+  readonly #log: (error: unknown, message: string) => void;
+  /** Called when new deliveries are due. */
+  readonly #onDeliveries: () => void;
+  #subscription: Subscription | undefined;
+  #queue: StoredEvent[] = [];
+  #draining: Promise<void> | undefined;
+  #resubscribe = false;
+  #stopped = false;
+  /** Position reached but not saved yet (only events that made no delivery lie before it). */
+  #unsaved: number | undefined;
+  #endpoints: { list: WebhookRecord[]; at: number } | undefined;
+
+  constructor(store: WebhookStore, events: EventDispatcher, log: (error: unknown, message: string) => void, onDeliveries: () => void) {
+    this.#store = store;
+    this.#events = events;
+    this.#log = log;
+    this.#onDeliveries = onDeliveries;
+  }
+
+  /** Whether events are being read (some endpoint is active or paused). */
+  get running(): boolean {
+    return this.#subscription !== undefined;
+  }
+
+  /**
+   * Reads events only while some endpoint takes deliveries (active or paused): then from the
+   * persisted position; when it starts anew, from now (a new endpoint gets the events from its
+   * registration on). Writes pay nothing for webhooks when there are none. Call after endpoints change.
+   */
+  async sync(): Promise<void> {
+    this.#endpoints = undefined;
+    if (this.#stopped) return;
+    const wanted = (await this.#store.list()).some((w) => w.status !== 'disabled');
+    if (wanted && this.#subscription === undefined) {
+      const saved = await this.#store.state(CURSOR_KEY);
+      const running = saved !== undefined && (await this.#store.state(FEEDING_KEY)) === 'yes';
+      const cursor = running ? Number(saved) : this.#events.lastId;
+      await this.#store.db.transaction(async (tx) => {
+        await this.#store.setState(tx, CURSOR_KEY, String(cursor));
+        await this.#store.setState(tx, FEEDING_KEY, 'yes');
+      });
+      this.#subscribe(cursor);
+    } else if (!wanted && this.#subscription !== undefined) {
+      await this.flush();
+      this.#subscription.unsubscribe();
+      this.#subscription = undefined;
+      await this.#store.db.transaction((tx) => this.#store.setState(tx, FEEDING_KEY, 'no'));
+    }
+  }
+
+  /** Saves the position reached, when it has moved on without deliveries. */
+  async flush(): Promise<void> {
+    const position = this.#unsaved;
+    if (position === undefined) return;
+    this.#unsaved = undefined;
+    await this.#store.db.transaction((tx) => this.#store.setState(tx, CURSOR_KEY, String(position)));
+  }
+
+  /** Stops reading; saves the position reached. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#subscription?.unsubscribe();
+    this.#subscription = undefined;
+    await this.#draining;
+    await this.flush();
+  }
+
+  #subscribe(afterId: number): void {
+    this.#subscription = this.#events.subscribe(
+      {
+        principal: WEBHOOK_PRINCIPAL,
+        deliver: (event) => {
+          this.#queue.push(event);
+          this.#drain();
+          // Paused beyond this; resumed once the queue is written (the dispatcher keeps the place).
+          return this.#queue.length < MAX_QUEUED;
+        },
+        close: (reason) => {
+          // Too far behind: start again from the persisted position once the queue is written.
+          if (reason === 'slow-consumer') this.#resubscribe = true;
+        },
+      },
+      afterId,
+    );
+  }
+
+  async #activeEndpoints(): Promise<WebhookRecord[]> {
+    const now = Date.now();
+    if (this.#endpoints === undefined || now - this.#endpoints.at > ENDPOINTS_TTL_MS) {
+      this.#endpoints = { list: (await this.#store.list()).filter((w) => w.status !== 'disabled'), at: now };
+    }
+    return this.#endpoints.list;
+  }
+
+  /** Writes queued events as deliveries, in batches, each with the position it reached. */
+  #drain(): void {
+    if (this.#draining !== undefined) return;
+    this.#draining = (async () => {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0, BATCH);
+        const last = batch.at(-1);
+        if (last === undefined) break;
+        const endpoints = await this.#activeEndpoints();
+        const now = new Date().toISOString();
+        const deliveries = batch.flatMap((event) =>
+          endpoints
+            .filter((w) => w.events.includes('*') || w.events.includes(event.type))
+            .map((w) => ({
+              webhookId: w.id,
+              eventId: event.id,
+              eventType: event.type,
+              payload: JSON.stringify({ type: event.type, timestamp: event.occurredAt, data: event.data }),
+              status: 'pending' as const,
+              attempts: 0,
+              nextAttemptAt: now,
+              leaseUntil: null,
+              createdAt: now,
+            })),
+        );
+        if (deliveries.length === 0) {
+          this.#unsaved = last.id;
+          continue;
+        }
+        this.#unsaved = undefined;
+        await this.#store.db.transaction(async (tx) => {
+          await this.#store.addDeliveries(tx, deliveries);
+          await this.#store.setState(tx, CURSOR_KEY, String(last.id));
+        });
+        this.#onDeliveries();
+      }
+    })()
+      .catch((error: unknown) => {
+        this.#log(error, 'creating webhook deliveries failed');
+        // Start again from the last position written, so no event is skipped.
+        this.#queue = [];
+        this.#unsaved = undefined;
+        this.#subscription?.unsubscribe();
+        this.#resubscribe = true;
+      })
+      .finally(async () => {
+        this.#draining = undefined;
+        if (this.#resubscribe && !this.#stopped) {
+          this.#resubscribe = false;
+          this.#subscribe(Number((await this.#store.state(CURSOR_KEY)) ?? this.#events.lastId));
+        } else if (this.#queue.length > 0) this.#drain();
+        else this.#subscription?.resume();
+      });
+  }
+}
