@@ -5,7 +5,9 @@
 //   node bench/load.js '{"engine":"autocannon"|"wrk","url":"http://127.0.0.1:PORT",
 //     "scenario":"get-by-id","server":"baseline","size":10000,"connections":32,
 //     "duration":10,"warmup":2,"timeout":10,"serverPid":123,"serverCpu":0,"loadCpu":1,
-//     "workDir":"/tmp/somewhere"}'   (serverPid, serverCpu, loadCpu, workDir optional)
+//     "workDir":"/tmp/somewhere","otherPids":[456]}'
+//   (serverPid, serverCpu, loadCpu, workDir optional; otherPids: processes of the benchmark
+//   itself, such as subscriber clients, not counted as other processes' CPU)
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +49,7 @@ function cpuTimes() {
  * this worker, the harness and the server: whatever else ran during a measurement.
  */
 function foreignTicks() {
-  const ours = new Set([process.pid, process.ppid, spec.serverPid]);
+  const ours = new Set([process.pid, process.ppid, spec.serverPid, ...(spec.otherPids ?? [])]);
   let total = 0;
   let entries;
   try {

@@ -27,23 +27,32 @@
 // fresh data, servers interleaved, and reports medians), BENCH_LOADGEN (wrk | autocannon;
 // default wrk when on PATH: with one core it keeps the server saturated where autocannon
 // itself runs out of CPU), BENCH_SERVERS / BENCH_SCENARIOS (comma-separated names to
-// run only those),
+// run only those REST servers and scenarios; BENCH_SCENARIOS=none runs no REST scenario),
 // BENCH_TIMEOUT (seconds before the whole run is aborted; default from the plan),
 // BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs).
-// Results: printed tables, and bench/results/latest.json.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+//
+// Then the event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
+// to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached),
+// on restgraph only, whatever BENCH_SERVERS and BENCH_SCENARIOS select: BENCH_EVENTS=0 skips
+// them, BENCH_EVENT_SCENARIOS=webhooks,fanout,writes-with-subscribers picks some; their other
+// settings are described at the top of bench/events.js. So `BENCH_SCENARIOS=none` runs only
+// the events, and `BENCH_EVENTS=0` only REST.
+//
+// Results: printed tables, and bench/results/latest.json (`sizes`: REST; `events`: the event
+// benchmarks). A part not run this time is kept from the previous file, with its own
+// generatedAt (the top-level one for REST, events.generatedAt for the events).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { canPin, describeExit, hasCommand, killAllNow, logTail, startProcess } from './lib/proc.js';
+import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
+import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
+import { computeRatios, describeFailures, failures, fmtCount, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, printTable } from './lib/report.js';
 import { makeUsers } from './lib/seed.js';
 import { scenarioFor, scenarios as allScenarios } from './scenarios.js';
 import { SERVER_CPU, servers as allServers } from './servers.js';
 
 const LOAD_CPU = 1;
-/** Other processes using more than this share of a CPU during a run disturb it (warned). */
-const OTHER_CPU_LIMIT = 0.05;
-const SUBJECT = 'restgraph';
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 
 const env = process.env;
@@ -60,14 +69,24 @@ const config = {
 };
 const pick = (items, names) => (names ? items.filter((i) => names.includes(i.name)) : items);
 const servers = pick(allServers, list(env.BENCH_SERVERS));
-const scenarios = pick(allScenarios, list(env.BENCH_SCENARIOS));
+const restOff = env.BENCH_SCENARIOS?.trim() === 'none';
+const scenarios = restOff ? [] : pick(allScenarios, list(env.BENCH_SCENARIOS));
+const unknownScenarios = restOff ? [] : (list(env.BENCH_SCENARIOS) ?? []).filter((n) => !allScenarios.some((s) => s.name === n));
+let events;
+try {
+  events = eventConfig(env);
+} catch (error) {
+  fail(error.message);
+}
 
 for (const [key, value] of Object.entries({ ...config, sizes: Math.min(...config.sizes) })) {
   if (typeof value === 'number' && !(value > 0)) fail(`bad setting ${key}: ${value}`);
 }
 if (!['wrk', 'autocannon'].includes(config.engine)) fail(`BENCH_LOADGEN must be wrk or autocannon`);
 if (config.engine === 'wrk' && !hasCommand('wrk', ['-v'])) fail('BENCH_LOADGEN=wrk but wrk is not on PATH');
-if (!servers.length || !scenarios.length) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
+if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, or none)`);
+if (!restOff && (!servers.length || !scenarios.length)) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
+if (restOff && !events.enabled) fail('BENCH_SCENARIOS=none and BENCH_EVENTS=0: nothing to run');
 
 function fail(message) {
   console.error(`bench: ${message}`);
@@ -91,7 +110,8 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 const plannedSeconds =
-  config.sizes.length * config.rounds * (servers.length * scenarios.length * (config.warmup + config.duration + 30) + 180);
+  (scenarios.length ? config.sizes.length * config.rounds * (servers.length * scenarios.length * (config.warmup + config.duration + 30) + 180) : 0) +
+  eventPlannedSeconds(events);
 const timeoutSeconds = Number(env.BENCH_TIMEOUT ?? Math.ceil(plannedSeconds * 1.5));
 setTimeout(() => {
   console.error(`\nbench: aborted after ${timeoutSeconds} s (BENCH_TIMEOUT)`);
@@ -117,22 +137,12 @@ async function runLoad({ url, pid, scenario, server, size, headers }) {
     workDir: join(sessionDir, 'load'),
     ...(canPin ? { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU } : {}),
   };
-  const logFile = join(sessionDir, 'load.stderr.log');
-  const child = startProcess(process.execPath, [join(benchDir, 'load.js'), JSON.stringify(spec)], {
+  return runJsonWorker(join(benchDir, 'load.js'), spec, {
     cpu: LOAD_CPU,
-    stdout: 'pipe',
-    logFile,
+    logFile: join(sessionDir, 'load.stderr.log'),
+    timeoutMs: (config.warmup + config.duration + 90) * 1000,
+    what: 'load generator',
   });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  const limit = (config.warmup + config.duration + 90) * 1000;
-  const timer = setTimeout(() => process.kill(-child.pid, 'SIGKILL'), limit);
-  const exit = await child.exited;
-  clearTimeout(timer);
-  const tail = logTail(logFile);
-  rmSync(logFile, { force: true });
-  if (exit.code !== 0) throw new Error(`load generator failed (${describeExit(exit)})${tail}`);
-  return JSON.parse(out.trim().split('\n').at(-1));
 }
 
 /** A tiny HTTP client for the scenario checks. */
@@ -186,7 +196,7 @@ async function benchSize(size) {
     for (const [name, list] of Object.entries(samples[i])) row.results[name] = aggregate(list);
   });
   computeRatios(out);
-  printTable(out);
+  printTable(out, { servers, config });
   return out;
 }
 
@@ -291,128 +301,6 @@ function aggregate(list) {
   };
 }
 
-// ---------------------------------------------------------------- ratios and table
-
-const failures = (r) =>
-  r ? (r.non2xx ?? 0) + (r.errors ?? 0) + (r.timeouts ?? 0) + (r.requests === 0 ? 1 : 0) : 0;
-
-function describeFailures(r) {
-  const parts = [];
-  if (r.requests === 0) parts.push('no request completed');
-  if (r.non2xx) {
-    const codes = r.statusCodes
-      ? Object.entries(r.statusCodes)
-          .filter(([code]) => !code.startsWith('2'))
-          .map(([code, n]) => `${code}x${n}`)
-          .join(' ')
-      : '';
-    parts.push(`${r.non2xx} non-2xx${codes ? ` (${codes})` : ''}`);
-  }
-  if (r.errors) parts.push(`${r.errors} socket errors`);
-  if (r.timeouts) parts.push(`${r.timeouts} timeouts`);
-  if (r.poolWrapped) parts.push('request pool wrapped: repeated bodies');
-  return parts.join(', ');
-}
-
-function computeRatios(out) {
-  for (const row of out.scenarios) {
-    const scenario = allScenarios.find((s) => s.name === row.name);
-    row.ratios = {};
-    const subject = row.results[SUBJECT];
-    for (const [reference, target] of Object.entries(scenario.targets ?? {})) {
-      const ref = row.results[reference];
-      if (!subject?.reqPerSec || !ref?.reqPerSec) continue;
-      const value = subject.reqPerSec / ref.reqPerSec;
-      const clean = failures(subject) === 0 && !row.checks[SUBJECT];
-      row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0 };
-    }
-    row.scenarioRatios = {};
-    for (const [otherName, target] of Object.entries(scenario.scenarioTargets ?? {})) {
-      const other = out.scenarios.find((r) => r.name === otherName)?.results[SUBJECT];
-      if (!subject?.reqPerSec || !other?.reqPerSec) continue;
-      const value = subject.reqPerSec / other.reqPerSec;
-      const clean = failures(subject) === 0 && !row.checks[SUBJECT];
-      row.scenarioRatios[otherName] = { value, target, pass: clean && value >= target, flagged: !clean || failures(other) > 0 };
-    }
-  }
-}
-
-const fmtRate = (n) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
-const fmtPct = (x) => `${Math.round(x * 100)}%`;
-const fmtMs = (n) => (n >= 100 ? String(Math.round(n)) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
-
-function printTable(out) {
-  const names = servers.map((s) => s.name);
-  const references = [...new Set(allScenarios.flatMap((s) => Object.keys(s.targets ?? {})))].filter((r) =>
-    names.includes(r),
-  );
-  const header = ['scenario'];
-  for (const name of names) header.push(`${name} req/s`, 'p99 ms');
-  for (const ref of references) header.push(`${SUBJECT}/${ref}`);
-  const rows = [header];
-  const notes = [];
-  for (const row of out.scenarios) {
-    const cells = [row.name];
-    for (const name of names) {
-      const r = row.results[name];
-      const status = out.servers[name];
-      if (!r) cells.push(status?.skipped ? 'skipped' : status?.error ? 'failed' : '-', '');
-      else if (r.error) cells.push('failed', '');
-      else {
-        const mark = failures(r) > 0 ? ' !' : row.checks[name] ? ' *' : '';
-        cells.push(fmtRate(r.reqPerSec) + mark, fmtMs(r.p99Ms));
-        if (failures(r)) notes.push(`! ${name} / ${row.name}: ${describeFailures(r)} of ${r.requests} requests`);
-        if (r.connections < config.connections) {
-          notes.push(
-            `~ ${name} / ${row.name}: ran with ${r.connections} connection(s), not ${config.connections}: ` +
-              `a request alone took ${fmtMs(r.probeLatencyMs)} ms (p99 not comparable)`,
-          );
-        }
-        if (r.otherCpu > OTHER_CPU_LIMIT) {
-          notes.push(`~ ${name} / ${row.name}: other processes took ${fmtPct(r.otherCpu)} of a CPU meanwhile: figures disturbed`);
-        }
-        if (r.serverCpu != null && r.serverCpu < 0.85) {
-          notes.push(`~ ${name} / ${row.name}: server CPU ${fmtPct(r.serverCpu)}, not saturated (load generator, I/O or waits)`);
-        }
-      }
-      if (r?.error) notes.push(`! ${name} / ${row.name}: ${r.error.split('\n')[0]}`);
-      if (r?.failedRounds) notes.push(`! ${name} / ${row.name}: failed in ${r.failedRounds} round(s), see latest.json`);
-      if (row.checks[name]) notes.push(`* ${name} / ${row.name}: check: ${row.checks[name].join('; ')}`);
-    }
-    for (const ref of references) {
-      const ratio = row.ratios[ref];
-      const target = allScenarios.find((s) => s.name === row.name).targets?.[ref];
-      if (!ratio) cells.push(target === undefined ? '' : `n/a (>= ${target})`);
-      else {
-        const value = ratio.value >= 10 ? ratio.value.toFixed(1) : ratio.value.toFixed(2);
-        cells.push(`${value} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${target})${ratio.flagged ? ' !' : ''}`);
-      }
-    }
-    rows.push(cells);
-  }
-  const widths = header.map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = (cells) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ');
-  const rounds = config.rounds > 1 ? `, median of ${config.rounds} rounds` : '';
-  console.log(`\n${fmtCount(out.size)} users, ${config.engine}, ${config.connections} connections, ${config.duration} s${rounds}:`);
-  console.log(line(rows[0]));
-  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
-  for (const r of rows.slice(1)) console.log(line(r));
-  for (const row of out.scenarios) {
-    for (const [otherName, ratio] of Object.entries(row.scenarioRatios ?? {})) {
-      console.log(
-        `${SUBJECT}: ${row.name} / ${otherName} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`,
-      );
-    }
-  }
-  for (const note of notes) console.log(note);
-  console.log(
-    '(! = failed requests: non-2xx, socket errors or timeouts; * = differs from the expected API; ' +
-      `~ = measurement caveat${config.engine === 'wrk' ? '; wrk counts status >= 400 as non-2xx' : ''})`,
-  );
-}
-
-const fmtCount = (n) => n.toLocaleString('en-US');
-
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -440,12 +328,29 @@ async function main() {
     rounds: config.rounds,
     sizes: [],
   };
-  for (const n of config.sizes) results.sizes.push(await benchSize(n));
+  if (scenarios.length) for (const n of config.sizes) results.sizes.push(await benchSize(n));
+  if (events.enabled) {
+    results.events = await runEvents({ config: events, sessionDir, engine: config.engine, connections: config.connections, keep: config.keep });
+  }
   const resultsDir = join(benchDir, 'results');
   mkdirSync(resultsDir, { recursive: true });
   const file = join(resultsDir, 'latest.json');
-  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(file, `${JSON.stringify(mergePrevious(file, results), null, 2)}\n`);
   console.log(`\nResults written to ${file}`);
+}
+
+/** This run's results, with the part it did not run (REST or events) kept from the previous file. */
+function mergePrevious(file, results) {
+  let previous;
+  try {
+    previous = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return results;
+  }
+  const { events: previousEvents, ...previousRest } = previous;
+  const merged = scenarios.length ? results : { ...previousRest, events: results.events };
+  if (!events.enabled && previousEvents) merged.events = previousEvents;
+  return merged;
 }
 
 main().catch((error) => {

@@ -30,7 +30,7 @@ const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
  * Starts a Node server pinned to the server CPU and waits until `readyPath` answers 200.
  * `args(port)` and `env(port)` give its argv (after node) and its whole environment.
  */
-async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs }) {
+export async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs }) {
   const port = await freePort();
   const child = startProcess(process.execPath, args(port), {
     cpu: SERVER_CPU,
@@ -49,7 +49,7 @@ async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeou
 }
 
 /** Start once (creates or migrates the schema), stop, seed the `users` table. */
-async function createAndSeed(start, dbFile, users, name) {
+export async function createAndSeed(start, dbFile, users, name) {
   const first = await start();
   const exit = await first.stop(15_000);
   if (exit.code !== 0) throw new Error(`${name} did not exit 0 on SIGTERM (${describeExit(exit)})`);

@@ -2,7 +2,7 @@
 // its own process group (so a load worker's wrk dies with it), all tracked so that
 // nothing outlives the harness.
 import { spawn, spawnSync } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,13 +19,13 @@ export const canPin = hasCommand('taskset', ['-V']) && availableParallelism() >=
 
 /**
  * Starts `cmd args` (pinned to `cpu` when possible) in a new process group.
- * stdout is discarded; stderr goes to `logFile` when given, else is discarded.
- * Returns the ChildProcess with an `exited` promise resolving to {code, signal}.
+ * stdin and stdout are discarded unless 'pipe'; stderr goes to `logFile` when given, else is
+ * discarded. Returns the ChildProcess with an `exited` promise resolving to {code, signal}.
  */
-export function startProcess(cmd, args, { cpu, env, cwd, logFile, stdout = 'ignore' } = {}) {
+export function startProcess(cmd, args, { cpu, env, cwd, logFile, stdin = 'ignore', stdout = 'ignore' } = {}) {
   const [file, argv] = canPin && cpu !== undefined ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
   const errFd = logFile ? openSync(logFile, 'a') : 'ignore';
-  const child = spawn(file, argv, { env, cwd, detached: true, stdio: ['ignore', stdout, errFd] });
+  const child = spawn(file, argv, { env, cwd, detached: true, stdio: [stdin, stdout, errFd] });
   if (typeof errFd === 'number') closeSync(errFd);
   children.add(child);
   child.exited = new Promise((resolve) => {
@@ -93,6 +93,23 @@ export async function waitReady(url, child, { timeoutMs = 60_000, logFile } = {}
     await sleep(100);
   }
   throw new Error(`not ready after ${timeoutMs} ms: ${url}${logTail(logFile)}`);
+}
+
+/**
+ * Runs a Node worker script pinned to `cpu` with `spec` (JSON) as its argument, killed after
+ * `timeoutMs`; resolves to the JSON of the last line it printed on stdout (its result).
+ */
+export async function runJsonWorker(script, spec, { cpu, logFile, timeoutMs, what = 'worker' }) {
+  const child = startProcess(process.execPath, [script, JSON.stringify(spec)], { cpu, stdout: 'pipe', logFile });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), timeoutMs);
+  const exit = await child.exited;
+  clearTimeout(timer);
+  const tail = logTail(logFile);
+  rmSync(logFile, { force: true });
+  if (exit.code !== 0) throw new Error(`${what} failed (${describeExit(exit)})${tail}`);
+  return JSON.parse(out.trim().split('\n').at(-1));
 }
 
 export const describeExit = ({ code, signal, error }) =>

@@ -1,0 +1,328 @@
+// Event benchmark worker: the clients of one event scenario (webhook receiver and writers,
+// or many GraphQL subscribers), run by bench/events.js pinned to the load CPU, so that the
+// server's CPU does nothing but serve. Prints its result as one JSON line on stdout.
+//
+//   node bench/event-worker.js '{"mode":"webhooks"|"fanout"|"subscribers","url":"http://127.0.0.1:PORT",
+//     "token":"<admin token>","serverPid":123, ...mode options}'
+//
+// webhooks     {events, concurrency, paced, pacedGapMs}: a receiver on loopback, registered with
+//              POST /v1/webhooks for user.created; `events` creates from `concurrency` keep-alive
+//              connections (the burst), then `paced` creates one at a time (the latency at light
+//              load); every delivery is timed, counted by webhook-id and its signature checked.
+// fanout       {subscribers, repeats}: server RSS, then `subscribers` clients of userCreated, RSS
+//              again; then `repeats` single creates, each timed until every client has it.
+// subscribers  {subscribers, kind: "updated"|"created"}: connects the clients (userUpdated of
+//              seeded ids 1..n, or userCreated), proves each subscription live, prints
+//              {"ready":true}, then reads "start" / "stop" lines on stdin and counts what
+//              arrives in between (and until the backlog has drained); prints the result.
+import { createServer } from 'node:http';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Webhook } from 'standardwebhooks';
+import { connectSubscribers, cpuSeconds, median, RateMeter, pool, quantile, requester, serverRss, waitFor, wallNow } from './lib/subscribers.js';
+
+const spec = JSON.parse(process.argv[2]);
+const request = requester(spec.url, spec.token);
+const runId = Date.now().toString(36);
+const say = (line) => process.stdout.write(`${JSON.stringify(line)}\n`);
+
+async function createUser(tag, k) {
+  const res = await request('POST', '/users', { name: `ev-${tag}-${runId}-${k}`, email: `ev-${tag}-${runId}-${k}@example.com` });
+  if (res.status !== 201) throw new Error(`POST /users -> ${res.status} ${res.text.slice(0, 300)}`);
+  return res;
+}
+
+// ---------------------------------------------------------------- webhooks
+
+async function webhooks() {
+  const received = []; // { id, phase, latencyMs, at, headers, body }
+  const receiver = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const at = wallNow();
+      const body = Buffer.concat(chunks).toString('utf8');
+      let payload;
+      try {
+        payload = JSON.parse(body);
+      } catch {
+        payload = {};
+      }
+      const name = String(payload.data?.object?.name ?? '');
+      received.push({
+        id: String(req.headers['webhook-id']),
+        phase: name.startsWith('ev-paced-') ? 'paced' : name.startsWith('ev-burst-') ? 'burst' : 'other',
+        latencyMs: at - Date.parse(payload.timestamp),
+        at,
+        headers: { 'webhook-id': req.headers['webhook-id'], 'webhook-timestamp': req.headers['webhook-timestamp'], 'webhook-signature': req.headers['webhook-signature'] },
+        body,
+      });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${receiver.address().port}/hook`;
+  const reg = await request('POST', '/v1/webhooks', { url: hookUrl, events: ['user.created'], description: 'bench' });
+  if (reg.status !== 201) throw new Error(`POST /v1/webhooks -> ${reg.status} ${reg.text.slice(0, 300)}`);
+  const distinct = (phase) => new Set(received.filter((r) => r.phase === phase).map((r) => r.id)).size;
+
+  // The burst: throughput of deliveries, and latency with a backlog.
+  const t0 = wallNow();
+  await pool(spec.events, spec.concurrency, (k) => createUser('burst', k));
+  const createdAt = wallNow();
+  const cpuAtCreated = cpuSeconds(spec.serverPid);
+  const burstAll = await waitFor(() => distinct('burst') >= spec.events, { progress: () => received.length, idleMs: 15_000, maxMs: 150_000 });
+
+  const burstRows = received.filter((r) => r.phase === 'burst');
+  const burstEnd = Math.max(...burstRows.map((r) => r.at));
+  const drained = burstRows.filter((r) => r.at > createdAt).length;
+  const drainCpu = cpuAtCreated === null ? null : (cpuSeconds(spec.serverPid) - cpuAtCreated) / ((wallNow() - createdAt) / 1000);
+
+  // Paced: one create at a time, so each delivery finds no queue in front of it.
+  await sleep(200);
+  for (let k = 0; k < spec.paced; k++) {
+    await createUser('paced', k);
+    await sleep(spec.pacedGapMs);
+  }
+  const pacedAll = await waitFor(() => distinct('paced') >= spec.paced, { progress: () => received.length, idleMs: 15_000, maxMs: 30_000 });
+  receiver.close();
+
+  const webhook = new Webhook(reg.json.secret);
+  let badSignatures = 0;
+  let outOfOrder = 0;
+  let lastSeq = 0;
+  for (const r of received) {
+    try {
+      webhook.verify(r.body, r.headers);
+    } catch {
+      badSignatures++;
+    }
+    const seq = Number(String(r.id).replace(/^msg_/, ''));
+    if (seq < lastSeq) outOfOrder++;
+    lastSeq = Math.max(lastSeq, seq);
+  }
+  const phase = (name, expected) => {
+    const rows = received.filter((r) => r.phase === name);
+    const ids = new Set(rows.map((r) => r.id));
+    const first = Math.min(...rows.map((r) => r.at));
+    const last = Math.max(...rows.map((r) => r.at));
+    const latencies = rows.map((r) => r.latencyMs);
+    return {
+      expected,
+      delivered: ids.size,
+      duplicates: rows.length - ids.size,
+      firstToLastMs: last - first,
+      deliveriesPerSec: ids.size > 1 ? (ids.size - 1) / ((last - first) / 1000) : null,
+      p50Ms: quantile(latencies, 0.5),
+      p99Ms: quantile(latencies, 0.99),
+      maxMs: quantile(latencies, 1),
+      last,
+    };
+  };
+  const burst = phase('burst', spec.events);
+  const paced = phase('paced', spec.paced);
+  say({
+    burst: {
+      ...burst,
+      complete: burstAll,
+      createsPerSec: spec.events / ((createdAt - t0) / 1000),
+      drainAfterCreatesMs: burst.last - createdAt,
+      // After the last create: deliveries alone (the server's CPU share then, up to the end of the wait).
+      afterCreates: { deliveries: drained, perSec: drained > 1 ? drained / ((burstEnd - createdAt) / 1000) : null, serverCpu: drainCpu },
+      concurrency: spec.concurrency,
+    },
+    paced: { ...paced, complete: pacedAll, gapMs: spec.pacedGapMs },
+    other: received.filter((r) => r.phase === 'other').length,
+    badSignatures,
+    outOfOrder,
+  });
+}
+
+// ---------------------------------------------------------------- subscribers
+
+/** Connects n userCreated / userUpdated subscribers and tracks which user ids each one got. */
+async function subscribers(n, kind) {
+  const perId = new Map(); // user id -> { n, first, last }
+  const counts = new Uint32Array(n);
+  const minId = new Float64Array(n).fill(Infinity);
+  const maxId = new Float64Array(n).fill(-Infinity);
+  let total = 0;
+  let lastAt = 0;
+  let meter = null;
+  const field = kind === 'updated' ? 'userUpdated' : 'userCreated';
+  const t0 = Date.now();
+  const subs = await connectSubscribers({
+    url: spec.url,
+    token: spec.token,
+    count: n,
+    query: (i) => (kind === 'updated' ? `subscription { userUpdated(id: "${i + 1}") { id } }` : 'subscription { userCreated { id name } }'),
+    onData: (i, data, at) => {
+      const id = Number(data[field].id);
+      counts[i]++;
+      total++;
+      lastAt = at;
+      meter?.add(at);
+      if (id < minId[i]) minId[i] = id;
+      if (id > maxId[i]) maxId[i] = id;
+      const s = perId.get(id);
+      if (s) {
+        s.n++;
+        s.last = at;
+        if (s.n === n) s.cpuAtLast = process.cpuUsage();
+      } else perId.set(id, { n: 1, first: at, last: at, cpuAtLast: n === 1 ? process.cpuUsage() : undefined });
+    },
+  });
+  const connectMs = Date.now() - t0;
+  return {
+    subs,
+    counts,
+    minId,
+    maxId,
+    perId,
+    connectMs,
+    get total() {
+      return total;
+    },
+    get lastAt() {
+      return lastAt;
+    },
+    meter: () => (meter = new RateMeter()),
+  };
+}
+
+/**
+ * Proves every subscription is live (the protocol has no acknowledgement of a subscribe): for
+ * userCreated, creates users until one reached every client; for userUpdated, updates each
+ * client's row once and waits until each has its event.
+ */
+async function confirm(s, n, kind) {
+  const t0 = Date.now();
+  if (kind === 'updated') {
+    await pool(n, 8, async (i) => {
+      const res = await request('PATCH', `/users/${i + 1}`, { bio: `bench ${runId}` });
+      if (res.status !== 200) throw new Error(`PATCH /users/${i + 1} -> ${res.status} ${res.text.slice(0, 300)}`);
+    });
+    if (!(await waitFor(() => s.counts.every((c) => c > 0), { progress: () => s.total, idleMs: 10_000 }))) {
+      throw new Error(`only ${s.counts.filter((c) => c > 0).length} of ${n} userUpdated subscribers got their row's update`);
+    }
+  } else {
+    for (let attempt = 1; ; attempt++) {
+      const { json } = await createUser('confirm', attempt);
+      if (await waitFor(() => s.perId.get(json.id)?.n === n, { progress: () => s.total, idleMs: 2000, maxMs: 10_000 })) break;
+      if (attempt >= 10) throw new Error(`after ${attempt} creates, only ${s.perId.get(json.id)?.n ?? 0} of ${n} userCreated subscribers got one`);
+    }
+  }
+  return Date.now() - t0;
+}
+
+async function fanout() {
+  const n = spec.subscribers;
+  for (let k = 0; k < 20; k++) await createUser('warm', k); // the write path is warm before the RSS baseline
+  await sleep(1000);
+  const rssBefore = await serverRss(spec.serverPid);
+  const s = await subscribers(n, 'created');
+  const confirmMs = await confirm(s, n, 'created');
+  await sleep(1000);
+  const rssAfter = await serverRss(spec.serverPid);
+  // Three unmeasured fan-outs first: the first ones after start-up run colder code (2-4x slower).
+  for (let k = 0; k < 3; k++) {
+    const { json } = await createUser('fanout-warm', k);
+    await waitFor(() => s.perId.get(json.id)?.n === n, { progress: () => s.total, idleMs: 5000, maxMs: 20_000 });
+    await sleep(200);
+  }
+  const countsBefore = Array.from(s.counts);
+  const runs = [];
+  for (let k = 0; k < spec.repeats; k++) {
+    await sleep(200);
+    const [sentAt, cpuAtSend] = [wallNow(), process.cpuUsage()];
+    const res = await createUser('fanout', k);
+    const id = res.json.id;
+    const all = await waitFor(() => s.perId.get(id)?.n === n, { progress: () => s.total, idleMs: 5000, maxMs: 20_000 });
+    const got = s.perId.get(id) ?? { n: 0, first: NaN, last: NaN };
+    runs.push({
+      // This process's CPU share from sending the create to the last arrival (near 100 %: the
+      // clients' own work, not the server, set the pace).
+      clientsBusy: got.cpuAtLast ? (got.cpuAtLast.user + got.cpuAtLast.system - cpuAtSend.user - cpuAtSend.system) / 1000 / (got.last - sentAt) : null,
+      received: got.n,
+      complete: all,
+      fromResponseMs: got.last - res.responded,
+      firstFromResponseMs: got.first - res.responded,
+      fromTimestampMs: got.last - Date.parse(res.json.createdAt),
+    });
+  }
+  const missing = s.counts.reduce((m, c, i) => m + Math.max(0, countsBefore[i] + spec.repeats - c), 0);
+  const extra = s.counts.reduce((m, c, i) => m + Math.max(0, c - countsBefore[i] - spec.repeats), 0);
+  await s.subs.dispose();
+  say({
+    subscribers: n,
+    connectMs: s.connectMs,
+    confirmMs,
+    rssBefore,
+    rssAfter,
+    bytesPerSubscriber: rssBefore && rssAfter ? (rssAfter - rssBefore) / n : null,
+    fanoutMs: {
+      fromResponse: { median: median(runs.map((r) => r.fromResponseMs)), max: Math.max(...runs.map((r) => r.fromResponseMs)) },
+      firstFromResponse: { median: median(runs.map((r) => r.firstFromResponseMs)) },
+      clientsBusy: median(runs.map((r) => r.clientsBusy)),
+      fromTimestamp: { median: median(runs.map((r) => r.fromTimestampMs)), max: Math.max(...runs.map((r) => r.fromTimestampMs)) },
+    },
+    runs,
+    missing,
+    extra,
+    problems: s.subs.problems,
+  });
+}
+
+async function standing() {
+  const n = spec.subscribers;
+  const s = await subscribers(n, spec.kind);
+  const confirmMs = await confirm(s, n, spec.kind);
+  say({ ready: true, connectMs: s.connectMs, confirmMs });
+  const lines = createInterface({ input: process.stdin });
+  let mark;
+  for await (const line of lines) {
+    if (line === 'start') {
+      mark = { at: wallNow(), total: s.total, counts: Array.from(s.counts), cpu: process.cpuUsage(), meter: s.meter() };
+      s.minId.fill(Infinity);
+      s.maxId.fill(-Infinity);
+    } else if (line === 'stop' && mark) {
+      const stoppedAt = wallNow();
+      // What was committed is still being sent: wait until nothing arrives for a second.
+      await waitFor(() => false, { progress: () => s.total, idleMs: 1000, maxMs: 60_000 });
+      const cpu = process.cpuUsage(mark.cpu);
+      const got = s.counts.map((c, i) => c - mark.counts[i]);
+      const lo = Math.min(...s.minId);
+      const hi = Math.max(...s.maxId);
+      const messages = s.total - mark.total;
+      const seconds = (Math.max(s.lastAt, stoppedAt) - mark.at) / 1000;
+      await s.subs.dispose();
+      say({
+        kind: spec.kind,
+        subscribers: n,
+        connectMs: s.connectMs,
+        confirmMs,
+        messages,
+        messagesPerSec: mark.meter.rate(),
+        drainAfterStopMs: Math.max(0, s.lastAt - stoppedAt),
+        eventsSeen: Number.isFinite(lo) ? hi - lo + 1 : 0,
+        perSubscriber: { min: Math.min(...got), max: Math.max(...got) },
+        // Its CPU share while messages arrived (near 100 %: the clients may have been the limit).
+        workerCpu: mark.meter.activeSeconds() ? (cpu.user + cpu.system) / 1e6 / mark.meter.activeSeconds() : null,
+        activeSeconds: mark.meter.activeSeconds(),
+        windowSeconds: seconds,
+        problems: s.subs.problems,
+      });
+      process.exit(0);
+    }
+  }
+  process.exit(3); // stdin closed: the harness is gone
+}
+
+const modes = { webhooks, fanout, subscribers: standing };
+try {
+  await modes[spec.mode]();
+} catch (error) {
+  process.stderr.write(`event-worker ${spec.mode}: ${error.stack ?? error.message}\n`);
+  process.exit(1);
+}
+process.exit(0);

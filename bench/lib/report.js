@@ -1,0 +1,134 @@
+// The REST tables of bench/run.js (ratios against their targets, notes) and the formatting
+// the event benchmarks share with them.
+import { scenarios as allScenarios } from '../scenarios.js';
+
+/** The server whose ratios are judged. */
+export const SUBJECT = 'restgraph';
+/** Other processes using more than this share of a CPU during a run disturb it (warned). */
+export const OTHER_CPU_LIMIT = 0.05;
+
+export const fmtRate = (n) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
+export const fmtPct = (x) => `${Math.round(x * 100)}%`;
+export const fmtMs = (n) => (n == null || Number.isNaN(n) ? 'n/a' : Math.abs(n) >= 100 ? String(Math.round(n)) : Math.abs(n) >= 10 ? n.toFixed(1) : n.toFixed(2));
+export const fmtCount = (n) => n.toLocaleString('en-US');
+
+/** Prints rows (the first is the header) as a table; columns in `leftColumns` are left-aligned. */
+export function renderTable(rows, leftColumns = [0]) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const line = (cells) =>
+    cells.map((cell, c) => (leftColumns.includes(c) ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ').trimEnd();
+  console.log(line(rows[0]));
+  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
+  for (const r of rows.slice(1)) console.log(line(r));
+}
+
+export const failures = (r) =>
+  r ? (r.non2xx ?? 0) + (r.errors ?? 0) + (r.timeouts ?? 0) + (r.requests === 0 ? 1 : 0) : 0;
+
+export function describeFailures(r) {
+  const parts = [];
+  if (r.requests === 0) parts.push('no request completed');
+  if (r.non2xx) {
+    const codes = r.statusCodes
+      ? Object.entries(r.statusCodes)
+          .filter(([code]) => !code.startsWith('2'))
+          .map(([code, n]) => `${code}x${n}`)
+          .join(' ')
+      : '';
+    parts.push(`${r.non2xx} non-2xx${codes ? ` (${codes})` : ''}`);
+  }
+  if (r.errors) parts.push(`${r.errors} socket errors`);
+  if (r.timeouts) parts.push(`${r.timeouts} timeouts`);
+  if (r.poolWrapped) parts.push('request pool wrapped: repeated bodies');
+  return parts.join(', ');
+}
+
+export function computeRatios(out) {
+  for (const row of out.scenarios) {
+    const scenario = allScenarios.find((s) => s.name === row.name);
+    row.ratios = {};
+    const subject = row.results[SUBJECT];
+    for (const [reference, target] of Object.entries(scenario.targets ?? {})) {
+      const ref = row.results[reference];
+      if (!subject?.reqPerSec || !ref?.reqPerSec) continue;
+      const value = subject.reqPerSec / ref.reqPerSec;
+      const clean = failures(subject) === 0 && !row.checks[SUBJECT];
+      row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0 };
+    }
+    row.scenarioRatios = {};
+    for (const [otherName, target] of Object.entries(scenario.scenarioTargets ?? {})) {
+      const other = out.scenarios.find((r) => r.name === otherName)?.results[SUBJECT];
+      if (!subject?.reqPerSec || !other?.reqPerSec) continue;
+      const value = subject.reqPerSec / other.reqPerSec;
+      const clean = failures(subject) === 0 && !row.checks[SUBJECT];
+      row.scenarioRatios[otherName] = { value, target, pass: clean && value >= target, flagged: !clean || failures(other) > 0 };
+    }
+  }
+}
+
+
+export function printTable(out, { servers, config }) {
+  const names = servers.map((s) => s.name);
+  const references = [...new Set(allScenarios.flatMap((s) => Object.keys(s.targets ?? {})))].filter((r) =>
+    names.includes(r),
+  );
+  const header = ['scenario'];
+  for (const name of names) header.push(`${name} req/s`, 'p99 ms');
+  for (const ref of references) header.push(`${SUBJECT}/${ref}`);
+  const rows = [header];
+  const notes = [];
+  for (const row of out.scenarios) {
+    const cells = [row.name];
+    for (const name of names) {
+      const r = row.results[name];
+      const status = out.servers[name];
+      if (!r) cells.push(status?.skipped ? 'skipped' : status?.error ? 'failed' : '-', '');
+      else if (r.error) cells.push('failed', '');
+      else {
+        const mark = failures(r) > 0 ? ' !' : row.checks[name] ? ' *' : '';
+        cells.push(fmtRate(r.reqPerSec) + mark, fmtMs(r.p99Ms));
+        if (failures(r)) notes.push(`! ${name} / ${row.name}: ${describeFailures(r)} of ${r.requests} requests`);
+        if (r.connections < config.connections) {
+          notes.push(
+            `~ ${name} / ${row.name}: ran with ${r.connections} connection(s), not ${config.connections}: ` +
+              `a request alone took ${fmtMs(r.probeLatencyMs)} ms (p99 not comparable)`,
+          );
+        }
+        if (r.otherCpu > OTHER_CPU_LIMIT) {
+          notes.push(`~ ${name} / ${row.name}: other processes took ${fmtPct(r.otherCpu)} of a CPU meanwhile: figures disturbed`);
+        }
+        if (r.serverCpu != null && r.serverCpu < 0.85) {
+          notes.push(`~ ${name} / ${row.name}: server CPU ${fmtPct(r.serverCpu)}, not saturated (load generator, I/O or waits)`);
+        }
+      }
+      if (r?.error) notes.push(`! ${name} / ${row.name}: ${r.error.split('\n')[0]}`);
+      if (r?.failedRounds) notes.push(`! ${name} / ${row.name}: failed in ${r.failedRounds} round(s), see latest.json`);
+      if (row.checks[name]) notes.push(`* ${name} / ${row.name}: check: ${row.checks[name].join('; ')}`);
+    }
+    for (const ref of references) {
+      const ratio = row.ratios[ref];
+      const target = allScenarios.find((s) => s.name === row.name).targets?.[ref];
+      if (!ratio) cells.push(target === undefined ? '' : `n/a (>= ${target})`);
+      else {
+        const value = ratio.value >= 10 ? ratio.value.toFixed(1) : ratio.value.toFixed(2);
+        cells.push(`${value} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${target})${ratio.flagged ? ' !' : ''}`);
+      }
+    }
+    rows.push(cells);
+  }
+  const rounds = config.rounds > 1 ? `, median of ${config.rounds} rounds` : '';
+  console.log(`\n${fmtCount(out.size)} users, ${config.engine}, ${config.connections} connections, ${config.duration} s${rounds}:`);
+  renderTable(rows);
+  for (const row of out.scenarios) {
+    for (const [otherName, ratio] of Object.entries(row.scenarioRatios ?? {})) {
+      console.log(
+        `${SUBJECT}: ${row.name} / ${otherName} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`,
+      );
+    }
+  }
+  for (const note of notes) console.log(note);
+  console.log(
+    '(! = failed requests: non-2xx, socket errors or timeouts; * = differs from the expected API; ' +
+      `~ = measurement caveat${config.engine === 'wrk' ? '; wrk counts status >= 400 as non-2xx' : ''})`,
+  );
+}
