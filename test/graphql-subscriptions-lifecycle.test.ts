@@ -319,4 +319,69 @@ describe('shutdown with subscriptions open', () => {
       db.cleanup();
     }
   });
+
+  describe('a credential revoked while its subscriptions run (credentials re-checked every heartbeatMs: 200)', () => {
+    let server: ListeningApp;
+    let db: ReturnType<typeof tempDatabase>;
+
+    beforeEach(async () => {
+      db = tempDatabase();
+      server = await listenApp(db.dbFile, { events: { heartbeatMs: 200 } });
+    });
+    afterEach(async () => {
+      await server.close();
+      db.cleanup();
+    });
+
+    const scopedKey = async (): Promise<{ id: number; authorization: string }> => {
+      const made = (await send(server.base, 'POST', '/v1/tokens', { name: 'revoked while subscribed', scopes: ['users:read'] }, { authorization: ADMIN })).json();
+      return { id: made.id, authorization: `Bearer ${String(made.key)}` };
+    };
+
+    for (const transport of ['graphql-ws', 'graphql-sse'] as const) {
+      it(`${transport}: events flow until the key is revoked; then the server ends the subscription, and no later event reaches it`, async () => {
+        const key = await scopedKey();
+        const closes: CloseLike[] = [];
+        const client =
+          transport === 'graphql-ws'
+            ? wsClient(server.base, { connectionParams: { Authorization: key.authorization }, closes })
+            : sseClient(server.base, { headers: { authorization: key.authorization } });
+        const before = server.app.restgraph.events.subscriberCount;
+        try {
+          const users = client.run<{ userCreated: { name: string } }>('subscription { userCreated { name } }');
+          await waitUntil(() => server.app.restgraph.events.subscriberCount === before + 1, 'the subscription to start');
+          expect((await send(server.base, 'POST', '/users', { name: 'seen' }, { authorization: ADMIN })).status).toBe(201);
+          await waitUntil(() => users.results.length === 1, 'the first event');
+
+          expect((await send(server.base, 'DELETE', `/v1/tokens/${key.id}`, undefined, { authorization: ADMIN })).status).toBe(204);
+          await waitUntil(() => server.app.restgraph.events.subscriberCount === before, 'the server to end the revoked subscription', 5000);
+          await users.waitForEnd(5000);
+          expect((await send(server.base, 'POST', '/users', { name: 'after revocation' }, { authorization: ADMIN })).status).toBe(201);
+
+          expect(users.results).toEqual([{ data: { userCreated: { name: 'seen' } } }]);
+          // Not a normal completion: the connection is cut (4403 on a WebSocket).
+          expect(users.completed).toBe(false);
+          if (transport === 'graphql-ws') expect(closes).toEqual([{ code: 4403, reason: 'Forbidden' }]);
+        } finally {
+          await client.dispose();
+        }
+      });
+    }
+
+    it('a subscription whose key stays valid is not ended by the checks', async () => {
+      const key = await scopedKey();
+      const client = wsClient(server.base, { connectionParams: { Authorization: key.authorization } });
+      try {
+        const users = client.run<{ userCreated: { name: string } }>('subscription { userCreated { name } }');
+        const before = server.app.restgraph.events.subscriberCount;
+        await waitUntil(() => server.app.restgraph.events.subscriberCount === before + 1 || users.results.length > 0, 'the subscription to start');
+        await new Promise((resolve) => setTimeout(resolve, 1000)); // five checks
+        expect((await send(server.base, 'POST', '/users', { name: 'still here' }, { authorization: ADMIN })).status).toBe(201);
+        await waitUntil(() => users.results.length === 1, 'the event after five checks');
+        expect(users.errored || users.completed).toBe(false);
+      } finally {
+        await client.dispose();
+      }
+    });
+  });
 });

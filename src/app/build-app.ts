@@ -298,6 +298,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     publishSchema: options.graphql.introspection,
     authenticate: (header) => authenticator.authenticate(header),
     maxSubscriptionsPerConnection: 100,
+    // Subscriptions re-check their credential as often as /v1/events streams do.
+    recheckCredentialMs: options.events.heartbeatMs,
     // WebSocket messages are limited like request bodies.
     maxMessageBytes: options.bodyLimitBytes,
   });

@@ -17,6 +17,11 @@ export interface GraphqlRouteOptions {
   authenticate: (header: string) => Promise<Principal>;
   /** Largest WebSocket message accepted (bytes); the request body limit. */
   maxMessageBytes: number;
+  /**
+   * How often a WebSocket or graphql-sse connection's credential is checked again: one that no
+   * longer authenticates (revoked, expired) has its connection closed.
+   */
+  recheckCredentialMs: number;
   /** Most subscriptions one WebSocket connection may run at once. @default 100 */
   maxSubscriptionsPerConnection: number;
   /** max-age of Cache-Control on successful GET query responses (seconds). @default 0 */
@@ -81,7 +86,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     scope.route({ method: 'POST', url: '/graphql', handler: handle });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
-    const sse = sseTransport(service);
+    const sse = sseTransport(service, { authenticate: options.authenticate, recheckCredentialMs: options.recheckCredentialMs });
     // Open graphql-sse streams are cut on shutdown (clients then reconnect), not completed.
     const sseStreams = new Set<FastifyReply>();
     scope.addHook('preClose', (done) => {
@@ -160,6 +165,7 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
       try {
         ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
         ctx.extra.credential = header;
+        if (header !== undefined) recheckWhileOpen(ctx.extra.socket, header, options);
         return true;
       } catch {
         return false;
@@ -195,6 +201,24 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
     onNext: (_ctx, _id, _payload, _args, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
     onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
   });
+}
+
+/** What the credential check needs of a WebSocket. */
+interface ClosableSocket {
+  close(code: number, reason: string): void;
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * Checks a WebSocket's credential every `recheckCredentialMs` while it is open; one that no longer
+ * authenticates closes the socket with 4403 (its subscriptions end with it).
+ */
+function recheckWhileOpen(socket: ClosableSocket, header: string, options: GraphqlRouteOptions): void {
+  const timer = setInterval(() => {
+    options.authenticate(header).catch(() => socket.close(4403, 'Forbidden'));
+  }, options.recheckCredentialMs);
+  timer.unref();
+  socket.once('close', () => clearInterval(timer));
 }
 
 /**

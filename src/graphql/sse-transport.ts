@@ -71,7 +71,10 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
  * gone out, and paces the subscription by the writes (see {@link WritePacer}). The caller has
  * refused stream tokens (single connection mode) before.
  */
-export function sseTransport(service: GraphqlService): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+export function sseTransport(
+  service: GraphqlService,
+  credentials: { authenticate: (header: string) => Promise<unknown>; recheckCredentialMs: number },
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const handler = createHandler<FastifyRequest, { pacer: WritePacer }, GraphqlContext>({
     schema: service.schema,
     onSubscribe: (req, params) => {
@@ -109,6 +112,16 @@ export function sseTransport(service: GraphqlService): (request: FastifyRequest,
     }
     const stop = (): void => void body.return(undefined);
     out.once('close', stop);
+    // A credential that stops authenticating (revoked, expired) cuts the stream; the client's
+    // reconnection is then refused with 401.
+    const header = request.headers.authorization;
+    const recheck =
+      header === undefined
+        ? undefined
+        : setInterval(() => {
+            credentials.authenticate(header).catch(() => out.destroy());
+          }, credentials.recheckCredentialMs);
+    recheck?.unref();
     try {
       for (;;) {
         pacer.idle();
@@ -120,6 +133,7 @@ export function sseTransport(service: GraphqlService): (request: FastifyRequest,
         if (failed) break;
       }
     } finally {
+      clearInterval(recheck);
       out.off('close', stop);
       pacer.idle();
       await body.return(undefined);
