@@ -131,7 +131,9 @@ export class WebhookFeeder {
         const now = new Date().toISOString();
         const deliveries = batch.flatMap((event) =>
           endpoints
-            .filter((w) => w.events.includes('*') || w.events.includes(event.type))
+            // An endpoint gets the events from its registration on, also those still queued here
+            // when it was registered (occurredAt and createdAt: ISO 8601 UTC, comparable as text).
+            .filter((w) => (w.events.includes('*') || w.events.includes(event.type)) && event.occurredAt >= w.createdAt)
             .map((w) => ({
               webhookId: w.id,
               eventId: event.id,
