@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freePort, killAll, startCli, waitReady, type Running } from './helpers/cli-process.js';
-import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { freePort } from './helpers/cli-process.js';
+import { webhookCli } from './helpers/webhook-cli.js';
 import { deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, type WebhookBody } from './helpers/webhook-receiver.js';
 
 /**
@@ -12,68 +10,12 @@ import { deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, ty
  * delivered at least once, signed, in order, with exactly one delivery per event.
  */
 
-let dir: ReturnType<typeof tempDir>;
-let children: Running[] = [];
-let receivers: WebhookReceiver[] = [];
-
-beforeEach(() => {
-  dir = tempDir('restgraph-webhooks-cli-');
-  children = [];
-  receivers = [];
-});
-afterEach(async () => {
-  await killAll(children);
-  for (const receiver of receivers) await receiver.close();
-  dir.cleanup();
-});
-
-const dbFile = (): string => join(dir.path, 'webhooks.db');
-
-const WEBHOOK_ENV = {
+const { receivers, serve, call, deliveries, outbox, kill } = webhookCli('restgraph-webhooks-cli-', {
   RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '1,1,1',
   // Short attempts, so a lease left by a killed attempt expires soon (timeout + 5 s).
   RESTGRAPH_WEBHOOK_TIMEOUT_MS: '1000',
-};
-
-async function serve(): Promise<{ running: Running; base: string }> {
-  const port = await freePort();
-  const running = startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...WEBHOOK_ENV }, children);
-  await waitReady(running, port);
-  return { running, base: `http://127.0.0.1:${port}` };
-}
-
-async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
-}
-
-async function deliveries(base: string, id: number): Promise<DeliveryView[]> {
-  const response = await call(base, 'GET', `/v1/webhooks/${id}/deliveries`);
-  expect(response.status).toBe(200);
-  return response.json as DeliveryView[];
-}
-
-/** Every event in the outbox, read from the SQLite file. */
-function outbox(): { id: number; type: string; recordId: number }[] {
-  const db = new BetterSqlite3(dbFile(), { readonly: true, timeout: 5000 });
-  try {
-    return db.prepare('select "id", "type", "recordId" from "_restgraph_events" order by "id"').all() as { id: number; type: string; recordId: number }[];
-  } finally {
-    db.close();
-  }
-}
-
-async function kill(running: Running): Promise<void> {
-  running.child.kill('SIGKILL');
-  const exit = await running.exited;
-  expect(exit.signal).toBe('SIGKILL');
-}
+});
 
 describe('kill -9 with the receiver down, then a restart with it up', () => {
   it('every event is delivered at least once, signed and in order, with one delivery per event', async () => {

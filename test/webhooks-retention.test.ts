@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freePort, killAll, startCli, waitReady, type Running } from './helpers/cli-process.js';
-import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { freePort, type Running } from './helpers/cli-process.js';
+import { webhookCli } from './helpers/webhook-cli.js';
 import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, type WebhookBody } from './helpers/webhook-receiver.js';
 
 /**
@@ -12,47 +10,14 @@ import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type Delivery
  * SIGKILL neither duplicates a delivery nor hands an endpoint events from before its registration.
  */
 
-let dir: ReturnType<typeof tempDir>;
-let children: Running[] = [];
-let receivers: WebhookReceiver[] = [];
-
-beforeEach(() => {
-  dir = tempDir('restgraph-webhooks-retention-');
-  children = [];
-  receivers = [];
-});
-afterEach(async () => {
-  await killAll(children);
-  for (const receiver of receivers) await receiver.close();
-  dir.cleanup();
-});
-
-const dbFile = (): string => join(dir.path, 'webhooks.db');
 const HOUR = 60 * 60 * 1000;
 
-const WEBHOOK_ENV = {
+const { receivers, spawn, serve, call, deliveries, withDb, kill } = webhookCli('restgraph-webhooks-retention-', {
   RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   // One immediate retry, then failed: failed deliveries come quickly.
   RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '0',
   RESTGRAPH_WEBHOOK_TIMEOUT_MS: '1000',
-};
-
-async function serve(env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
-  const port = await freePort();
-  const running = startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...WEBHOOK_ENV, ...env }, children);
-  await waitReady(running, port);
-  return { running, base: `http://127.0.0.1:${port}` };
-}
-
-async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
-}
+});
 
 async function register(base: string, url: string, events: string[]): Promise<WebhookBody & { secret: string }> {
   const created = await call(base, 'POST', '/v1/webhooks', { url, events });
@@ -66,12 +31,6 @@ async function createUser(base: string, name: string): Promise<number> {
   return (response.json as { id: number }).id;
 }
 
-async function deliveries(base: string, id: number): Promise<DeliveryView[]> {
-  const response = await call(base, 'GET', `/v1/webhooks/${id}/deliveries`);
-  expect(response.status).toBe(200);
-  return response.json as DeliveryView[];
-}
-
 /** Waits until the webhook's deliveries satisfy `condition`; resolves to them. */
 async function deliveriesWhen(base: string, id: number, condition: (ds: DeliveryView[]) => boolean, what: string, timeoutMs = 20_000): Promise<DeliveryView[]> {
   let last: DeliveryView[] = [];
@@ -83,27 +42,12 @@ async function deliveriesWhen(base: string, id: number, condition: (ds: Delivery
   return last;
 }
 
-/** Runs `work` on the SQLite file (the server stopped, or only reads while it runs). */
-function withDb<T>(work: (db: BetterSqlite3.Database) => T, readonly = true): T {
-  const db = new BetterSqlite3(dbFile(), { readonly, timeout: 5000 });
-  try {
-    return work(db);
-  } finally {
-    db.close();
-  }
-}
-
 const lastEventId = (): number => withDb((db) => (db.prepare('select max("id") as "id" from "_restgraph_events"').get() as { id: number | null }).id ?? 0);
 const savedCursor = (): number | undefined =>
   withDb((db) => {
     const row = db.prepare('select "value" from "_restgraph_state" where "key" = ?').get('webhooks.cursor') as { value: string } | undefined;
     return row === undefined ? undefined : Number(row.value);
   });
-
-async function kill(running: Running): Promise<void> {
-  running.child.kill('SIGKILL');
-  expect(await running.exited).toEqual({ code: null, signal: 'SIGKILL' });
-}
 
 async function stop(running: Running): Promise<void> {
   running.child.kill('SIGTERM');
@@ -149,7 +93,7 @@ describe('retention of deliveries', () => {
     expect(attemptsOf(doomed)).toBe(3 + 3 * 2);
 
     // A refused retention does not start the server (nor prune anything).
-    const refused = startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(await freePort()), RESTGRAPH_EVENT_RETENTION_DAYS: '0' }, children);
+    const refused = spawn(await freePort(), { RESTGRAPH_EVENT_RETENTION_DAYS: '0' });
     expect((await refused.exited).code).toBe(1);
     expect(refused.stderr()).toContain('RESTGRAPH_EVENT_RETENTION_DAYS');
     expect(withDb((db) => (db.prepare('select count(*) as "n" from "_restgraph_webhook_deliveries"').get() as { n: number }).n)).toBe(18);
@@ -283,7 +227,7 @@ describe('webhook settings refused at start-up', () => {
     ['RESTGRAPH_EVENT_RETENTION_DAYS', '3651'],
   ] as const) {
     it(`${name}=${value} stops serve with RG_CONFIG_INVALID naming the variable`, async () => {
-      const running = startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(await freePort()), [name]: value }, children);
+      const running = spawn(await freePort(), { [name]: value });
       const exit = await running.exited;
       expect(exit.code).toBe(1);
       expect(running.stderr()).toContain('[RG_CONFIG_INVALID]');

@@ -1,4 +1,4 @@
-import type { RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type StoredRecord } from '../store/record-store.js';
 import { authorize, ownerReadFilter } from './access-policy.js';
 import type { ListQuery } from './list-query.js';
@@ -28,7 +28,7 @@ export class BatchReads {
     parentIds: readonly number[],
     query: ListQuery,
   ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
-    const target = this.#resource(relation.target);
+    const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     const owner = ownerReadFilter(ctx.principal, target);
     const backward = query.backward === true;
@@ -55,7 +55,7 @@ export class BatchReads {
 
   /** How many rows of a hasMany relation each parent has, under the filters: one grouped query. */
   async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
-    const target = this.#resource(relation.target);
+    const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     const owner = ownerReadFilter(ctx.principal, target);
     return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], owner === undefined ? filters : [...filters, owner]);
@@ -73,11 +73,5 @@ export class BatchReads {
       limit: keys.length,
     });
     return new Map(rows.map((row) => [row.id as number, row]));
-  }
-
-  #resource(name: string): ResourceModel {
-    const resource = this.#schema.resources.get(name);
-    if (resource === undefined) throw new Error(`unknown resource ${name}`);
-    return resource;
   }
 }

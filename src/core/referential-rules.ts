@@ -1,5 +1,5 @@
 import { ReferenceConflictError, ValidationError } from '../errors.js';
-import type { FieldModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import { fieldNamed, resourceNamed, type FieldModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import type { NewEvent } from '../store/event-store.js';
 import type { RecordStore, StoredRecord } from '../store/record-store.js';
 import type { SqlExecutor } from '../store/sql-database.js';
@@ -38,9 +38,9 @@ export class ReferentialRules {
   async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<void> {
     const problems = [];
     for (const [name, value] of Object.entries(values)) {
-      const field = fieldOf(resource, name);
+      const field = fieldNamed(resource, name);
       if (field.references === undefined || typeof value !== 'number') continue;
-      const target = this.#resource(field.references);
+      const target = resourceNamed(this.#schema, field.references);
       const found = await this.#store.existingIds(tx, target, [value]);
       if (!found.has(value)) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
     }
@@ -89,18 +89,6 @@ export class ReferentialRules {
     }
     return rows;
   }
-
-  #resource(name: string): ResourceModel {
-    const resource = this.#schema.resources.get(name);
-    if (resource === undefined) throw new Error(`unknown resource ${name}`);
-    return resource;
-  }
-}
-
-function fieldOf(resource: ResourceModel, name: string): FieldModel {
-  const field = resource.fields.get(name);
-  if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
-  return field;
 }
 
 function capitalize(text: string): string {

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
-import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import { fieldNamed, resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
@@ -126,7 +126,7 @@ export class ResourceOperations {
   cursorOf(resource: ResourceModel, sort: readonly SortKey[], record: StoredRecord): string {
     return encodeCursor(
       sort,
-      sort.map((k) => this.#store.encodeValue(fieldOf(resource, k.field), record[k.field])),
+      sort.map((k) => this.#store.encodeValue(fieldNamed(resource, k.field), record[k.field])),
     );
   }
 
@@ -179,7 +179,7 @@ export class ResourceOperations {
       options.precondition?.(current);
       const changed: StoredRecord = {};
       for (const [name, value] of Object.entries(values)) {
-        const field = fieldOf(resource, name);
+        const field = fieldNamed(resource, name);
         // Merge patch reaches into json fields: members merge, null members are removed.
         const merge = field.type === 'json' && options.mergeJson !== false && isPlainObject(value);
         const next = merge ? applyMergePatch(current[name], value) : value;
@@ -224,7 +224,7 @@ export class ResourceOperations {
     relation: RelationModel,
     query: ListQuery,
   ): Promise<{ kind: 'many'; target: ResourceModel; page: ListResult } | { kind: 'one'; target: ResourceModel; record: StoredRecord }> {
-    const target = this.#resource(relation.target);
+    const target = resourceNamed(this.schema, relation.target);
     authorize(ctx.principal, resource, 'read');
     authorize(ctx.principal, target, 'read');
     const parent = await this.#store.findById(resource, id);
@@ -270,7 +270,7 @@ export class ResourceOperations {
   #authorizeEmbeds(ctx: OperationContext, resource: ResourceModel, include: readonly string[]): void {
     for (const name of include) {
       const relation = resource.relations.get(name);
-      if (relation !== undefined) authorize(ctx.principal, this.#resource(relation.target), 'read');
+      if (relation !== undefined) authorize(ctx.principal, resourceNamed(this.schema, relation.target), 'read');
     }
   }
 
@@ -279,7 +279,7 @@ export class ResourceOperations {
     for (const name of include) {
       const relation = resource.relations.get(name);
       if (relation === undefined) continue;
-      const target = this.#resource(relation.target);
+      const target = resourceNamed(this.schema, relation.target);
       const owner = ownerReadFilter(ctx.principal, target);
       const filters = owner === undefined ? [] : [owner];
       if (relation.kind === 'hasMany') {
@@ -341,18 +341,6 @@ export class ResourceOperations {
     }
     return [...needed];
   }
-
-  #resource(name: string): ResourceModel {
-    const resource = this.schema.resources.get(name);
-    if (resource === undefined) throw new Error(`unknown resource ${name}`);
-    return resource;
-  }
-}
-
-function fieldOf(resource: ResourceModel, name: string): FieldModel {
-  const field = resource.fields.get(name);
-  if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
-  return field;
 }
 
 function project(record: StoredRecord, fields: readonly string[], include: readonly string[]): StoredRecord {

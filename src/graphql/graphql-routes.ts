@@ -7,6 +7,7 @@ import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
+import { recheckCredential } from '../auth/credential-recheck.js';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
 import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
@@ -165,7 +166,11 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
       try {
         ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
         ctx.extra.credential = header;
-        if (header !== undefined) recheckWhileOpen(ctx.extra.socket, header, options);
+        if (header !== undefined) {
+          const { socket } = ctx.extra;
+          const stop = recheckCredential(header, options.authenticate, options.recheckCredentialMs, () => socket.close(4403, 'Forbidden'));
+          socket.once('close', stop);
+        }
         return true;
       } catch {
         return false;
@@ -201,24 +206,6 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
     onNext: (_ctx, _id, _payload, _args, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
     onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
   });
-}
-
-/** What the credential check needs of a WebSocket. */
-interface ClosableSocket {
-  close(code: number, reason: string): void;
-  once(event: 'close', listener: () => void): unknown;
-}
-
-/**
- * Checks a WebSocket's credential every `recheckCredentialMs` while it is open; one that no longer
- * authenticates closes the socket with 4403 (its subscriptions end with it).
- */
-function recheckWhileOpen(socket: ClosableSocket, header: string, options: GraphqlRouteOptions): void {
-  const timer = setInterval(() => {
-    options.authenticate(header).catch(() => socket.close(4403, 'Forbidden'));
-  }, options.recheckCredentialMs);
-  timer.unref();
-  socket.once('close', () => clearInterval(timer));
 }
 
 /**

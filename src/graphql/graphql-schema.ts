@@ -18,7 +18,7 @@ import {
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
 import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
-import type { FieldModel, RelationModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import type { FilterOperator, SortKey, StoredRecord } from '../store/record-store.js';
 import { canonicalFields } from '../store/record-store.js';
 import { subscriptionFields } from './subscriptions.js';
@@ -77,11 +77,6 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     const found = types.get(resource.name);
     if (found === undefined) throw new Error(`unknown resource ${resource.name}`);
     return found;
-  };
-  const resourceNamed = (name: string): ResourceModel => {
-    const resource = model.resources.get(name);
-    if (resource === undefined) throw new Error(`unknown resource ${name}`);
-    return resource;
   };
 
   const enumOf = (resource: ResourceModel, field: FieldModel): GraphQLEnumType | undefined => {
@@ -243,7 +238,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
   };
 
   const relationFields = (resource: ResourceModel, relation: RelationModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
-    const target = resourceNamed(relation.target);
+    const target = resourceNamed(model, relation.target);
     const t = typeOf(target);
     if (relation.kind === 'belongsTo') {
       return {

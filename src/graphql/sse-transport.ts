@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { recheckCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
 import type { GraphqlContext } from './graphql-context.js';
 import type { GraphqlService } from './graphql-service.js';
@@ -115,13 +116,7 @@ export function sseTransport(
     // A credential that stops authenticating (revoked, expired) cuts the stream; the client's
     // reconnection is then refused with 401.
     const header = request.headers.authorization;
-    const recheck =
-      header === undefined
-        ? undefined
-        : setInterval(() => {
-            credentials.authenticate(header).catch(() => out.destroy());
-          }, credentials.recheckCredentialMs);
-    recheck?.unref();
+    const stopRecheck = header === undefined ? undefined : recheckCredential(header, credentials.authenticate, credentials.recheckCredentialMs, () => out.destroy());
     try {
       for (;;) {
         pacer.idle();
@@ -133,7 +128,7 @@ export function sseTransport(
         if (failed) break;
       }
     } finally {
-      clearInterval(recheck);
+      stopRecheck?.();
       out.off('close', stop);
       pacer.idle();
       await body.return(undefined);

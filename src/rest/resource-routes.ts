@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidQueryError, NotFoundError } from '../errors.js';
 import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
 import type { ListResult, OperationContext, ResourceOperations } from '../core/resource-operations.js';
-import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
+import { resourceNamed, type ResourceModel } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/record-store.js';
 import { assertIfMatch, entityTag, noneMatch } from './conditional-requests.js';
@@ -113,7 +113,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     registerPath(app, `${base}/:id/${relation.name}`, {
       GET: async (request, reply) => {
         const id = parseId(resource.singular, (request.params as IdParams).id);
-        const target = relationTarget(operations, relation);
+        const target = resourceNamed(operations.schema, relation.target);
         const query =
           relation.kind === 'hasMany'
             ? parseListQuery(target, request.query as RawQuery, listLimits)
@@ -172,12 +172,6 @@ export function parseId(noun: string, text: string): number {
     if (Number.isSafeInteger(id)) return id;
   }
   throw new NotFoundError(`There is no ${noun} with id ${text.slice(0, 40)}.`);
-}
-
-function relationTarget(operations: ResourceOperations, relation: RelationModel): ResourceModel {
-  const target = operations.schema.resources.get(relation.target);
-  if (target === undefined) throw new Error(`unknown resource ${relation.target}`);
-  return target;
 }
 
 function pick(record: StoredRecord, names: readonly string[]): StoredRecord {

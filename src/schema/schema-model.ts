@@ -114,3 +114,17 @@ export const RESERVED_QUERY_PARAMETERS: readonly string[] = ['sort', 'limit', 'a
 export const RESERVED_RESOURCE_NAMES: readonly string[] = [
   'graphql', 'docs', 'healthz', 'readyz', 'metrics', 'openapi', 'webhooks', 'events', 'tokens', 'admin', 'auth',
 ];
+
+/** The resource named `name`. Names come from the compiled schema, so a miss is a programming error. */
+export function resourceNamed(schema: SchemaModel, name: string): ResourceModel {
+  const resource = schema.resources.get(name);
+  if (resource === undefined) throw new Error(`unknown resource ${name}`);
+  return resource;
+}
+
+/** The field named `name` of a resource. Names are checked against the schema first, so a miss is a programming error. */
+export function fieldNamed(resource: ResourceModel, name: string): FieldModel {
+  const field = resource.fields.get(name);
+  if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
+  return field;
+}

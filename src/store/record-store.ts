@@ -1,5 +1,5 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
-import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import { fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
 import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LruCache } from '../lru-cache.js';
@@ -274,9 +274,7 @@ export class RecordStore {
   #encodeValues(resource: ResourceModel, values: StoredRecord): Record<string, unknown> {
     const encoded: Record<string, unknown> = {};
     for (const [name, value] of Object.entries(values)) {
-      const field = resource.fields.get(name);
-      if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
-      encoded[name] = this.#rules.encode(field, value);
+      encoded[name] = this.#rules.encode(fieldNamed(resource, name), value);
     }
     return encoded;
   }

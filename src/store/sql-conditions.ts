@@ -1,5 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import type { ResourceModel } from '../schema/schema-model.js';
+import { fieldNamed, type ResourceModel } from '../schema/schema-model.js';
 import { isNullable, reverseSort, type FilterCondition, type ListSpec, type SortKey } from './record-store.js';
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
@@ -19,8 +19,7 @@ export function whereClause(eb: Builder, rules: SqlDialectRules, resource: Resou
 }
 
 function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
-  const field = resource.fields.get(filter.field);
-  if (field === undefined) throw new Error(`unknown field ${resource.name}.${filter.field}`);
+  const field = fieldNamed(resource, filter.field);
   const column = eb.ref(field.name);
   const encode = (v: unknown): unknown => rules.encode(field, v);
   switch (filter.op) {

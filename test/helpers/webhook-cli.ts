@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { freePort, killAll, startCli, waitReady, type Running } from './cli-process.js';
+import { TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
+import type { DeliveryView, WebhookReceiver } from './webhook-receiver.js';
+
+/**
+ * `restgraph serve` as a child process on a real SQLite file in a fresh temporary folder per test,
+ * for webhook tests that kill and restart the server. Call at the top level of a test file: it
+ * registers the hooks that give each test its folder and stop its servers and receivers.
+ */
+export function webhookCli(prefix: string, env: Record<string, string>) {
+  let dir: ReturnType<typeof tempDir>;
+  let children: Running[] = [];
+  const receivers: WebhookReceiver[] = [];
+  beforeEach(() => {
+    dir = tempDir(prefix);
+    children = [];
+    receivers.length = 0;
+  });
+  afterEach(async () => {
+    await killAll(children);
+    for (const receiver of receivers) await receiver.close();
+    dir.cleanup();
+  });
+  const dbFile = (): string => join(dir.path, 'webhooks.db');
+
+  /** Starts `restgraph serve` (admin token, then `env`, then `extra`) on `port`, without waiting. */
+  const spawn = (port: number, extra: Record<string, string> = {}): Running =>
+    startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env, ...extra }, children);
+
+  /** Starts `restgraph serve` and waits until it is ready. */
+  async function serve(extra: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
+    const port = await freePort();
+    const running = spawn(port, extra);
+    await waitReady(running, port);
+    return { running, base: `http://127.0.0.1:${port}` };
+  }
+
+  /** One request with the admin token; the JSON body, if any. */
+  async function call(base: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, json: text === '' ? undefined : (JSON.parse(text) as unknown) };
+  }
+
+  async function deliveries(base: string, id: number): Promise<DeliveryView[]> {
+    const response = await call(base, 'GET', `/v1/webhooks/${id}/deliveries`);
+    expect(response.status).toBe(200);
+    return response.json as DeliveryView[];
+  }
+
+  /** Runs `work` on the SQLite file (the server stopped, or only reads while it runs). */
+  function withDb<T>(work: (db: BetterSqlite3.Database) => T, readonly = true): T {
+    const db = new BetterSqlite3(dbFile(), { readonly, timeout: 5000 });
+    try {
+      return work(db);
+    } finally {
+      db.close();
+    }
+  }
+
+  /** Every event in the outbox, read from the SQLite file. */
+  const outbox = (): { id: number; type: string; recordId: number }[] =>
+    withDb((db) => db.prepare('select "id", "type", "recordId" from "_restgraph_events" order by "id"').all() as { id: number; type: string; recordId: number }[]);
+
+  async function kill(running: Running): Promise<void> {
+    running.child.kill('SIGKILL');
+    expect(await running.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  }
+
+  return { receivers, dbFile, spawn, serve, call, deliveries, withDb, outbox, kill };
+}
