@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TokenView } from '../src/core/token-operations.js';
 import { json, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
+import { insertApiKeyRow } from './helpers/test-database.js';
 
 /**
  * Access control over HTTP on the example schema (issue 3): every operation × every kind of
@@ -70,17 +70,6 @@ function expectSuccess(response: Reply, status: number): void {
   expect(response.headers['www-authenticate']).toBeUndefined();
 }
 
-/** Inserts an API key row directly (as the store would), for states the API refuses to create. */
-function insertKeyRow(dbFile: string, key: string, fields: { scopes: string[]; subject?: string; expiresAt?: string; revokedAt?: string }): void {
-  const db = new BetterSqlite3(dbFile, { timeout: 5000 });
-  try {
-    db.prepare(
-      'insert into "_restgraph_api_keys" ("name", "prefix", "hash", "scopes", "subject", "createdAt", "expiresAt", "revokedAt") values (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run('inserted', key.slice(0, 11), createHash('sha256').update(key).digest('hex'), fields.scopes.join(' '), fields.subject ?? null, new Date(Date.now() - 7_200_000).toISOString(), fields.expiresAt ?? null, fields.revokedAt ?? null);
-  } finally {
-    db.close();
-  }
-}
 
 const newKeyText = (): string => `rg_${randomBytes(32).toString('base64url')}`;
 
@@ -233,7 +222,7 @@ describe('access rules × credentials, on every operation of the example schema'
     const revokedId = must(listed.find((k) => revokedKey.startsWith(k.prefix)), 'revoked key row').id;
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/tokens/${revokedId}` })).statusCode).toBe(204);
     expiredKey = newKeyText();
-    insertKeyRow(t.dbFile, expiredKey, { scopes: ALL_SCOPES, subject: '1', expiresAt: new Date(Date.now() - 3_600_000).toISOString() });
+    await insertApiKeyRow(t.db, expiredKey, { scopes: ALL_SCOPES, subject: '1', expiresAt: new Date(Date.now() - 3_600_000).toISOString() });
     adminKey = await key(['admin'], null);
     wrongKey = await key(['other:read'], '1');
   });
@@ -775,9 +764,7 @@ describe('revocation bound with the default 10 s key cache', () => {
     vi.setSystemTime(Date.now());
     const get = () => t.app.inject({ method: 'GET', url: '/users', headers: { authorization: bearer(key) } });
     expect((await get()).statusCode).toBe(200);
-    const other = new BetterSqlite3(t.dbFile);
-    other.prepare('update "_restgraph_api_keys" set "revokedAt" = ? where "id" = ?').run(new Date().toISOString(), token.id);
-    other.close();
+    await t.db.run('update "_restgraph_api_keys" set "revokedAt" = ? where "id" = ?', [new Date().toISOString(), token.id]);
     vi.setSystemTime(Date.now() + 9_000);
     expect((await get()).statusCode).toBe(200);
     vi.setSystemTime(Date.now() + 1_100);

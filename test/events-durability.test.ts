@@ -1,9 +1,8 @@
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, killAll, logLines, startCli, waitReady, type Running } from './helpers/cli-process.js';
 import { eventOf, eventsUrl, listenApp, replay, send, SseReader, tempDatabase, waitUntil, type Row, type StreamEvent } from './helpers/event-stream.js';
 import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
+import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 
 /**
  * The outbox survives what a server lives through: `restgraph serve` killed with SIGKILL in the
@@ -13,23 +12,24 @@ import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
  */
 
 let dir: ReturnType<typeof tempDir>;
+let database: TestDatabase;
 let children: Running[] = [];
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = tempDir('restgraph-events-cli-');
+  database = await createTestDatabase(dir.path, 'events');
   children = [];
 });
 afterEach(async () => {
   await killAll(children);
+  await database.drop();
   dir.cleanup();
 });
-
-const dbFile = (): string => join(dir.path, 'events.db');
 
 /** `restgraph serve` on a free port and the test's database; resolves once /readyz is 200. */
 async function serve(env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
   const port = await freePort();
-  const running = startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env }, children);
+  const running = startCli(dir.path, ['serve'], { DATABASE_URL: database.url, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env }, children);
   await waitReady(running, port);
   return { running, base: `http://127.0.0.1:${port}` };
 }
@@ -49,14 +49,8 @@ async function replayAll(base: string): Promise<{ events: StreamEvent[]; lastId:
   }
 }
 
-function backdate(file: string, ids: readonly number[], occurredAt: string): void {
-  const db = new BetterSqlite3(file, { timeout: 5000 });
-  try {
-    const statement = db.prepare('update "_restgraph_events" set "occurredAt" = ? where "id" = ?');
-    for (const id of ids) expect(statement.run(occurredAt, id).changes).toBe(1);
-  } finally {
-    db.close();
-  }
+async function backdate(db: TestDatabase, ids: readonly number[], occurredAt: string): Promise<void> {
+  for (const id of ids) expect(await db.run('update "_restgraph_events" set "occurredAt" = ? where "id" = ?', [occurredAt, id])).toBe(1);
 }
 
 describe('restgraph serve killed with SIGKILL', () => {
@@ -151,7 +145,7 @@ describe('restgraph serve with streams open', () => {
     ['RESTGRAPH_SSE_HEARTBEAT_SECONDS', '1.5'],
   ] as const) {
     it(`${name}=${value} stops serve at start-up with RG_CONFIG_INVALID naming the variable`, async () => {
-      const running = startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(await freePort()), [name]: value }, children);
+      const running = startCli(dir.path, ['serve'], { DATABASE_URL: database.url, PORT: String(await freePort()), [name]: value }, children);
       const exit = await running.exited;
       expect(exit.code).toBe(1);
       expect(running.stderr()).toContain('[RG_CONFIG_INVALID]');
@@ -167,8 +161,8 @@ describe('retention', () => {
     expect((await replayAll(first.base)).lastId).toBe(6);
     first.running.child.kill('SIGTERM');
     expect(await first.running.exited).toEqual({ code: 0, signal: null });
-    backdate(dbFile(), [1, 2, 3], new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString());
-    backdate(dbFile(), [4], new Date(Date.now() - 23 * 60 * 60 * 1000).toISOString());
+    await backdate(database, [1, 2, 3], new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString());
+    await backdate(database, [4], new Date(Date.now() - 23 * 60 * 60 * 1000).toISOString());
 
     const second = await serve({ RESTGRAPH_EVENT_RETENTION_DAYS: '1' });
     const { events, lastId } = await replayAll(second.base);
@@ -181,9 +175,9 @@ describe('retention', () => {
   });
 
   it('retentionMs: 1000 and a restart: old events are gone, ids never come back, replay from 0 starts at the oldest kept one', async () => {
-    const db = tempDatabase();
+    const db = await tempDatabase();
     try {
-      let server = await listenApp(db.dbFile, { events: { retentionMs: 1000 } });
+      let server = await listenApp(db.url, { events: { retentionMs: 1000 } });
       const made: Row[] = [];
       for (let i = 0; i < 4; i++) made.push((await send(server.base, 'POST', '/users', { name: `Old ${i}` })).json());
       const old = await replay(server.base, eventOf('user.created', must(made.at(-1)).id));
@@ -192,7 +186,7 @@ describe('retention', () => {
       await waitUntil(() => Date.now() > newest + 1100, 'the events to be older than the retention');
       await server.close();
 
-      server = await listenApp(db.dbFile, { events: { retentionMs: 1000 } });
+      server = await listenApp(db.url, { events: { retentionMs: 1000 } });
       try {
         const fresh = (await send(server.base, 'POST', '/users', { name: 'Fresh' })).json();
         const kept = await replay(server.base, eventOf('user.created', fresh.id));
@@ -203,21 +197,21 @@ describe('retention', () => {
         await server.close();
       }
     } finally {
-      db.cleanup();
+      await db.cleanup();
     }
   });
 
   it('retentionMs keeps what is younger: backdated events are pruned at start, the rest replay in order', async () => {
-    const db = tempDatabase();
+    const db = await tempDatabase();
     try {
-      let server = await listenApp(db.dbFile, { events: { retentionMs: 60 * 60 * 1000 } });
+      let server = await listenApp(db.url, { events: { retentionMs: 60 * 60 * 1000 } });
       const made: Row[] = [];
       for (let i = 0; i < 6; i++) made.push((await send(server.base, 'POST', '/users', { name: `U${i}` })).json());
       await replay(server.base, eventOf('user.created', must(made.at(-1)).id));
       await server.close();
-      backdate(db.dbFile, [1, 2, 3], new Date(Date.now() - 2 * 60 * 60 * 1000).toISOString());
-      backdate(db.dbFile, [4], new Date(Date.now() - 50 * 60 * 1000).toISOString());
-      server = await listenApp(db.dbFile, { events: { retentionMs: 60 * 60 * 1000 } });
+      await backdate(db.db, [1, 2, 3], new Date(Date.now() - 2 * 60 * 60 * 1000).toISOString());
+      await backdate(db.db, [4], new Date(Date.now() - 50 * 60 * 1000).toISOString());
+      server = await listenApp(db.url, { events: { retentionMs: 60 * 60 * 1000 } });
       try {
         const { events, lastId } = await replayAll(server.base);
         expect(lastId).toBe(6);
@@ -230,7 +224,7 @@ describe('retention', () => {
         await server.close();
       }
     } finally {
-      db.cleanup();
+      await db.cleanup();
     }
   });
 });

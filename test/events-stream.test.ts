@@ -28,25 +28,25 @@ const SHUTDOWN_COMMENT = 'server shutting down; reconnect with Last-Event-ID';
 const SLOW_COMMENT = 'disconnected: too far behind; reconnect with Last-Event-ID';
 
 interface Started extends ListeningApp {
-  cleanup: () => void;
+  cleanup: () => Promise<void>;
 }
 
 const opened: { close: () => void }[] = [];
 const apps: ListeningApp[] = [];
-const databases: { cleanup: () => void }[] = [];
+const databases: { cleanup: () => Promise<void> }[] = [];
 
 /** An app on a fresh database (closed and removed after the test). */
 async function start(options: RestgraphOptions = {}): Promise<Started> {
-  const db = tempDatabase();
+  const db = await tempDatabase();
   databases.push(db);
-  const server = await listenApp(db.dbFile, options);
+  const server = await listenApp(db.url, options);
   apps.push(server);
   return { ...server, cleanup: db.cleanup };
 }
 
 /** Another app on the same database and port (after the first was closed). */
 async function restart(previous: ListeningApp, options: RestgraphOptions = {}): Promise<ListeningApp> {
-  const server = await listenApp(previous.dbFile, options, previous.port);
+  const server = await listenApp(previous.databaseUrl, options, previous.port);
   apps.push(server);
   return server;
 }
@@ -59,7 +59,7 @@ function track<T extends { close: () => void }>(thing: T): T {
 afterEach(async () => {
   for (const thing of opened.splice(0)) thing.close();
   for (const server of apps.splice(0)) await server.close();
-  for (const db of databases.splice(0)) db.cleanup();
+  for (const db of databases.splice(0)) await db.cleanup();
 });
 
 async function createUser(base: string, name: string): Promise<Row> {

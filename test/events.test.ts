@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventOf, eventsUrl, listenApp, replay, send, SseReader, tempDatabase, type ListeningApp, type Row, type StreamEvent } from './helpers/event-stream.js';
 
@@ -56,7 +56,7 @@ function expectWellFormed(events: readonly StreamEvent[], since: number): void {
 
 describe('the outbox: one event per committed change, none for rejected writes', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   /** Id of the last sentinel event: each test reads the events after it. */
   let mark = 0;
   let sentinels = 0;
@@ -102,12 +102,12 @@ describe('the outbox: one event per committed change, none for rejected writes',
   }
 
   beforeAll(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile);
+    db = await tempDatabase();
+    server = await listenApp(db.url);
   });
   afterAll(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   it('a fresh database has no events: the stream says "last event id 0" and replays nothing before the first write', async () => {
@@ -319,7 +319,7 @@ describe('the outbox: one event per committed change, none for rejected writes',
 
 describe('cascade and setNull chains (custom schema)', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   const rest = (method: string, path: string, body?: unknown) => send(server.base, method, path, body);
   async function ok(method: string, path: string, body: unknown, status: number): Promise<Row> {
     const response = await rest(method, path, body);
@@ -328,8 +328,8 @@ describe('cascade and setNull chains (custom schema)', () => {
   }
 
   beforeAll(async () => {
-    db = tempDatabase();
-    const schemaFile = join(dirname(db.dbFile), 'library.yaml');
+    db = await tempDatabase();
+    const schemaFile = join(db.dir, 'library.yaml');
     writeFileSync(
       schemaFile,
       `
@@ -351,11 +351,11 @@ resources:
       chapterId: { type: integer, references: chapters, onDelete: setNull }
 `,
     );
-    server = await listenApp(db.dbFile, { schema: schemaFile });
+    server = await listenApp(db.url, { schema: schemaFile });
   });
   afterAll(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   it('setNull emits x.updated for each affected row (previous: the reference and updatedAt) before the parent’s deleted; cascade nests', async () => {
@@ -404,7 +404,7 @@ resources:
 
 describe('filters, parameter errors and access', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   /** Every event of the writes below, as admin replays them. */
   let all: StreamEvent[] = [];
   let users: Row[] = [];
@@ -449,8 +449,8 @@ describe('filters, parameter errors and access', () => {
   ];
 
   beforeAll(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile);
+    db = await tempDatabase();
+    server = await listenApp(db.url);
     await key('owner5', ['orders:read'], '5');
     await key('ordersNoSubject', ['orders:read', 'orders:write']);
     await key('usersReader', ['users:read']);
@@ -500,7 +500,7 @@ describe('filters, parameter errors and access', () => {
   afterAll(async () => {
     for (const reader of live.values()) reader.close();
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   for (const viewer of viewers) {
@@ -629,14 +629,14 @@ describe('filters, parameter errors and access', () => {
 
 describe('HTTP methods on /v1/events (HEAD and OPTIONS work everywhere; other methods are 405 with Allow)', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   beforeAll(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile);
+    db = await tempDatabase();
+    server = await listenApp(db.url);
   });
   afterAll(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   it('OPTIONS → 204 with Allow: GET, HEAD, OPTIONS', async () => {

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
-import BetterSqlite3 from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TokenView } from '../src/core/token-operations.js';
 import { dataOf, graphql, onlyError } from './helpers/graphql-request.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { insertApiKeyRow } from './helpers/test-database.js';
 
 /**
  * Access control through GraphQL on the example schema: every case of the REST access suite
@@ -37,17 +37,6 @@ function must<T>(value: T | undefined | null, what = 'value'): T {
 const bearer = (token: string): string => `Bearer ${token}`;
 const newKeyText = (): string => `rg_${randomBytes(32).toString('base64url')}`;
 
-/** Inserts an API key row directly (as the store would), for states the API refuses to create. */
-function insertKeyRow(dbFile: string, key: string, fields: { scopes: string[]; subject?: string; expiresAt?: string }): void {
-  const db = new BetterSqlite3(dbFile, { timeout: 5000 });
-  try {
-    db.prepare(
-      'insert into "_restgraph_api_keys" ("name", "prefix", "hash", "scopes", "subject", "createdAt", "expiresAt", "revokedAt") values (?, ?, ?, ?, ?, ?, ?, ?)',
-    ).run('inserted', key.slice(0, 11), createHash('sha256').update(key).digest('hex'), fields.scopes.join(' '), fields.subject ?? null, new Date(Date.now() - 7_200_000).toISOString(), fields.expiresAt ?? null, null);
-  } finally {
-    db.close();
-  }
-}
 
 /**
  * A request refused by the HTTP layer before GraphQL runs (an invalid credential): HTTP 401 with
@@ -460,7 +449,7 @@ describe('access rules × credentials, on every GraphQL operation of the example
     const revokedId = must(listed.find((k) => revokedKey.startsWith(k.prefix)), 'revoked key row').id;
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/tokens/${revokedId}` })).statusCode).toBe(204);
     expiredKey = newKeyText();
-    insertKeyRow(t.dbFile, expiredKey, { scopes: ALL_SCOPES, subject: '1', expiresAt: new Date(Date.now() - 3_600_000).toISOString() });
+    await insertApiKeyRow(t.db, expiredKey, { scopes: ALL_SCOPES, subject: '1', expiresAt: new Date(Date.now() - 3_600_000).toISOString() });
     adminKey = await key(['admin'], null);
     wrongKey = await key(['other:read'], '1');
   });

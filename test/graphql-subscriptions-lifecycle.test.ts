@@ -23,17 +23,17 @@ interface UserView {
 
 describe('a subscriber that stops reading, within maxLag (default 10000)', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   const active = (): number => server.app.restgraph.events.subscriberCount;
 
   beforeAll(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile);
+    db = await tempDatabase();
+    server = await listenApp(db.url);
   });
 
   afterAll(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   it('a subscriber that stops reading is paused, not dropped: when it reads again it gets every event once, in order; writes and other subscribers go on meanwhile', { timeout: 90_000 }, async () => {
@@ -66,12 +66,12 @@ describe('a subscriber that stops reading, within maxLag (default 10000)', () =>
 describe('subscribers that fall too far behind (maxLag 100)', () => {
   const MAX_LAG = 100;
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   let author: Row;
 
   beforeAll(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile, { events: { maxLag: MAX_LAG } });
+    db = await tempDatabase();
+    server = await listenApp(db.url, { events: { maxLag: MAX_LAG } });
     author = (await send(server.base, 'POST', '/users', { name: 'lagging' })).json();
   });
 
@@ -81,7 +81,7 @@ describe('subscribers that fall too far behind (maxLag 100)', () => {
 
   afterAll(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   it('graphql-ws: a reader that stops is ended with one slow-consumer error once it is more than maxLag events behind; writes and other subscribers go on', { timeout: 90_000 }, async () => {
@@ -180,16 +180,16 @@ describe('subscribers that fall too far behind (maxLag 100)', () => {
 
 describe('graphql-sse single connection mode is not offered (reserved streams would be shared by token)', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
 
   beforeEach(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile);
+    db = await tempDatabase();
+    server = await listenApp(db.url);
   });
 
   afterEach(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   it('PUT (reserving a stream) is 405 with Allow: GET, POST, and reserves nothing', async () => {
@@ -230,8 +230,8 @@ describe('graphql-sse single connection mode is not offered (reserved streams wo
 
 describe('shutdown with subscriptions open', () => {
   it('graphql-ws: app.close() completes; every client sees its connection close (a code graphql-ws clients reconnect on)', async () => {
-    const db = tempDatabase();
-    const server = await listenApp(db.dbFile);
+    const db = await tempDatabase();
+    const server = await listenApp(db.url);
     try {
       const adminCloses: CloseLike[] = [];
       const anonymousCloses: CloseLike[] = [];
@@ -262,13 +262,13 @@ describe('shutdown with subscriptions open', () => {
       await admin.dispose();
       await anonymous.dispose();
     } finally {
-      db.cleanup();
+      await db.cleanup();
     }
   });
 
   it('graphql-sse: app.close() completes; the subscriber sees its stream break, not a completion (so graphql-sse clients reconnect)', async () => {
-    const db = tempDatabase();
-    const server = await listenApp(db.dbFile);
+    const db = await tempDatabase();
+    const server = await listenApp(db.url);
     try {
       const client = sseClient(server.base, { headers: { authorization: ADMIN } });
       const base = server.app.restgraph.events.subscriberCount;
@@ -279,13 +279,13 @@ describe('shutdown with subscriptions open', () => {
       expect({ results: users.results, completed: users.completed, errored: users.errored }).toEqual({ results: [], completed: false, errored: true });
       await client.dispose();
     } finally {
-      db.cleanup();
+      await db.cleanup();
     }
   });
 
   it('graphql-sse over a keep-alive HTTP connection: the server closes the connection, and app.close() does not wait for the client to', async () => {
-    const db = tempDatabase();
-    const server = await listenApp(db.dbFile);
+    const db = await tempDatabase();
+    const server = await listenApp(db.url);
     const agent = new Agent({ keepAlive: true });
     try {
       const base = server.app.restgraph.events.subscriberCount;
@@ -316,21 +316,21 @@ describe('shutdown with subscriptions open', () => {
         await closing;
       }
     } finally {
-      db.cleanup();
+      await db.cleanup();
     }
   });
 
   describe('a credential revoked while its subscriptions run (credentials re-checked every heartbeatMs: 200)', () => {
     let server: ListeningApp;
-    let db: ReturnType<typeof tempDatabase>;
+    let db: Awaited<ReturnType<typeof tempDatabase>>;
 
     beforeEach(async () => {
-      db = tempDatabase();
-      server = await listenApp(db.dbFile, { events: { heartbeatMs: 200 } });
+      db = await tempDatabase();
+      server = await listenApp(db.url, { events: { heartbeatMs: 200 } });
     });
     afterEach(async () => {
       await server.close();
-      db.cleanup();
+      await db.cleanup();
     });
 
     const scopedKey = async (): Promise<{ id: number; authorization: string }> => {

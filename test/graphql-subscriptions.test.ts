@@ -41,7 +41,7 @@ interface UserView {
 
 describe('GraphQL subscriptions', () => {
   let server: ListeningApp;
-  let db: ReturnType<typeof tempDatabase>;
+  let db: Awaited<ReturnType<typeof tempDatabase>>;
   /** Subscribers the server has before any test (a webhook feeder's, if it runs). */
   let baseline: number;
   const clients: SubscriptionClient[] = [];
@@ -100,8 +100,8 @@ describe('GraphQL subscriptions', () => {
   }
 
   beforeAll(async () => {
-    db = tempDatabase();
-    server = await listenApp(db.dbFile);
+    db = await tempDatabase();
+    server = await listenApp(db.url);
     baseline = active();
     alice = await create('/users', { name: 'Alice' });
     bob = await create('/users', { name: 'Bob' });
@@ -119,7 +119,7 @@ describe('GraphQL subscriptions', () => {
 
   afterAll(async () => {
     await server.close();
-    db.cleanup();
+    await db.cleanup();
   });
 
   const TRANSPORTS: { name: TransportName; open: (authorization?: string) => SubscriptionClient }[] = [

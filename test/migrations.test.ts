@@ -1,7 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import BetterSqlite3 from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
@@ -11,11 +10,12 @@ import { EXAMPLE_SCHEMA_PATH, loadSchemaFile, parseSchemaText } from '../src/sch
 import { applyMigration, lastAppliedDefinition, planMigration } from '../src/store/migrate.js';
 import { openDatabase } from '../src/store/open-database.js';
 import { TEST_ADMIN_TOKEN, actAsAdmin, json, startTestApp, tempDir } from './helpers/test-app.js';
+import { createTestDatabase, onlyOnSqlite, type TestDatabase } from './helpers/test-database.js';
 
 /**
  * Start-up migrations: additive changes apply by themselves and keep data; destructive ones refuse
  * to start (DestructiveMigrationError naming them) until allowed; every applied migration is
- * recorded in _restgraph_migrations. Real SQLite files, inspected with better-sqlite3.
+ * recorded in _restgraph_migrations. On the suite's database (SQLite file or PostgreSQL schema), inspected directly.
  */
 
 const BASE = `
@@ -40,17 +40,21 @@ interface MigrationRow {
 }
 
 let dir: ReturnType<typeof tempDir>;
-let dbFile: string;
+let database: TestDatabase;
+/** DATABASE_URL of the test's database (a test of SQLite paths may point it elsewhere). */
+let databaseUrl: string;
 let running: FastifyInstance[] = [];
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = tempDir('restgraph-migrate-');
-  dbFile = join(dir.path, 'app.db');
+  database = await createTestDatabase(dir.path, 'app');
+  databaseUrl = database.url;
   running = [];
 });
 
 afterEach(async () => {
   for (const app of running) await app.close();
+  await database.drop();
   dir.cleanup();
 });
 
@@ -70,7 +74,7 @@ const discard = (): Writable =>
 
 /** Builds the app on the test's database file (the same file every time: a "restart"). */
 async function boot(schema: RestgraphOptions['schema'], options: RestgraphOptions = {}): Promise<FastifyInstance> {
-  const app = actAsAdmin(await buildApp({ schema, databaseUrl: `sqlite:${dbFile}`, logDestination: discard(), adminToken: TEST_ADMIN_TOKEN, ...options }));
+  const app = actAsAdmin(await buildApp({ schema, databaseUrl, logDestination: discard(), adminToken: TEST_ADMIN_TOKEN, ...options }));
   running.push(app);
   return app;
 }
@@ -90,23 +94,10 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection');
 }
 
-/** Runs `work` on a read-only connection to the test's database file. */
-function inspect<T>(work: (db: BetterSqlite3.Database) => T, file = dbFile): T {
-  const db = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
-  try {
-    return work(db);
-  } finally {
-    db.close();
-  }
-}
-
-const migrations = (file = dbFile): MigrationRow[] =>
-  inspect((db) => db.prepare('select * from "_restgraph_migrations" order by id').all() as MigrationRow[], file);
-const tables = (file = dbFile): string[] =>
-  inspect((db) => (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((r) => r.name), file);
-const columns = (table: string, file = dbFile): string[] =>
-  inspect((db) => (db.prepare(`pragma table_info("${table}")`).all() as { name: string }[]).map((r) => r.name), file);
-const rows = (table: string): Record<string, unknown>[] => inspect((db) => db.prepare(`select * from "${table}" order by id`).all() as Record<string, unknown>[]);
+const migrations = (db = database): Promise<MigrationRow[]> => db.query<MigrationRow>('select * from "_restgraph_migrations" order by "id"');
+const tables = (db = database): Promise<string[]> => db.tables();
+const columns = (table: string, db = database): Promise<string[]> => db.columns(table);
+const rows = (table: string): Promise<Record<string, unknown>[]> => database.query(`select * from "${table}" order by "id"`);
 
 async function create(app: FastifyInstance, resource: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
   const response = await app.inject({ method: 'POST', url: `/${resource}`, payload: body });
@@ -132,13 +123,12 @@ async function seedBase(): Promise<void> {
 describe('a fresh database', () => {
   it('gets every table, column and index of the example schema, and one migration record', async () => {
     const app = await boot(EXAMPLE_SCHEMA_PATH);
-    expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'orders', 'posts', 'products', 'users']);
-    expect(columns('users')).toEqual(['id', 'name', 'email', 'bio', 'createdAt', 'updatedAt']);
-    expect(columns('posts')).toEqual(['id', 'title', 'body', 'userId', 'published', 'publishedAt', 'tags', 'createdAt', 'updatedAt']);
-    expect(columns('orders')).toEqual(['id', 'userId', 'productId', 'quantity', 'status', 'placedOn', 'note', 'createdAt', 'updatedAt']);
-    const indexes = inspect((db) => db.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'users' and name like 'rg_%' order by name").all() as { name: string }[]);
-    expect(indexes.map((i) => i.name)).toEqual(['rg_ix_users_name', 'rg_uq_users_email']);
-    const records = migrations();
+    expect(await tables()).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'orders', 'posts', 'products', 'users']);
+    expect(await columns('users')).toEqual(['id', 'name', 'email', 'bio', 'createdAt', 'updatedAt']);
+    expect(await columns('posts')).toEqual(['id', 'title', 'body', 'userId', 'published', 'publishedAt', 'tags', 'createdAt', 'updatedAt']);
+    expect(await columns('orders')).toEqual(['id', 'userId', 'productId', 'quantity', 'status', 'placedOn', 'note', 'createdAt', 'updatedAt']);
+    expect(await database.indexes('users')).toEqual(['rg_ix_users_name', 'rg_uq_users_email']);
+    const records = await migrations();
     expect(records).toHaveLength(1);
     expect(JSON.parse(records[0]?.changes ?? '')).toEqual(['create resource users', 'create resource posts', 'create resource products', 'create resource orders']);
     expect(JSON.parse(records[0]?.schema ?? '')).toEqual(loadSchemaFile(EXAMPLE_SCHEMA_PATH).definition);
@@ -149,43 +139,44 @@ describe('a fresh database', () => {
   it('works from a model built by parseSchemaText, via startTestApp', async () => {
     const t = await startTestApp({ schema: parseSchemaText('resources:\n  notes:\n    fields:\n      text: { type: string }\n') });
     try {
-      expect(tables(t.dbFile)).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'notes']);
-      expect(columns('notes', t.dbFile)).toEqual(['id', 'text', 'createdAt', 'updatedAt']);
-      expect(migrations(t.dbFile)).toHaveLength(1);
+      expect(await tables(t.db)).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'notes']);
+      expect(await columns('notes', t.db)).toEqual(['id', 'text', 'createdAt', 'updatedAt']);
+      expect(await migrations(t.db)).toHaveLength(1);
     } finally {
       await t.close();
     }
   });
 
-  it('is in WAL mode', async () => {
+  it.skipIf(onlyOnSqlite)('is in WAL mode (SQLite)', async () => {
     await boot(EXAMPLE_SCHEMA_PATH);
-    expect(inspect((db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
+    expect(await database.query<{ journal_mode: string }>('pragma journal_mode')).toEqual([{ journal_mode: 'wal' }]);
   });
 
-  it('creates the folders of the database path', async () => {
-    dbFile = join(dir.path, 'nested', 'deeper', 'app.db');
+  it.skipIf(onlyOnSqlite)('creates the folders of the database path (SQLite)', async () => {
+    databaseUrl = `sqlite:${join(dir.path, 'nested', 'deeper', 'app.db')}`;
     await boot(EXAMPLE_SCHEMA_PATH);
-    expect(tables()).toContain('users');
+    expect(existsSync(join(dir.path, 'nested', 'deeper', 'app.db'))).toBe(true);
+    expect((await get(running[0] as FastifyInstance, '/users')).status).toBe(200);
   });
 });
 
 describe('restarting', () => {
   it('with the same schema makes no new migration record and keeps the data', async () => {
     await seedBase();
-    const firstRecords = migrations();
+    const firstRecords = await migrations();
     expect(firstRecords).toHaveLength(1);
     for (let i = 0; i < 2; i++) {
       const app = await boot(schemaFile(BASE));
       expect((await get(app, '/users/1')).body).toMatchObject({ id: 1, name: 'Ann', age: 30 });
       await stop(app);
     }
-    expect(migrations()).toEqual(firstRecords);
+    expect(await migrations()).toEqual(firstRecords);
   });
 
   it('with the same schema as a model from parseSchemaText makes no new record either', async () => {
     await seedBase();
     await boot(parseSchemaText(BASE));
-    expect(migrations()).toHaveLength(1);
+    expect(await migrations()).toHaveLength(1);
   });
 });
 
@@ -198,9 +189,9 @@ describe('additive changes apply automatically', () => {
       teamId: { type: integer, references: teams, index: true }
 `;
     const app = await boot(schemaFile(v2));
-    expect(columns('users')).toEqual(['id', 'name', 'email', 'age', 'code', 'role', 'createdAt', 'updatedAt', 'bio']);
-    expect(tables()).toContain('projects');
-    const records = migrations();
+    expect(await columns('users')).toEqual(['id', 'name', 'email', 'age', 'code', 'role', 'createdAt', 'updatedAt', 'bio']);
+    expect(await tables()).toContain('projects');
+    const records = await migrations();
     expect(records).toHaveLength(2);
     expect(JSON.parse(records[1]?.changes ?? '')).toEqual(['add field users.bio', 'create resource projects']);
     expect(JSON.parse(records[1]?.schema ?? '')).toEqual(parseSchemaText(v2).definition);
@@ -247,7 +238,7 @@ describe('additive changes apply automatically', () => {
   it('a new required field without default applies, with a warning in the plan', async () => {
     await seedBase();
     const v2 = parseSchemaText(BASE.replace('      role:', '      nickname: { type: string, required: true }\n      role:'));
-    const { db, rules } = openDatabase(`sqlite:${dbFile}`);
+    const { db, rules } = openDatabase(databaseUrl);
     try {
       const plan = await planMigration(db, rules, v2);
       expect(plan.changes.map((c) => [c.description, c.destructive])).toEqual([['add field users.nickname', false]]);
@@ -258,14 +249,14 @@ describe('additive changes apply automatically', () => {
     } finally {
       await db.close();
     }
-    expect(columns('users')).toContain('nickname');
-    expect(migrations()).toHaveLength(2);
+    expect(await columns('users')).toContain('nickname');
+    expect(await migrations()).toHaveLength(2);
   });
 
   it('widening integer to number is not destructive and keeps the values', async () => {
     await seedBase();
     const app = await boot(schemaFile(BASE.replace('age:   { type: integer }', 'age:   { type: number }')));
-    expect(JSON.parse(migrations()[1]?.changes ?? '')).toEqual(['widen users.age from integer to number']);
+    expect(JSON.parse((await migrations())[1]?.changes ?? '')).toEqual(['widen users.age from integer to number']);
     expect((await get(app, '/users/2')).body).toMatchObject({ name: 'Ben', age: 40 });
     const patched = await app.inject({ method: 'PATCH', url: '/users/2', payload: { age: 40.5 } });
     expect(patched.statusCode).toBe(200);
@@ -294,12 +285,10 @@ describe('additive changes apply automatically', () => {
     await seedBase();
     const indexed = BASE.replace('age:   { type: integer }', 'age:   { type: integer, index: true }');
     await stop(await boot(schemaFile(indexed)));
-    const userIndexes = (): string[] =>
-      inspect((db) => (db.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'users' and name like 'rg_%'").all() as { name: string }[]).map((r) => r.name));
-    expect(userIndexes()).toEqual(['rg_ix_users_age']);
+    expect(await database.indexes('users')).toEqual(['rg_ix_users_age']);
     await stop(await boot(schemaFile(BASE)));
-    expect(userIndexes()).toEqual([]);
-    expect(migrations()).toHaveLength(3);
+    expect(await database.indexes('users')).toEqual([]);
+    expect(await migrations()).toHaveLength(3);
   });
 });
 
@@ -307,7 +296,7 @@ describe('making a field unique', () => {
   it('works when the values are distinct, and then a clash is a 409', async () => {
     await seedBase();
     const app = await boot(schemaFile(BASE.replace('code:  { type: string }', 'code:  { type: string, unique: true }')));
-    expect(JSON.parse(migrations()[1]?.changes ?? '')).toEqual(['make users.code unique']);
+    expect(JSON.parse((await migrations())[1]?.changes ?? '')).toEqual(['make users.code unique']);
     const clash = await app.inject({ method: 'POST', url: '/users', payload: { name: 'Dup', code: 'A1' } });
     expect(clash.statusCode).toBe(409);
   });
@@ -322,9 +311,9 @@ describe('making a field unique', () => {
     expect(failure.code).toBe('RG_MIGRATION_FAILED');
     expect(failure.message).toContain('make users.email unique');
     expect(failure.message).toContain('existing rows hold duplicate values, so the field cannot be made unique; remove the duplicates first');
-    expect(migrations()).toHaveLength(1);
-    expect(columns('users')).not.toContain('nickname');
-    expect(rows('users').map((r) => r.email)).toEqual(['ann@example.com', 'ben@example.com', 'ann@example.com']);
+    expect(await migrations()).toHaveLength(1);
+    expect(await columns('users')).not.toContain('nickname');
+    expect((await rows('users')).map((r) => r.email)).toEqual(['ann@example.com', 'ben@example.com', 'ann@example.com']);
 
     // The database was closed and still opens with the old schema.
     const app = await boot(schemaFile(BASE));
@@ -335,7 +324,7 @@ describe('making a field unique', () => {
     expect((await fixer.inject({ method: 'PATCH', url: '/users/3', payload: { email: 'cy@example.com' } })).statusCode).toBe(200);
     await stop(fixer);
     await boot(schemaFile(v2));
-    expect(migrations()).toHaveLength(2);
+    expect(await migrations()).toHaveLength(2);
   });
 });
 
@@ -363,7 +352,7 @@ describe('destructive changes refuse to start', () => {
   for (const { name, schema, change } of cases) {
     it(`${name}: DestructiveMigrationError naming the change, and nothing changes`, async () => {
       await seedBase();
-      const before = { tables: tables(), users: rows('users'), teams: rows('teams'), migrations: migrations() };
+      const before = { tables: await tables(), users: await rows('users'), teams: await rows('teams'), migrations: await migrations() };
       const error = await rejection(boot(schemaFile(schema)));
       expect(error).toBeInstanceOf(DestructiveMigrationError);
       const refused = error as DestructiveMigrationError;
@@ -371,7 +360,7 @@ describe('destructive changes refuse to start', () => {
       expect(refused.changes).toEqual([change]);
       expect(refused.message).toContain(`  - ${change}`);
       expect(refused.message).toContain('restgraph migrate --allow-destructive');
-      expect({ tables: tables(), users: rows('users'), teams: rows('teams'), migrations: migrations() }).toEqual(before);
+      expect({ tables: await tables(), users: await rows('users'), teams: await rows('teams'), migrations: await migrations() }).toEqual(before);
       // The refused start released the database: the old schema still starts.
       await boot(schemaFile(BASE));
     });
@@ -386,7 +375,7 @@ describe('destructive changes refuse to start', () => {
       'remove member, guest from the values of users.role; rows holding them are set to null',
       'drop field users.age and every value stored in it',
     ]);
-    expect(columns('users')).not.toContain('bio');
+    expect(await columns('users')).not.toContain('bio');
   });
 });
 
@@ -394,12 +383,12 @@ describe('destructive changes with allowDestructiveMigrations: true', () => {
   it('dropping a field removes its data and keeps the rest', async () => {
     await seedBase();
     const app = await boot(schemaFile(BASE.replace('      age:   { type: integer }\n', '')), { allowDestructiveMigrations: true });
-    expect(columns('users')).toEqual(['id', 'name', 'email', 'code', 'role', 'createdAt', 'updatedAt']);
+    expect(await columns('users')).toEqual(['id', 'name', 'email', 'code', 'role', 'createdAt', 'updatedAt']);
     const ann = (await get(app, '/users/1')).body as Record<string, unknown>;
     expect(ann).toMatchObject({ id: 1, name: 'Ann', email: 'ann@example.com', code: 'A1', role: 'admin' });
     expect(ann).not.toHaveProperty('age');
     expect((await get(app, '/teams/1')).body).toMatchObject({ title: 'Core' });
-    expect(JSON.parse(migrations()[1]?.changes ?? '')).toEqual(['drop field users.age and every value stored in it']);
+    expect(JSON.parse((await migrations())[1]?.changes ?? '')).toEqual(['drop field users.age and every value stored in it']);
     await stop(app);
 
     // Adding the field back does not bring the old values back.
@@ -413,14 +402,14 @@ describe('destructive changes with allowDestructiveMigrations: true', () => {
     await create(first, 'users', { name: 'Ann', code: 'A1' });
     await stop(first);
     const app = await boot(schemaFile(unique.replace('      code:  { type: string, unique: true }\n', '')), { allowDestructiveMigrations: true });
-    expect(columns('users')).not.toContain('code');
+    expect(await columns('users')).not.toContain('code');
     expect((await get(app, '/users/1')).body).toMatchObject({ name: 'Ann' });
   });
 
   it('dropping a resource removes its table and routes, other resources intact', async () => {
     await seedBase();
     const app = await boot(schemaFile(BASE.replace(/ {2}teams:\n.*\n.*\n/, '')), { allowDestructiveMigrations: true });
-    expect(tables()).not.toContain('teams');
+    expect(await tables()).not.toContain('teams');
     expect((await get(app, '/teams')).status).toBe(404);
     expect(json<unknown[]>(await app.inject({ method: 'GET', url: '/users' }))).toHaveLength(3);
   });
@@ -454,7 +443,7 @@ describe('destructive changes with allowDestructiveMigrations: true', () => {
 describe('planMigration and applyMigration', () => {
   it('plans every resource of a fresh database, then nothing once applied', async () => {
     const schema = loadSchemaFile(EXAMPLE_SCHEMA_PATH);
-    const { db, rules } = openDatabase(`sqlite:${dbFile}`);
+    const { db, rules } = openDatabase(databaseUrl);
     try {
       const plan = await planMigration(db, rules, schema);
       expect(await lastAppliedDefinition(db)).toBeUndefined();
@@ -466,7 +455,7 @@ describe('planMigration and applyMigration', () => {
       ]);
       expect(plan.warnings).toEqual([]);
       // Planning alone creates no resource table.
-      expect(tables()).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks']);
+      expect(await tables()).toEqual(['_restgraph_api_keys', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_state', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks']);
       await applyMigration(db, schema, plan);
       expect(await lastAppliedDefinition(db)).toEqual(schema.definition);
       const again = await planMigration(db, rules, schema);
@@ -475,11 +464,11 @@ describe('planMigration and applyMigration', () => {
     } finally {
       await db.close();
     }
-    expect(migrations()).toHaveLength(1);
+    expect(await migrations()).toHaveLength(1);
   });
 
   it('lastAppliedDefinition is undefined for a database never migrated (as documented), not an error', async () => {
-    const { db } = openDatabase(`sqlite:${dbFile}`);
+    const { db } = openDatabase(databaseUrl);
     try {
       expect(await lastAppliedDefinition(db)).toBeUndefined();
     } finally {
@@ -490,14 +479,14 @@ describe('planMigration and applyMigration', () => {
   it('applyMigration refuses a destructive plan unless allowed', async () => {
     await seedBase();
     const v2 = parseSchemaText(BASE.replace('      age:   { type: integer }\n', ''));
-    const { db, rules } = openDatabase(`sqlite:${dbFile}`);
+    const { db, rules } = openDatabase(databaseUrl);
     try {
       const plan = await planMigration(db, rules, v2);
       expect(plan.changes.map((c) => [c.description, c.destructive])).toEqual([['drop field users.age and every value stored in it', true]]);
       await expect(applyMigration(db, v2, plan)).rejects.toBeInstanceOf(DestructiveMigrationError);
-      expect(columns('users')).toContain('age');
+      expect(await columns('users')).toContain('age');
       await applyMigration(db, v2, plan, { allowDestructive: true });
-      expect(columns('users')).not.toContain('age');
+      expect(await columns('users')).not.toContain('age');
     } finally {
       await db.close();
     }

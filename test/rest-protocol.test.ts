@@ -1,4 +1,3 @@
-import BetterSqlite3 from 'better-sqlite3';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
@@ -40,15 +39,9 @@ async function countUsersNamed(name: string): Promise<number> {
   return Number(response.headers['x-total-count']);
 }
 
-/** Changes a stored idempotency key row through a second connection to the app's SQLite file. */
-function setIdempotencyKey(key: string, values: { state: string; createdAt: string }): void {
-  const db = new BetterSqlite3(t.dbFile);
-  try {
-    const changed = db.prepare('update "_restgraph_idempotency_keys" set "state" = ?, "createdAt" = ? where "key" = ?').run(values.state, values.createdAt, key).changes;
-    expect(changed).toBe(1);
-  } finally {
-    db.close();
-  }
+/** Changes a stored idempotency key row through a second connection to the app's database. */
+async function setIdempotencyKey(key: string, values: { state: string; createdAt: string }): Promise<void> {
+  expect(await t.db.run('update "_restgraph_idempotency_keys" set "state" = ?, "createdAt" = ? where "key" = ?', [values.state, values.createdAt, key])).toBe(1);
 }
 
 beforeAll(async () => {
@@ -342,7 +335,7 @@ describe('Idempotency-Key', () => {
     // finished request is put back in the in-flight state, directly in the database.
     const headers = { 'idempotency-key': 'in-flight-1' };
     expect((await send('POST', '/users', { name: 'In flight' }, headers)).statusCode).toBe(201);
-    setIdempotencyKey('in-flight-1', { state: 'in-flight', createdAt: new Date().toISOString() });
+    await setIdempotencyKey('in-flight-1', { state: 'in-flight', createdAt: new Date().toISOString() });
     const retry = await send('POST', '/users', { name: 'In flight' }, headers);
     expectProblem(retry, 409, 'idempotency-key-in-use');
     expect(retry.headers['retry-after']).toBe('1');
@@ -354,7 +347,7 @@ describe('Idempotency-Key', () => {
   it('a claim abandoned for over a minute (crashed request) is taken over by the retry', async () => {
     const headers = { 'idempotency-key': 'abandoned-1' };
     expect((await send('POST', '/users', { name: 'Abandoned' }, headers)).statusCode).toBe(201);
-    setIdempotencyKey('abandoned-1', { state: 'in-flight', createdAt: new Date(Date.now() - 120_000).toISOString() });
+    await setIdempotencyKey('abandoned-1', { state: 'in-flight', createdAt: new Date(Date.now() - 120_000).toISOString() });
     const retry = await send('POST', '/users', { name: 'Abandoned' }, headers);
     expect(retry.statusCode).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBeUndefined();

@@ -50,7 +50,7 @@ describe('kill -9 with the receiver down, then a restart with it up', () => {
     const receiver = await WebhookReceiver.start(receiverPort);
     receivers.push(receiver);
     receiver.verifyWith('/hook', webhook.secret);
-    const events = outbox();
+    const events = await outbox();
     expect(events).toHaveLength(12);
 
     const second = await serve();
@@ -101,7 +101,7 @@ describe('kill -9 in the middle of an attempt and of a burst of writes', () => {
     await receiver.waitFor((r) => r.to('/hook').length >= 1, 'the first delivery to arrive');
     await kill(first.running);
     await Promise.all(burst);
-    const events = outbox();
+    const events = await outbox();
     expect(events.length).toBeGreaterThanOrEqual(1);
 
     const second = await serve();
@@ -151,7 +151,7 @@ describe('1,000 writes, kill -9 in the middle of their deliveries, restart', () 
     const beforeKill = receiver.to('/hook').length;
     await kill(first.running);
     expect(beforeKill).toBeLessThan(1000); // killed mid-delivery
-    const events = outbox();
+    const events = await outbox();
     expect(events).toHaveLength(1000);
 
     await serve();

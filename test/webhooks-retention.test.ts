@@ -12,7 +12,7 @@ import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type Delivery
 
 const HOUR = 60 * 60 * 1000;
 
-const { receivers, spawn, serve, call, deliveries, withDb, kill } = webhookCli('restgraph-webhooks-retention-', {
+const { receivers, spawn, serve, call, deliveries, db, kill } = webhookCli('restgraph-webhooks-retention-', {
   RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   // One immediate retry, then failed: failed deliveries come quickly.
   RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '0',
@@ -42,12 +42,12 @@ async function deliveriesWhen(base: string, id: number, condition: (ds: Delivery
   return last;
 }
 
-const lastEventId = (): number => withDb((db) => (db.prepare('select max("id") as "id" from "_restgraph_events"').get() as { id: number | null }).id ?? 0);
-const savedCursor = (): number | undefined =>
-  withDb((db) => {
-    const row = db.prepare('select "value" from "_restgraph_state" where "key" = ?').get('webhooks.cursor') as { value: string } | undefined;
-    return row === undefined ? undefined : Number(row.value);
-  });
+const count = async (sql: string, parameters: readonly unknown[] = []): Promise<number> => Number((await db().query<{ n: number }>(sql, parameters))[0]?.n);
+const lastEventId = async (): Promise<number> => (await db().query<{ id: number | null }>('select max("id") as "id" from "_restgraph_events"'))[0]?.id ?? 0;
+const savedCursor = async (): Promise<number | undefined> => {
+  const row = (await db().query<{ value: string }>('select "value" from "_restgraph_state" where "key" = ?', ['webhooks.cursor']))[0];
+  return row === undefined ? undefined : Number(row.value);
+};
 
 async function stop(running: Running): Promise<void> {
   running.child.kill('SIGTERM');
@@ -74,29 +74,27 @@ describe('retention of deliveries', () => {
 
     // Backdate a prefix of the deliveries (those of events 1-3 by 25 h, of event 4 by 23 h), so that
     // createdAt still grows with the id; the events themselves stay recent.
-    const events = withDb((db) => db.prepare('select "id" from "_restgraph_events" order by "id"').all() as { id: number }[]).map((e) => e.id);
+    const events = (await db().query<{ id: number }>('select "id" from "_restgraph_events" order by "id"')).map((e) => e.id);
     expect(events).toEqual([1, 2, 3, 4, 5, 6]);
-    const all = withDb((db) => db.prepare('select "id", "eventId", "webhookId", "status" from "_restgraph_webhook_deliveries" order by "id"').all() as { id: number; eventId: number; webhookId: number; status: string }[]);
+    const all = await db().query<{ id: number; eventId: number; webhookId: number; status: string }>('select "id", "eventId", "webhookId", "status" from "_restgraph_webhook_deliveries" order by "id"');
     expect(all).toHaveLength(18);
     expect(all.map((d) => d.eventId)).toEqual([...all.map((d) => d.eventId)].sort((a, b) => a - b));
     const old = new Date(Date.now() - 25 * HOUR).toISOString();
     const younger = new Date(Date.now() - 23 * HOUR).toISOString();
-    withDb((db) => {
-      const update = db.prepare('update "_restgraph_webhook_deliveries" set "createdAt" = ? where "eventId" = ?');
-      for (const eventId of [1, 2, 3]) expect(update.run(old, eventId).changes).toBe(3);
-      expect(update.run(younger, 4).changes).toBe(3);
-    }, false);
+    const update = 'update "_restgraph_webhook_deliveries" set "createdAt" = ? where "eventId" = ?';
+    for (const eventId of [1, 2, 3]) expect(await db().run(update, [old, eventId])).toBe(3);
+    expect(await db().run(update, [younger, 4])).toBe(3);
     const doomed = all.filter((d) => d.eventId <= 3 && d.webhookId !== paused.id).map((d) => d.id);
     expect(doomed).toHaveLength(6);
-    const attemptsOf = (ids: readonly number[]): number =>
-      withDb((db) => (db.prepare(`select count(*) as "n" from "_restgraph_webhook_attempts" where "deliveryId" in (${ids.map(() => '?').join(',')})`).get(...ids) as { n: number }).n);
-    expect(attemptsOf(doomed)).toBe(3 + 3 * 2);
+    const attemptsOf = (ids: readonly number[]): Promise<number> =>
+      count(`select count(*) as "n" from "_restgraph_webhook_attempts" where "deliveryId" in (${ids.map(() => '?').join(',')})`, ids);
+    expect(await attemptsOf(doomed)).toBe(3 + 3 * 2);
 
     // A refused retention does not start the server (nor prune anything).
     const refused = spawn(await freePort(), { RESTGRAPH_EVENT_RETENTION_DAYS: '0' });
     expect((await refused.exited).code).toBe(1);
     expect(refused.stderr()).toContain('RESTGRAPH_EVENT_RETENTION_DAYS');
-    expect(withDb((db) => (db.prepare('select count(*) as "n" from "_restgraph_webhook_deliveries"').get() as { n: number }).n)).toBe(18);
+    expect(await count('select count(*) as "n" from "_restgraph_webhook_deliveries"')).toBe(18);
 
     const second = await serve({ RESTGRAPH_EVENT_RETENTION_DAYS: '1' });
     // The prune runs right after start-up, in one transaction for this few rows.
@@ -114,7 +112,7 @@ describe('retention of deliveries', () => {
     expect(pausedAfter.map((d) => [d.eventId, d.status])).toEqual([6, 5, 4, 3, 2, 1].map((e) => [e, 'pending']));
     expect(pausedAfter).toEqual(backdated(pausedBefore));
     // The events are younger than the retention: all kept.
-    expect(lastEventId()).toBe(6);
+    expect(await lastEventId()).toBe(6);
 
     // The kept pending ones are still delivered, in order, once the endpoint resumes.
     receiver.verifyWith('/paused', paused.secret);
@@ -125,13 +123,10 @@ describe('retention of deliveries', () => {
     await stop(second.running);
 
     // The pruned deliveries' attempts went with them; no attempt is left without its delivery.
-    expect(attemptsOf(doomed)).toBe(0);
-    const orphans = withDb(
-      (db) =>
-        (db.prepare('select count(*) as "n" from "_restgraph_webhook_attempts" a where not exists (select 1 from "_restgraph_webhook_deliveries" d where d."id" = a."deliveryId")').get() as { n: number }).n,
-    );
+    expect(await attemptsOf(doomed)).toBe(0);
+    const orphans = await count('select count(*) as "n" from "_restgraph_webhook_attempts" a where not exists (select 1 from "_restgraph_webhook_deliveries" d where d."id" = a."deliveryId")');
     expect(orphans).toBe(0);
-    expect(withDb((db) => (db.prepare('select count(*) as "n" from "_restgraph_webhook_deliveries"').get() as { n: number }).n)).toBe(12);
+    expect(await count('select count(*) as "n" from "_restgraph_webhook_deliveries"')).toBe(12);
   }, 90_000);
 });
 
@@ -145,8 +140,9 @@ describe('the feeder position, saved lazily', () => {
     const author = await createUser(first.base, 'Author');
     for (let i = 0; i < 299; i++) await createUser(first.base, `Quiet ${i}`);
     // The position moves past events that made no delivery, and is saved without any delivery.
-    expect(lastEventId()).toBe(300);
-    await waitUntil(() => savedCursor() === 300, () => `the saved cursor to reach 300 (it is ${String(savedCursor())})`, 10_000);
+    expect(await lastEventId()).toBe(300);
+    let saved: number | undefined;
+    await waitUntil(async () => (saved = await savedCursor()) === 300, () => `the saved cursor to reach 300 (it is ${String(saved)})`, 10_000);
     expect(await deliveries(first.base, webhook.id)).toEqual([]);
 
     const post = await call(first.base, 'POST', '/posts', { title: 'First', userId: author });
@@ -158,8 +154,8 @@ describe('the feeder position, saved lazily', () => {
     // A burst of user creates, then SIGKILL at once: no graceful stop saves the position.
     await Promise.all(Array.from({ length: 100 }, (_, i) => createUser(first.base, `Burst ${i}`)));
     await kill(first.running);
-    expect(lastEventId()).toBe(401);
-    const cursor = savedCursor() ?? 0;
+    expect(await lastEventId()).toBe(401);
+    const cursor = (await savedCursor()) ?? 0;
     expect(cursor).toBeGreaterThanOrEqual(301);
 
     const second = await serve();
@@ -179,7 +175,7 @@ describe('the feeder position, saved lazily', () => {
       ['post.created', nextId, 200],
     ]);
     expect(requests.map((r) => deliveryIdOf(r))).toEqual(final.map((d) => d.id).reverse());
-    expect(savedCursor()).toBe(402);
+    expect(await savedCursor()).toBe(402);
   }, 90_000);
 
   it('an endpoint registered after unrelated events, then a SIGKILL: it gets only the events after its registration', async () => {
@@ -193,11 +189,11 @@ describe('the feeder position, saved lazily', () => {
     const b = await register(first.base, receiver.url('/b'), ['user.created']);
     // Registering saved the position reached first (the 50 events made no delivery, so nothing
     // else had to save it): after a crash, none of them is read again for B.
-    expect(savedCursor()).toBe(50);
+    expect(await savedCursor()).toBe(50);
     receiver.verifyWith('/b', b.secret);
     const after = await createUser(first.base, 'After B');
     await kill(first.running);
-    expect(lastEventId()).toBe(51);
+    expect(await lastEventId()).toBe(51);
 
     const second = await serve();
     const once = await deliveriesWhen(second.base, b.id, (ds) => ds.some((d) => d.eventId === 51 && d.status === 'succeeded'), "B's delivery of event 51 to succeed");

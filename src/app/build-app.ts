@@ -19,7 +19,7 @@ import { registerSystemRoutes } from '../rest/system-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
-import { applyMigration, planMigration } from '../store/migrate.js';
+import { migrateToSchema } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
 import { EventStore } from '../store/event-store.js';
@@ -135,8 +135,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
   const { db, rules, description } = openDatabase(options.databaseUrl, options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement });
   try {
-    const plan = await planMigration(db, rules, schema);
-    await applyMigration(db, schema, plan, { allowDestructive: options.allowDestructiveMigrations });
+    await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
   } catch (error) {
     await db.close();
     throw error;

@@ -19,6 +19,12 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
   const { db, rules, description } = openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
+    return await db.exclusively(async () => planAndApply());
+  } finally {
+    await db.close();
+  }
+
+  async function planAndApply(): Promise<number> {
     const plan = await planMigration(db, rules, schema);
     out(`Database: ${description}`);
     out(`Schema:   ${schemaPath}`);
@@ -45,7 +51,5 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
     }
     out(plan.changes.length === 0 ? 'Nothing to apply.' : 'Applied.');
     return 0;
-  } finally {
-    await db.close();
   }
 }

@@ -3,7 +3,7 @@ import { ADMIN_SCOPE } from '../core/principal.js';
 import { TokenOperations, type TokenView } from '../core/token-operations.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
-import { applyMigration, planMigration } from '../store/migrate.js';
+import { migrateToSchema } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import type { Principal } from '../core/principal.js';
 
@@ -20,7 +20,7 @@ async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) 
   try {
     // Make sure the tables exist, as `serve` would (additive changes only).
     const schema = loadSchemaFile(typeof env.schema === 'string' ? env.schema : EXAMPLE_SCHEMA_PATH);
-    await applyMigration(db, schema, await planMigration(db, rules, schema));
+    await migrateToSchema(db, rules, schema);
     return await work(new TokenOperations(new ApiKeyStore(db)));
   } finally {
     await db.close();

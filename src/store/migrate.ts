@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { FieldDefinition, ResourceDefinition, SchemaDefinition, SchemaModel } from '../schema/schema-model.js';
+import type { FieldDefinition, FieldModel, ResourceDefinition, SchemaDefinition, SchemaModel } from '../schema/schema-model.js';
 import { MigrationFailedError, DestructiveMigrationError } from '../errors.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
@@ -105,6 +105,14 @@ export async function applyMigration(
   await db.exec('select 1');
 }
 
+/**
+ * Brings the database to the schema (plan, then apply) while no other instance does the same:
+ * what `serve` does at start-up. @throws as {@link applyMigration}.
+ */
+export async function migrateToSchema(db: SqlDatabase, rules: SqlDialectRules, schema: SchemaModel, options: { allowDestructive?: boolean } = {}): Promise<void> {
+  await db.exclusively(async () => applyMigration(db, schema, await planMigration(db, rules, schema), options));
+}
+
 /** The schema definition the database was last migrated to, or undefined for a new database. */
 export async function lastAppliedDefinition(db: SqlDatabase): Promise<SchemaDefinition | undefined> {
   await db.exec(SYSTEM_TABLES_DDL[db.dialect]);
@@ -125,9 +133,9 @@ async function recordMigration(db: SqlDatabase, tx: SqlExecutor, definition: Sch
 function createTable(rules: SqlDialectRules, name: string, resource: ResourceDefinition): MigrationChange {
   const columns = [
     rules.idColumnDefinition(),
-    ...Object.entries(resource.fields ?? {}).map(([fieldName, field]) => `${q(fieldName)} ${rules.columnType({ ...field, name: fieldName, required: false, unique: false, system: false })}`),
-    `"createdAt" text not null`,
-    `"updatedAt" text not null`,
+    ...Object.entries(resource.fields ?? {}).map(([fieldName, field]) => `${q(fieldName)} ${rules.columnType(fieldModel(fieldName, field))}`),
+    `"createdAt" ${rules.columnType(fieldModel('createdAt', { type: 'datetime' }))} not null`,
+    `"updatedAt" ${rules.columnType(fieldModel('updatedAt', { type: 'datetime' }))} not null`,
   ];
   const statements = [`create table ${q(name)} (\n  ${columns.join(',\n  ')}\n)`];
   for (const [fieldName, field] of Object.entries(resource.fields ?? {})) {
@@ -137,10 +145,10 @@ function createTable(rules: SqlDialectRules, name: string, resource: ResourceDef
 }
 
 function addColumn(rules: SqlDialectRules, table: string, fieldName: string, field: FieldDefinition): MigrationChange {
-  const type = rules.columnType({ ...field, name: fieldName, required: false, unique: false, system: false });
+  const type = rules.columnType(fieldModel(fieldName, field));
   const statements = [`alter table ${q(table)} add column ${q(fieldName)} ${type}`];
   if (field.default !== undefined) {
-    const stored = rules.encode({ ...field, name: fieldName, required: false, unique: false, system: false }, field.default);
+    const stored = rules.encode(fieldModel(fieldName, field), field.default);
     statements.push(`update ${q(table)} set ${q(fieldName)} = ${sqlLiteral(stored)} where ${q(fieldName)} is null`);
   }
   if (hasIndex(field)) statements.push(createIndex(table, fieldName, field));
@@ -154,7 +162,10 @@ function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, w
     // Every old value is a valid new value, stored the same way (text, or a SQLite number).
     const widening = (was.type === 'integer' && now.type === 'number') || (['enum', 'date', 'datetime'].includes(was.type) && now.type === 'string');
     if (widening) {
-      changes.push({ description: `widen ${at} from ${was.type} to ${now.type}`, destructive: false, statements: [] });
+      const before = rules.columnType(fieldModel(fieldName, was));
+      const after = fieldModel(fieldName, now);
+      const statements = before === rules.columnType(after) ? [] : rules.changeColumnType(q(table), q(fieldName), after);
+      changes.push({ description: `widen ${at} from ${was.type} to ${now.type}`, destructive: false, statements });
     } else {
       // No conversion is safe in general: the old values go, the column comes back empty.
       const dropIndex = hasIndex(was) ? [`drop index if exists ${q(indexName(table, fieldName, was))}`] : [];
@@ -188,6 +199,11 @@ function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, w
     });
   }
   return changes;
+}
+
+/** What the dialect rules need of a field definition: its type and constraints, under its name. */
+function fieldModel(name: string, field: FieldDefinition): FieldModel {
+  return { ...field, name, required: false, unique: false, system: false };
 }
 
 function hasIndex(field: FieldDefinition): boolean {

@@ -2,6 +2,8 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { SqlDatabase } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
+import { PostgresDatabase } from './postgres/postgres-database.js';
+import { postgresDialectRules } from './postgres/postgres-dialect-rules.js';
 import { SqliteDatabase } from './sqlite/sqlite-database.js';
 import { sqliteDialectRules } from './sqlite/sqlite-dialect-rules.js';
 
@@ -14,14 +16,12 @@ export interface OpenedDatabase {
 
 /**
  * Opens the database a `DATABASE_URL` names: `sqlite:./data/restgraph.db`, `sqlite:/abs/path.db`,
- * `sqlite::memory:`, or a bare file path.
+ * `sqlite::memory:`, a bare file path, or `postgres://user:password@host:port/database`.
  *
  * @throws ConfigError naming DATABASE_URL when the URL is not understood.
  */
-export function openDatabase(url: string, options: { onStatement?: (sql: string) => void } = {}): OpenedDatabase {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    throw new ConfigError('DATABASE_URL', 'PostgreSQL support is not available yet in this build; use a sqlite: URL');
-  }
+export function openDatabase(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number } = {}): OpenedDatabase {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   let filename: string;
   if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);
   else if (url.startsWith('sqlite:')) filename = url.slice('sqlite:'.length);
@@ -31,8 +31,23 @@ export function openDatabase(url: string, options: { onStatement?: (sql: string)
   if (filename === '') throw new ConfigError('DATABASE_URL', 'the sqlite: URL names no file');
   const path = filename === ':memory:' ? filename : resolve(filename);
   try {
-    return { db: new SqliteDatabase({ filename: path, ...options }), rules: sqliteDialectRules, description: `sqlite:${path}` };
+    const sqliteOptions = options.onStatement === undefined ? {} : { onStatement: options.onStatement };
+    return { db: new SqliteDatabase({ filename: path, ...sqliteOptions }), rules: sqliteDialectRules, description: `sqlite:${path}` };
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `cannot open SQLite database ${path}: ${(error as Error).message}`);
   }
+}
+
+function openPostgres(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number }): OpenedDatabase {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError('DATABASE_URL', 'the postgres:// URL is not a valid URL');
+  }
+  if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'the postgres:// URL names no database (postgres://host:5432/<database>)');
+  parsed.password = '';
+  const description = parsed.toString().replace(/^(postgres(?:ql)?:\/\/)[^@/]*@/, '$1');
+  const db = new PostgresDatabase({ connectionString: url, ...options });
+  return { db, rules: postgresDialectRules, description };
 }

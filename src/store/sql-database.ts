@@ -40,6 +40,11 @@ export interface SqlDatabase extends SqlExecutor {
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs a script of DDL statements outside any transaction (migrations manage their own). */
   exec(sql: string): Promise<void>;
+  /**
+   * Runs `work` while no other process using this database runs its own exclusive work (schema
+   * migrations at start-up: instances starting together must not create the same tables twice).
+   */
+  exclusively<T>(work: () => Promise<T>): Promise<T>;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -9,6 +9,11 @@ export interface SqlDialectRules {
   /** Column type of a field in CREATE TABLE / ADD COLUMN. */
   columnType(field: FieldModel): string;
   /**
+   * Statements that give an existing column (identifiers already quoted) the column type of
+   * `field`, keeping its values: only called for widening changes, where every old value is valid.
+   */
+  changeColumnType(table: string, column: string, field: FieldModel): string[];
+  /**
    * Whether ORDER BY must say NULLS FIRST (asc) / NULLS LAST (desc). False where that is already
    * the database's default, so the planner keeps using indexes.
    */

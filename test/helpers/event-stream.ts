@@ -1,11 +1,11 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { EventSource } from 'eventsource';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app/build-app.js';
 import type { RestgraphOptions } from '../../src/app/app-options.js';
 import { actAsAdmin, TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 /**
  * Tools for the event-stream tests: an app listening on a real socket (restartable on the same
@@ -39,22 +39,31 @@ export interface ListeningApp {
   port: number;
   /** `http://127.0.0.1:<port>` */
   base: string;
-  dbFile: string;
+  databaseUrl: string;
   logs: Record<string, unknown>[];
   close: () => Promise<void>;
 }
 
-/** A temp folder with a SQLite file path in it, for apps restarted on the same database. */
-export function tempDatabase(): { dbFile: string; cleanup: () => void } {
+/** A new database of the suite's kind and a temp folder, for apps restarted on the same database. */
+export async function tempDatabase(): Promise<{ url: string; db: TestDatabase; dir: string; cleanup: () => Promise<void> }> {
   const dir = tempDir('restgraph-events-');
-  return { dbFile: join(dir.path, 'events.db'), cleanup: dir.cleanup };
+  const db = await createTestDatabase(dir.path, 'events');
+  return {
+    url: db.url,
+    db,
+    dir: dir.path,
+    cleanup: async () => {
+      await db.drop();
+      dir.cleanup();
+    },
+  };
 }
 
 /**
- * Builds the app on `dbFile` (admin token TEST_ADMIN_TOKEN, inject acts as admin) and listens on
+ * Builds the app on the database `databaseUrl` names (admin token TEST_ADMIN_TOKEN, inject acts as admin) and listens on
  * 127.0.0.1 (`port`, or any free one).
  */
-export async function listenApp(dbFile: string, options: RestgraphOptions = {}, port = 0): Promise<ListeningApp> {
+export async function listenApp(databaseUrl: string, options: RestgraphOptions = {}, port = 0): Promise<ListeningApp> {
   const logs: Record<string, unknown>[] = [];
   const logDestination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -62,11 +71,11 @@ export async function listenApp(dbFile: string, options: RestgraphOptions = {}, 
       callback();
     },
   });
-  const app = actAsAdmin(await buildApp({ databaseUrl: `sqlite:${dbFile}`, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
+  const app = actAsAdmin(await buildApp({ databaseUrl, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
   await app.listen({ port, host: '127.0.0.1' });
   const address = app.server.address();
   const actual = typeof address === 'object' && address !== null ? address.port : 0;
-  return { app, port: actual, base: `http://127.0.0.1:${actual}`, dbFile, logs, close: () => app.close() };
+  return { app, port: actual, base: `http://127.0.0.1:${actual}`, databaseUrl, logs, close: () => app.close() };
 }
 
 export const ADMIN = `Bearer ${TEST_ADMIN_TOKEN}`;

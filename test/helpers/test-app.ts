@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { buildApp } from '../../src/app/build-app.js';
 import type { RestgraphOptions } from '../../src/app/app-options.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 /** A fresh folder under the OS temp dir, removed by the returned cleanup. */
 export function tempDir(prefix = 'restgraph-test-'): { path: string; cleanup: () => void } {
@@ -17,15 +18,16 @@ export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
 export interface TestApp {
   app: FastifyInstance;
-  /** The SQLite file behind the app. */
-  dbFile: string;
+  /** The database behind the app (the suite's: SQLite or PostgreSQL). */
+  db: TestDatabase;
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
   close: () => Promise<void>;
 }
 
 /**
- * Builds the app on a real SQLite file in a temp folder (the built-in example schema unless
+ * Builds the app on a new database of the suite's kind: a real SQLite file in a temp folder, or a
+ * PostgreSQL schema of its own (the built-in example schema unless
  * `options.schema` says otherwise), capturing its JSON log lines.
  *
  * Its `inject` sends `Authorization: Bearer <TEST_ADMIN_TOKEN>` unless the request names its own
@@ -33,7 +35,7 @@ export interface TestApp {
  */
 export async function startTestApp(options: RestgraphOptions = {}): Promise<TestApp> {
   const dir = tempDir();
-  const dbFile = join(dir.path, 'test.db');
+  const db = await createTestDatabase(dir.path);
   const logs: Record<string, unknown>[] = [];
   const logDestination = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -41,13 +43,14 @@ export async function startTestApp(options: RestgraphOptions = {}): Promise<Test
       callback();
     },
   });
-  const app = actAsAdmin(await buildApp({ databaseUrl: `sqlite:${dbFile}`, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
+  const app = actAsAdmin(await buildApp({ databaseUrl: db.url, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
   return {
     app,
-    dbFile,
+    db,
     logs,
     close: async () => {
       await app.close();
+      await db.drop();
       dir.cleanup();
     },
   };

@@ -1,34 +1,37 @@
-import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { freePort, killAll, startCli, waitReady, type Running } from './cli-process.js';
 import { TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 import type { DeliveryView, WebhookReceiver } from './webhook-receiver.js';
 
 /**
- * `restgraph serve` as a child process on a real SQLite file in a fresh temporary folder per test,
+ * `restgraph serve` as a child process on a new database of the suite's kind per test (SQLite file or PostgreSQL schema),
  * for webhook tests that kill and restart the server. Call at the top level of a test file: it
  * registers the hooks that give each test its folder and stop its servers and receivers.
  */
 export function webhookCli(prefix: string, env: Record<string, string>) {
   let dir: ReturnType<typeof tempDir>;
+  let database: TestDatabase;
   let children: Running[] = [];
   const receivers: WebhookReceiver[] = [];
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = tempDir(prefix);
+    database = await createTestDatabase(dir.path, 'webhooks');
     children = [];
     receivers.length = 0;
   });
   afterEach(async () => {
     await killAll(children);
     for (const receiver of receivers) await receiver.close();
+    await database.drop();
     dir.cleanup();
   });
-  const dbFile = (): string => join(dir.path, 'webhooks.db');
+  /** The test's database, to read (or, with the server stopped, change) what the server stored. */
+  const db = (): TestDatabase => database;
 
   /** Starts `restgraph serve` (admin token, then `env`, then `extra`) on `port`, without waiting. */
   const spawn = (port: number, extra: Record<string, string> = {}): Running =>
-    startCli(dir.path, ['serve'], { DATABASE_URL: `sqlite:${dbFile()}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env, ...extra }, children);
+    startCli(dir.path, ['serve'], { DATABASE_URL: database.url, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env, ...extra }, children);
 
   /** Starts `restgraph serve` and waits until it is ready. */
   async function serve(extra: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
@@ -55,24 +58,14 @@ export function webhookCli(prefix: string, env: Record<string, string>) {
     return response.json as DeliveryView[];
   }
 
-  /** Runs `work` on the SQLite file (the server stopped, or only reads while it runs). */
-  function withDb<T>(work: (db: BetterSqlite3.Database) => T, readonly = true): T {
-    const db = new BetterSqlite3(dbFile(), { readonly, timeout: 5000 });
-    try {
-      return work(db);
-    } finally {
-      db.close();
-    }
-  }
-
-  /** Every event in the outbox, read from the SQLite file. */
-  const outbox = (): { id: number; type: string; recordId: number }[] =>
-    withDb((db) => db.prepare('select "id", "type", "recordId" from "_restgraph_events" order by "id"').all() as { id: number; type: string; recordId: number }[]);
+  /** Every event in the outbox, read from the database. */
+  const outbox = (): Promise<{ id: number; type: string; recordId: number }[]> =>
+    database.query('select "id", "type", "recordId" from "_restgraph_events" order by "id"');
 
   async function kill(running: Running): Promise<void> {
     running.child.kill('SIGKILL');
     expect(await running.exited).toEqual({ code: null, signal: 'SIGKILL' });
   }
 
-  return { receivers, dbFile, spawn, serve, call, deliveries, withDb, outbox, kill };
+  return { receivers, db, spawn, serve, call, deliveries, outbox, kill };
 }

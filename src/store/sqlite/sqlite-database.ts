@@ -122,6 +122,14 @@ export class SqliteDatabase implements SqlDatabase {
     this.#readerCache.clear();
   }
 
+  /**
+   * In one process, work is already exclusive enough: migrations apply in one write transaction,
+   * and SQLite's lock keeps a second process's migration out until it has committed.
+   */
+  async exclusively<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
   async ping(): Promise<void> {
     await this.all({ sql: 'select 1 as ok', parameters: [] });
   }

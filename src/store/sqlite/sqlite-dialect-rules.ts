@@ -19,6 +19,11 @@ export const sqliteDialectRules: SqlDialectRules = {
     }
   },
 
+  changeColumnType(): string[] {
+    // A SQLite column keeps any value (its declared type is only an affinity): nothing to do.
+    return [];
+  },
+
   idColumnDefinition(): string {
     // AUTOINCREMENT: ids of deleted rows never come back, so a URL never names two objects.
     return '"id" integer primary key autoincrement';

@@ -1,0 +1,179 @@
+import pg from 'pg';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
+import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
+import { ConstraintViolation } from '../store-errors.js';
+
+export interface PostgresDatabaseOptions {
+  /** `postgres://user:password@host:port/database?…`, as `pg` reads it. */
+  connectionString: string;
+  /** Most connections this process opens. @default 10 */
+  poolSize?: number;
+  /** Called with the text of every statement run (tests count round trips with it; tracing). */
+  onStatement?: (sql: string) => void;
+}
+
+/** Key of the session-level advisory lock that serialises schema changes between instances. */
+const DDL_LOCK_KEY = 0x72677367; // "rgsg"
+
+/** OID of bigint (int8). */
+const INT8_OID = 20;
+
+/**
+ * How restgraph reads PostgreSQL's values: bigint columns (ids, integer fields, counts) as JS
+ * numbers. restgraph's integers are safe integers (the validator refuses others); a value beyond
+ * that range is refused loudly here rather than silently rounded.
+ */
+export function postgresTypeParsers(): pg.TypeOverrides {
+  const types = new pg.TypeOverrides();
+  types.setTypeParser(INT8_OID, parseSafeInteger);
+  return types;
+}
+
+function parseSafeInteger(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new Error(`bigint value ${text} is beyond JavaScript's safe integers`);
+  return value;
+}
+
+/**
+ * PostgreSQL through node-postgres: a pool of connections; each transaction holds one connection
+ * from BEGIN to COMMIT, and reads outside transactions take any free one.
+ */
+export class PostgresDatabase implements SqlDatabase {
+  readonly dialect = 'postgres' as const;
+  readonly builder: Kysely<DynamicTables>;
+  readonly #pool: pg.Pool;
+  readonly #onStatement: ((sql: string) => void) | undefined;
+
+  constructor(options: PostgresDatabaseOptions) {
+    this.#onStatement = options.onStatement;
+    // Two at least: exclusively() holds one connection while its work runs on another.
+    this.#pool = new pg.Pool({ connectionString: options.connectionString, max: Math.max(2, options.poolSize ?? 10), types: postgresTypeParsers() });
+    // An idle connection that fails (server restart) is dropped by the pool; the next query reconnects.
+    this.#pool.on('error', () => undefined);
+    this.builder = new Kysely<DynamicTables>({
+      dialect: {
+        createAdapter: () => new PostgresAdapter(),
+        createDriver: () => new DummyDriver(),
+        createIntrospector: (db) => new PostgresIntrospector(db),
+        createQueryCompiler: () => new PostgresQueryCompiler(),
+      },
+    });
+  }
+
+  /** The pool itself, for what needs a connection of its own (LISTEN). */
+  get pool(): pg.Pool {
+    return this.#pool;
+  }
+
+  async all(statement: SqlStatement): Promise<SqlRow[]> {
+    return (await this.#query(this.#pool, statement)).rows;
+  }
+
+  async one(statement: SqlStatement): Promise<SqlRow | undefined> {
+    return (await this.#query(this.#pool, statement)).rows[0];
+  }
+
+  async run(statement: SqlStatement): Promise<number> {
+    return (await this.#query(this.#pool, statement)).rowCount ?? 0;
+  }
+
+  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    let open = true;
+    const guard = (): void => {
+      if (!open) throw new Error('transaction already finished');
+    };
+    const tx: SqlExecutor = {
+      all: async (statement) => {
+        guard();
+        return (await this.#query(client, statement)).rows;
+      },
+      one: async (statement) => {
+        guard();
+        return (await this.#query(client, statement)).rows[0];
+      },
+      run: async (statement) => {
+        guard();
+        return (await this.#query(client, statement)).rowCount ?? 0;
+      },
+    };
+    let broken = false;
+    try {
+      await client.query('begin');
+      try {
+        const result = await work(tx);
+        await client.query('commit');
+        return result;
+      } catch (error) {
+        await client.query('rollback').catch(() => {
+          broken = true;
+        });
+        throw translatePostgresError(error);
+      }
+    } finally {
+      open = false;
+      client.release(broken);
+    }
+  }
+
+  async exec(script: string): Promise<void> {
+    this.#onStatement?.(script);
+    // The simple query protocol runs a script of several statements.
+    await this.#pool.query(script);
+  }
+
+  /** Holds a session advisory lock on a connection of its own while `work` runs on the others. */
+  async exclusively<T>(work: () => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query('select pg_advisory_lock($1)', [DDL_LOCK_KEY]);
+      try {
+        return await work();
+      } finally {
+        await client.query('select pg_advisory_unlock($1)', [DDL_LOCK_KEY]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.#pool.query('select 1');
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+
+  async #query(on: pg.Pool | pg.PoolClient, statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
+    this.#onStatement?.(statement.sql);
+    try {
+      return await on.query<SqlRow>(statement.sql, statement.parameters as unknown[]);
+    } catch (error) {
+      throw translatePostgresError(error);
+    }
+  }
+}
+
+/** Turns PostgreSQL's constraint errors into {@link ConstraintViolation}; anything else passes through. */
+function translatePostgresError(error: unknown): unknown {
+  if (!(error instanceof pg.DatabaseError)) return error;
+  // "Key (email)=(a@example.com) already exists." / "Key (a, b)=(…) …"
+  const columns = (/^Key \(([^)]*)\)=/.exec(error.detail ?? '')?.[1] ?? error.column ?? '')
+    .split(',')
+    .map((c) => c.trim().replace(/^"|"$/g, ''))
+    .filter((c) => c !== '');
+  switch (error.code) {
+    case '23505':
+      return new ConstraintViolation('unique', columns, { cause: error });
+    case '23503':
+      return new ConstraintViolation('foreignKey', columns, { cause: error });
+    case '23502':
+      return new ConstraintViolation('notNull', columns, { cause: error });
+    case '23514':
+      return new ConstraintViolation('check', columns, { cause: error });
+    default:
+      return error;
+  }
+}
