@@ -102,14 +102,17 @@ describe('restgraph serve killed with SIGKILL', () => {
     // Rows and events agree: every stored user has its created event and no event names a missing row.
     const listed = await send(second.base, 'GET', '/users?limit=1000');
     const stored = listed.json<Row[]>().map((u) => u.id);
+    // (Events come in commit order; concurrent creates may commit in another order than their row ids.)
     const createdIds = events.filter((e) => e.type === 'user.created').map((e) => e.body.data.object.id);
-    expect(stored).toEqual(createdIds);
+    expect(stored).toEqual([...createdIds].sort((a, b) => a - b));
 
     // New writes after the restart get larger ids.
     const after = await send(second.base, 'POST', '/users', { name: 'After restart' });
     expect(after.status).toBe(201);
     const afterEvents = await replay(second.base, eventOf('user.created', after.json().id), lastId);
-    expect(afterEvents.map((e) => e.id)).toEqual([lastId + 1]);
+    // (One event, with a larger id; PostgreSQL may skip ids that transactions cut short by the kill took.)
+    expect(afterEvents).toHaveLength(1);
+    expect(afterEvents[0]?.id).toBeGreaterThan(lastId);
   });
 });
 

@@ -321,19 +321,19 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     }
   }
 
-  const prune = (): void => {
-    idempotency.prune().catch((error: unknown) => app.log.warn({ err: error }, 'pruning idempotency keys failed'));
+  const prune = async (): Promise<void> => {
     const before = new Date(Date.now() - options.events.retentionMs).toISOString();
-    eventStore.prune(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning events failed'));
-    // Finished webhook deliveries (and their attempt logs) are kept as long as events.
-    webhookStore.pruneFinished(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning webhook deliveries failed'));
+    await Promise.all([
+      idempotency.prune().catch((error: unknown) => app.log.warn({ err: error }, 'pruning idempotency keys failed')),
+      eventStore.prune(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning events failed')),
+      // Finished webhook deliveries (and their attempt logs) are kept as long as events.
+      webhookStore.pruneFinished(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning webhook deliveries failed')),
+    ]);
   };
-  const pruneTimer = setInterval(prune, IDEMPOTENCY_PRUNE_INTERVAL_MS);
+  const pruneTimer = setInterval(() => void prune(), IDEMPOTENCY_PRUNE_INTERVAL_MS);
   pruneTimer.unref();
-  app.addHook('onReady', (done) => {
-    prune();
-    done();
-  });
+  // What is past its retention is gone before the first request is served.
+  app.addHook('onReady', prune);
   // Node swaps headersTimeout (60 s) and requestTimeout when the first is larger, which would make
   // the request timeout limit headers only: keep headersTimeout within it, and check every second.
   app.server.headersTimeout = Math.min(options.requestTimeoutMs, 60_000);

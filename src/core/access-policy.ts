@@ -3,8 +3,6 @@ import type { AccessOperation, ResourceModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/record-store.js';
 import { isAdmin, type Principal } from './principal.js';
 
-/** A value no owner field ever holds: a principal without a subject owns nothing. */
-const NOBODY = '\u0000no-subject';
 
 /**
  * The access rules of the schema, applied in one place for every adapter: the operation's rule
@@ -49,7 +47,7 @@ export function ownerWriteFilter(principal: Principal, resource: ResourceModel):
 
 /** Whether a row passes a filter built by this module (equality on one field). */
 export function rowPasses(row: Record<string, unknown>, filter: FilterCondition | undefined): boolean {
-  return filter === undefined || row[filter.field] === filter.value;
+  return filter === undefined || (filter.op !== 'none' && row[filter.field] === filter.value);
 }
 
 /**
@@ -60,7 +58,7 @@ export function rowPasses(row: Record<string, unknown>, filter: FilterCondition 
 export function ownerValue(principal: Principal, resource: ResourceModel): string | number | undefined {
   const filter = ownerWriteFilter(principal, resource);
   if (filter === undefined) return undefined;
-  if (filter.value === NOBODY) {
+  if (filter.op === 'none') {
     const why = principal.subject === undefined ? 'has no subject' : `has the subject ${JSON.stringify(principal.subject)}, which is not a valid ${filter.field}`;
     throw new ForbiddenError(`This token ${why}, so it cannot own ${resource.name}.`);
   }
@@ -72,9 +70,14 @@ function ownerFilter(principal: Principal, resource: ResourceModel, owner: strin
   const subject = principal.subject;
   if (field?.type === 'integer') {
     const id = subject !== undefined && /^-?\d{1,15}$/.test(subject) ? Number(subject) : Number.NaN;
-    return { field: owner, op: 'eq', value: Number.isSafeInteger(id) ? id : NOBODY };
+    return Number.isSafeInteger(id) ? { field: owner, op: 'eq', value: id } : nobody(owner);
   }
-  return { field: owner, op: 'eq', value: subject ?? NOBODY };
+  return subject === undefined ? nobody(owner) : { field: owner, op: 'eq', value: subject };
+}
+
+/** A principal without a (suitable) subject owns nothing: no row passes. */
+function nobody(owner: string): FilterCondition {
+  return { field: owner, op: 'none', value: null };
 }
 
 function verb(operation: AccessOperation): string {

@@ -95,6 +95,8 @@ export class EventDispatcher {
   async start(onError: (error: unknown) => void): Promise<void> {
     this.#onError = onError;
     this.#lastId = await this.#store.lastId();
+    // Other processes' events: read when they say so, and by polling (a signal may be lost).
+    await this.#store.watch(() => this.notify());
     this.#timer = setInterval(() => this.notify(), this.#pollIntervalMs);
     this.#timer.unref();
   }
@@ -113,6 +115,7 @@ export class EventDispatcher {
     const first = events[0];
     const last = events.at(-1);
     if (first === undefined || last === undefined || this.#stopped) return;
+    this.#store.announce();
     if (this.#pumping === undefined && first.id === this.#lastId + 1 && isContiguous(events)) {
       this.#dispatch(events);
       return;

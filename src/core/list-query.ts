@@ -1,7 +1,7 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import { RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
-import type { FilterCondition, FilterOperator, SortKey } from '../store/record-store.js';
+import type { FilterCondition, QueryOperator, SortKey } from '../store/record-store.js';
 
 /** Query-string values as an HTTP framework hands them over: repeated parameters become arrays. */
 export type RawQuery = Record<string, string | string[] | undefined>;
@@ -39,7 +39,7 @@ export interface ListQuery {
   count: boolean;
 }
 
-export const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly FilterOperator[]> = {
+export const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly QueryOperator[]> = {
   string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'isNull'],
   integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
   number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
@@ -109,7 +109,7 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
   if (cursor !== undefined) {
     if (query.offset !== undefined) problems.push({ parameter: 'after', detail: 'cannot be combined with offset; use one way of paging' });
-    const after = decodeCursor(cursor, query.sort);
+    const after = decodeCursor(resource, cursor, query.sort);
     if (after === undefined) problems.push({ parameter: 'after', detail: 'is not a cursor this list returned for the same sort; follow the Link header rel="next"' });
     else query.after = after;
   }
@@ -159,12 +159,12 @@ function parseFilter(resource: ResourceModel, key: string, value: string, limits
   }
   const op = match[2] ?? 'eq';
   const allowed = OPERATORS_BY_TYPE[field.type];
-  if (!allowed.includes(op as FilterOperator)) {
+  if (!allowed.includes(op as QueryOperator)) {
     const why = ALL_OPERATORS.has(op) ? `does not apply to ${field.type} fields` : 'is not a filter operator';
     problems.push({ parameter: key, detail: `operator "${op}" ${why}; ${field.name} takes ${allowed.join(', ')}` });
     return;
   }
-  const operator = op as FilterOperator;
+  const operator = op as QueryOperator;
   if (operator === 'isNull') {
     if (value !== 'true' && value !== 'false') problems.push({ parameter: key, detail: 'must be true or false' });
     else filters.push({ field: field.name, op: operator, value: value === 'true' });
@@ -228,7 +228,7 @@ export function parseFilterValue(field: FieldModel, text: string): { value?: unk
 
 /** A list request in structured form, as GraphQL arguments give it (values already typed). */
 export interface StructuredListInput {
-  filters?: readonly { field: string; op: FilterOperator; value: unknown }[];
+  filters?: readonly { field: string; op: QueryOperator; value: unknown }[];
   sort?: readonly SortKey[];
   first?: number | null;
   last?: number | null;
@@ -294,7 +294,7 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
   for (const name of ['after', 'before'] as const) {
     const cursor = input[name];
     if (cursor === undefined || cursor === null) continue;
-    const position = decodeCursor(cursor, query.sort);
+    const position = decodeCursor(resource, cursor, query.sort);
     if (position === undefined) problems.push({ parameter: name, detail: 'is not a cursor this list returned for the same sort and filter' });
     else query[name] = position;
   }
@@ -304,13 +304,19 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
 
 /**
  * Cursors are opaque to clients: base64url of JSON `{"s": "<sort>", "v": [<values>]}`, where
- * the values are the stored values of the sort keys of the last row of a page. See docs/cursors.md.
+ * the values are those of the sort keys of the last row of a page, as responses show them. See
+ * docs/cursors.md.
  */
 export function encodeCursor(sort: readonly SortKey[], values: readonly unknown[]): string {
   return Buffer.from(JSON.stringify({ s: sortSignature(sort), v: values })).toString('base64url');
 }
 
-export function decodeCursor(cursor: string, sort: readonly SortKey[]): unknown[] | undefined {
+/**
+ * The sort-key values a cursor carries, or undefined when it is not one this list could have
+ * returned: each value must have its field's type (a forged cursor never reaches SQL as a value of
+ * another type), and only fields that may be empty may hold null.
+ */
+export function decodeCursor(resource: ResourceModel, cursor: string, sort: readonly SortKey[]): unknown[] | undefined {
   if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
   let parsed: unknown;
   try {
@@ -321,9 +327,28 @@ export function decodeCursor(cursor: string, sort: readonly SortKey[]): unknown[
   if (typeof parsed !== 'object' || parsed === null) return undefined;
   const { s, v } = parsed as { s?: unknown; v?: unknown };
   if (s !== sortSignature(sort) || !Array.isArray(v) || v.length !== sort.length) return undefined;
-  const ok = v.every((x: unknown) => x === null || typeof x === 'string' || (typeof x === 'number' && Number.isFinite(x)));
-  if (!ok || v[v.length - 1] === null) return undefined;
-  return v as unknown[];
+  const values = v as unknown[];
+  const ok = sort.every((key, i) => {
+    const field = resource.fields.get(key.field);
+    return field !== undefined && isCursorValue(field, values[i]);
+  });
+  return ok ? values : undefined;
+}
+
+function isCursorValue(field: FieldModel, value: unknown): boolean {
+  if (value === null) return !field.system;
+  switch (field.type) {
+    case 'integer':
+      return Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'json':
+      return false;
+    default:
+      return typeof value === 'string' && !value.includes('\u0000');
+  }
 }
 
 function sortSignature(sort: readonly SortKey[]): string {

@@ -41,7 +41,7 @@ export class ReferentialRules {
       const field = fieldNamed(resource, name);
       if (field.references === undefined || typeof value !== 'number') continue;
       const target = resourceNamed(this.#schema, field.references);
-      const found = await this.#store.existingIds(tx, target, [value]);
+      const found = await this.#store.existingIds(tx, target, [value], { forShare: true });
       if (!found.has(value)) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
     }
     if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });

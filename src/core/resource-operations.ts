@@ -126,7 +126,7 @@ export class ResourceOperations {
   cursorOf(resource: ResourceModel, sort: readonly SortKey[], record: StoredRecord): string {
     return encodeCursor(
       sort,
-      sort.map((k) => this.#store.encodeValue(fieldNamed(resource, k.field), record[k.field])),
+      sort.map((k) => record[k.field] ?? null),
     );
   }
 
@@ -310,7 +310,7 @@ export class ResourceOperations {
    * not visible, 403 when visible (public reads) but owned by someone else.
    */
   async #currentForWrite(ctx: OperationContext, resource: ResourceModel, id: number, tx: SqlExecutor): Promise<StoredRecord> {
-    const current = await this.#store.findById(resource, id, tx);
+    const current = await this.#store.findById(resource, id, tx, { forUpdate: true });
     if (current === undefined || !rowPasses(current, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
     if (!rowPasses(current, ownerWriteFilter(ctx.principal, resource))) {
       throw new ForbiddenError(`${capitalize(resource.singular)} ${id} belongs to someone else; only its owner may change it.`);

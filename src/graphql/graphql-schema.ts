@@ -19,7 +19,7 @@ import {
 } from 'graphql';
 import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
 import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import type { FilterOperator, SortKey, StoredRecord } from '../store/record-store.js';
+import type { QueryOperator, SortKey, StoredRecord } from '../store/record-store.js';
 import { canonicalFields } from '../store/record-store.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
@@ -221,7 +221,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     const t = typeOf(resource);
     const input: StructuredListInput = {
       filters: Object.entries(args.filter ?? {}).flatMap(([field, ops]) =>
-        Object.entries(ops ?? {}).map(([op, value]) => ({ field, op: op as FilterOperator, value })),
+        Object.entries(ops ?? {}).map(([op, value]) => ({ field, op: op as QueryOperator, value })),
       ),
       sort: (args.sort ?? []).map((value) => {
         const key = t.sortKeys.get(value);

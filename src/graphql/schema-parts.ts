@@ -1,7 +1,7 @@
 import type { ListQuery } from '../core/list-query.js';
 import { NotFoundError } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
-import type { FilterOperator, StoredRecord } from '../store/record-store.js';
+import type { QueryOperator, StoredRecord } from '../store/record-store.js';
 import type { GraphqlContext } from './graphql-context.js';
 
 /** Pieces of the generated schema: names, descriptions, ids, inputs and connection objects. */
@@ -75,7 +75,7 @@ export function describe(field: FieldModel): { description?: string } {
   return parts.length === 0 ? {} : { description: parts.join(' ') };
 }
 
-export const OPERATOR_DESCRIPTIONS: Record<FilterOperator, string> = {
+export const OPERATOR_DESCRIPTIONS: Record<QueryOperator, string> = {
   eq: 'Equal to.',
   ne: 'Not equal to (null fields count as not equal).',
   lt: 'Less than.',

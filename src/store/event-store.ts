@@ -1,7 +1,10 @@
 import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
+import { OutboxGaps } from './postgres/outbox-gaps.js';
 import { pruneOlderThan } from './time-ordered-prune.js';
 
 const TABLE = '_restgraph_events';
+/** The signal channel of committed events. */
+const CHANNEL = 'restgraph_events';
 
 /** An event as written: what changed, in the transaction of the change (transactional outbox). */
 export interface NewEvent {
@@ -15,7 +18,7 @@ export interface NewEvent {
   occurredAt: string;
 }
 
-/** An event as stored: ids increase in commit order (one writer). */
+/** An event as stored: readers get them in id order, and never skip one (see {@link EventStore.after}). */
 export interface StoredEvent extends NewEvent {
   id: number;
 }
@@ -28,14 +31,20 @@ export class EventStore {
   readonly #db: SqlDatabase;
   /** The INSERT, compiled once (it is on every write's path). */
   #insertSql: string | undefined;
+  /** Where transactions commit side by side (PostgreSQL), ids may become visible out of order. */
+  readonly #gaps: OutboxGaps | undefined;
 
   constructor(db: SqlDatabase) {
     this.#db = db;
+    this.#gaps = db.dialect === 'postgres' ? new OutboxGaps(db) : undefined;
   }
 
   /**
    * Appends events inside the caller's transaction, in order; resolves to them as stored (ids, and
    * data as a reader of the outbox would get it: a copy, decoded from the stored text).
+   *
+   * Call it after the transaction's change has been written (see OutboxGaps: the transaction must
+   * hold its transaction id before it takes event ids).
    */
   async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<StoredEvent[]> {
     this.#insertSql ??= this.#db.builder
@@ -53,18 +62,37 @@ export class EventStore {
     return stored;
   }
 
-  /** Events with ids above `afterId`, oldest first, at most `limit`. */
-  async after(afterId: number, limit: number): Promise<StoredEvent[]> {
-    const rows = await this.#db.all(
-      this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', afterId).orderBy('id').limit(limit).compile(),
-    );
-    return rows.map(decode);
+  /** Tells other processes on this database that events were committed (where it has signals). */
+  announce(): void {
+    this.#db.signals?.announce(CHANNEL);
   }
 
-  /** The id of the newest event (0 when there is none). */
+  /** Calls `onEvents` when another process announces committed events. */
+  async watch(onEvents: () => void): Promise<void> {
+    await this.#db.signals?.listen(CHANNEL, onEvents);
+  }
+
+  /**
+   * Events with ids above `afterId`, oldest first, at most `limit`; never one beyond an id that
+   * may still appear (a transaction committing it), so a reader that moves on never skips one.
+   */
+  async after(afterId: number, limit: number): Promise<StoredEvent[]> {
+    const read = async (): Promise<StoredEvent[]> =>
+      (await this.#db.all(this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', afterId).orderBy('id').limit(limit).compile())).map(decode);
+    if (this.#gaps === undefined) return read();
+    for (let reads = 1; ; reads++) {
+      const { events, readAgain } = await this.#gaps.accept(afterId, await read());
+      // A gap that settled after the read: read again (a few times at most; polling goes on).
+      if (!readAgain || events.length > 0 || reads === 3) return events;
+    }
+  }
+
+  /** The id of the newest event (0 when there is none), once every id below it is there for good. */
   async lastId(): Promise<number> {
     const row = await this.#db.one(this.#db.builder.selectFrom(TABLE).select((eb) => eb.fn.max('id').as('id')).compile());
-    return Number(row?.id ?? 0);
+    const last = Number(row?.id ?? 0);
+    await this.#gaps?.settleUpTo(last);
+    return last;
   }
 
   /** The id of the oldest event still kept, or undefined when there is none. */

@@ -1,4 +1,5 @@
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+import { ConstraintViolation } from './store-errors.js';
 
 const TABLE = '_restgraph_idempotency_keys';
 
@@ -42,6 +43,17 @@ export class IdempotencyStore {
 
   /** Claims `key` for a request with this fingerprint, or says why not. */
   async claim(scope: string, key: string, fingerprint: string): Promise<ClaimResult> {
+    try {
+      return await this.#claimOnce(scope, key, fingerprint);
+    } catch (error) {
+      // Another instance inserted the same key between our read and our insert (PostgreSQL runs
+      // such transactions side by side): read again, and see it as a retry sees it.
+      if (error instanceof ConstraintViolation && error.kind === 'unique') return this.#claimOnce(scope, key, fingerprint);
+      throw error;
+    }
+  }
+
+  async #claimOnce(scope: string, key: string, fingerprint: string): Promise<ClaimResult> {
     const now = Date.now();
     return this.#db.transaction(async (tx) => {
       const rows = await tx.all(

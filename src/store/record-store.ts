@@ -9,13 +9,16 @@ import { whereClause } from './sql-conditions.js';
 /** A row as clients see it: decoded values, keys in the resource's canonical order. */
 export type StoredRecord = Record<string, unknown>;
 
-export type FilterOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'contains' | 'startsWith' | 'isNull';
+/** The operators clients may use in filters. */
+export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'contains' | 'startsWith' | 'isNull';
+/** `none` matches no row: internal (access rules), never parsed from a query. */
+export type FilterOperator = QueryOperator | 'none';
 
 /** One filter, already checked against the schema; values are decoded JS values of the field's type. */
 export interface FilterCondition {
   field: string;
   op: FilterOperator;
-  /** A value; an array for `in`; a boolean for `isNull`. */
+  /** A value; an array for `in`; a boolean for `isNull`; ignored by `none` (matches no row: internal, never parsed from a query). */
   value: unknown;
 }
 
@@ -66,12 +69,19 @@ export class RecordStore {
     this.#rules = rules;
   }
 
-  /** The row with this id, or undefined. */
-  async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db): Promise<StoredRecord | undefined> {
-    let statement = this.#byId.get(resource.name);
+  /**
+   * The row with this id, or undefined. `forUpdate` (in a transaction) locks it until the
+   * transaction ends where writers run concurrently (PostgreSQL), so a check made on it still holds
+   * when the write lands; SQLite's writers are serialised already.
+   */
+  async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = {}): Promise<StoredRecord | undefined> {
+    const lock = options.forUpdate === true && this.#db.dialect === 'postgres';
+    const key = lock ? `${resource.name}|for update` : resource.name;
+    let statement = this.#byId.get(key);
     if (statement === undefined) {
-      statement = this.#db.builder.selectFrom(resource.name).select(columnNames(resource)).where('id', '=', 0).compile();
-      this.#byId.set(resource.name, statement);
+      const query = this.#db.builder.selectFrom(resource.name).select(columnNames(resource)).where('id', '=', 0);
+      statement = (lock ? query.forUpdate() : query).compile();
+      this.#byId.set(key, statement);
     }
     const row = await executor.one({ sql: statement.sql, parameters: [id] });
     return row === undefined ? undefined : this.#decodeInPlace(resource, row);
@@ -222,10 +232,14 @@ export class RecordStore {
     return rows.map((r) => Number(r.id));
   }
 
-  /** Which of `ids` exist in `resource`. */
-  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[]): Promise<Set<number>> {
+  /**
+   * Which of `ids` exist in `resource`. `forShare` (in a transaction) keeps them from being deleted
+   * until it ends where writers run concurrently (PostgreSQL): a reference checked stays valid.
+   */
+  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[], options: { forShare?: boolean } = {}): Promise<Set<number>> {
     if (ids.length === 0) return new Set();
-    const rows = await executor.all(this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', [...ids]).compile());
+    const query = this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', [...ids]);
+    const rows = await executor.all((options.forShare === true && this.#db.dialect === 'postgres' ? query.forShare() : query).compile());
     return new Set(rows.map((r) => Number(r.id)));
   }
 

@@ -12,9 +12,9 @@ type Builder = ExpressionBuilder<DynamicTables, string>;
  */
 export function whereClause(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec): Expression<SqlBool> {
   const conditions: Expression<SqlBool>[] = filters.map((f) => condition(eb, rules, resource, f));
-  if (page?.after !== undefined) conditions.push(keysetCondition(eb, resource, page.sort, page.after));
+  if (page?.after !== undefined) conditions.push(keysetCondition(eb, rules, resource, page.sort, page.after));
   // "Before p in this order" is "after p in the reverse order" (nulls first ascending mirror nulls last descending).
-  if (page?.before !== undefined) conditions.push(keysetCondition(eb, resource, reverseSort(page.sort), page.before));
+  if (page?.before !== undefined) conditions.push(keysetCondition(eb, rules, resource, reverseSort(page.sort), page.before));
   return eb.and(conditions);
 }
 
@@ -46,6 +46,8 @@ function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel,
       return rules.startsWith(column, filter.value as string);
     case 'isNull':
       return eb(column, filter.value === true ? 'is' : 'is not', null);
+    case 'none':
+      return sql<SqlBool>`1 = 0`;
   }
 }
 
@@ -53,7 +55,9 @@ function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel,
  * Rows strictly after the cursor position in (sort..., id) order, with nulls first ascending
  * and last descending: OR over i of (k1 = v1 AND … AND k(i-1) = v(i-1) AND ki "after" vi).
  */
-function keysetCondition(eb: Builder, resource: ResourceModel, sort: readonly SortKey[], after: readonly unknown[]): Expression<SqlBool> {
+function keysetCondition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, sort: readonly SortKey[], position: readonly unknown[]): Expression<SqlBool> {
+  // Cursors carry values as clients see them; compare with what the database stores.
+  const after = sort.map((key, i) => rules.encode(fieldNamed(resource, key.field), position[i]));
   const branches: Expression<SqlBool>[] = [];
   for (let i = 0; i < sort.length; i++) {
     const parts: Expression<SqlBool>[] = [];

@@ -29,6 +29,17 @@ export type SqlDialectName = 'sqlite' | 'postgres';
 /** Tables are addressed by name at run time, so the query builder is typed loosely on purpose. */
 export type DynamicTables = Record<string, Record<string, unknown>>;
 
+/**
+ * Wake-ups between processes sharing the database (PostgreSQL's LISTEN/NOTIFY). A signal carries
+ * no data, only "look again"; it may be lost, so readers poll as well.
+ */
+export interface ChangeSignals {
+  /** Tells the other processes to look again; cheap, coalesced, never throws. */
+  announce(channel: string): void;
+  /** Calls `onSignal` when another process announces on `channel`. */
+  listen(channel: string, onSignal: () => void): Promise<void>;
+}
+
 export interface SqlDatabase extends SqlExecutor {
   readonly dialect: SqlDialectName;
   /** Builds and compiles queries only; execution goes through {@link SqlExecutor}. */
@@ -45,6 +56,8 @@ export interface SqlDatabase extends SqlExecutor {
    * migrations at start-up: instances starting together must not create the same tables twice).
    */
   exclusively<T>(work: () => Promise<T>): Promise<T>;
+  /** Signals between processes, where the database has them (undefined: poll only). */
+  readonly signals: ChangeSignals | undefined;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
   close(): Promise<void>;

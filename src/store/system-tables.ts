@@ -80,6 +80,8 @@ function systemTablesDdl(idColumn: string): string {
       "createdAt" text not null
     );
     create index if not exists "rg_ix_deliveries_due" on "_restgraph_webhook_deliveries" ("status", "webhookId", "id");
+    -- One delivery per event and endpoint, whichever instances read the event.
+    create unique index if not exists "rg_uq_deliveries_event" on "_restgraph_webhook_deliveries" ("webhookId", "eventId");
     create table if not exists "_restgraph_webhook_attempts" (
       "id" ${idColumn},
       "deliveryId" bigint not null,

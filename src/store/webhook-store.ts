@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
 import { pruneOlderThan } from './time-ordered-prune.js';
 
@@ -118,8 +119,40 @@ export class WebhookStore {
     );
   }
 
+  /**
+   * Saves a reader's position, unless a position further on is saved already: instances reading
+   * the same events each save theirs, and the furthest one holds (every event before it has its
+   * deliveries).
+   */
+  async advancePosition(tx: SqlExecutor, key: string, position: number): Promise<void> {
+    await tx.run(
+      this.#db.builder
+        .insertInto(STATE)
+        .values({ key, value: String(position) })
+        .onConflict((oc) =>
+          oc
+            .column('key')
+            .doUpdateSet({ value: String(position) })
+            .where(sql<boolean>`cast(${sql.ref(`${STATE}.value`)} as bigint) < ${position}`),
+        )
+        .compile(),
+    );
+  }
+
+  /**
+   * Adds deliveries; one that exists already (the same event for the same endpoint, added by
+   * another instance reading the same events) is left as it is.
+   */
   async addDeliveries(tx: SqlExecutor, deliveries: readonly Omit<DeliveryRecord, 'id' | 'lastAttemptAt' | 'responseStatus' | 'lastError'>[]): Promise<void> {
-    for (const d of deliveries) await tx.run(this.#db.builder.insertInto(DELIVERIES).values({ ...d }).compile());
+    for (const d of deliveries) {
+      await tx.run(
+        this.#db.builder
+          .insertInto(DELIVERIES)
+          .values({ ...d })
+          .onConflict((oc) => oc.columns(['webhookId', 'eventId']).doNothing())
+          .compile(),
+      );
+    }
   }
 
   /**
@@ -129,15 +162,15 @@ export class WebhookStore {
    */
   async claimDue(now: string, leaseUntil: string, limit: number): Promise<DeliveryRecord[]> {
     return this.#db.transaction(async (tx) => {
-      const heads = await tx.all({
-        sql:
-          // From each active endpoint to its oldest pending delivery (an index lookup each): the
-          // cost follows the number of endpoints, not of deliveries ever made.
-          `select d.* from "${WEBHOOKS}" w join "${DELIVERIES}" d ` +
-          `on d."id" = (select min(p."id") from "${DELIVERIES}" p where p."status" = 'pending' and p."webhookId" = w."id") ` +
-          `where w."status" = 'active' and d."nextAttemptAt" <= ? and (d."leaseUntil" is null or d."leaseUntil" < ?) order by d."id" limit ?`,
-        parameters: [now, now, limit],
-      });
+      // From each active endpoint to its oldest pending delivery (an index lookup each): the cost
+      // follows the number of endpoints, not of deliveries ever made. Where several instances
+      // share the database, a head another one is leasing right now is skipped, not waited for.
+      const heads = await tx.all(
+        sql`select d.* from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
+            on d."id" = (select min(p."id") from ${sql.table(DELIVERIES)} p where p."status" = 'pending' and p."webhookId" = w."id")
+            where w."status" = 'active' and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now})
+            order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}`.compile(this.#db.builder),
+      );
       for (const row of heads) {
         await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ leaseUntil }).where('id', '=', Number(row.id)).compile());
       }

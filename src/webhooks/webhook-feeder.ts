@@ -63,7 +63,7 @@ export class WebhookFeeder {
       const running = saved !== undefined && (await this.#store.state(FEEDING_KEY)) === 'yes';
       const cursor = running ? Number(saved) : this.#events.lastId;
       await this.#store.db.transaction(async (tx) => {
-        await this.#store.setState(tx, CURSOR_KEY, String(cursor));
+        await this.#store.advancePosition(tx, CURSOR_KEY, cursor);
         await this.#store.setState(tx, FEEDING_KEY, 'yes');
       });
       this.#subscribe(cursor);
@@ -80,7 +80,7 @@ export class WebhookFeeder {
     const position = this.#unsaved;
     if (position === undefined) return;
     this.#unsaved = undefined;
-    await this.#store.db.transaction((tx) => this.#store.setState(tx, CURSOR_KEY, String(position)));
+    await this.#store.db.transaction((tx) => this.#store.advancePosition(tx, CURSOR_KEY, position));
   }
 
   /** Stops reading; saves the position reached. */
@@ -153,7 +153,7 @@ export class WebhookFeeder {
         this.#unsaved = undefined;
         await this.#store.db.transaction(async (tx) => {
           await this.#store.addDeliveries(tx, deliveries);
-          await this.#store.setState(tx, CURSOR_KEY, String(last.id));
+          await this.#store.advancePosition(tx, CURSOR_KEY, last.id);
         });
         this.#onDeliveries();
       }

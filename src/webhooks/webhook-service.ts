@@ -168,6 +168,8 @@ export class WebhookService {
     this.#timer = setInterval(() => {
       this.#wake();
       this.#feeder.flush().catch((error: unknown) => this.#log(error, 'saving the webhook feeder position failed'));
+      // An endpoint registered through another instance: this one feeds and attempts too.
+      if (!this.#feeder.running) this.#feeder.sync().catch((error: unknown) => this.#log(error, 'looking for webhook endpoints failed'));
     }, this.#options.pollIntervalMs);
     this.#timer.unref();
     this.#wake();

@@ -2,6 +2,7 @@ import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation } from '../store-errors.js';
+import { PostgresSignals } from './postgres-signals.js';
 
 export interface PostgresDatabaseOptions {
   /** `postgres://user:password@host:port/database?…`, as `pg` reads it. */
@@ -42,6 +43,7 @@ function parseSafeInteger(text: string): number {
 export class PostgresDatabase implements SqlDatabase {
   readonly dialect = 'postgres' as const;
   readonly builder: Kysely<DynamicTables>;
+  readonly signals: PostgresSignals;
   readonly #pool: pg.Pool;
   readonly #onStatement: ((sql: string) => void) | undefined;
 
@@ -49,6 +51,7 @@ export class PostgresDatabase implements SqlDatabase {
     this.#onStatement = options.onStatement;
     // Two at least: exclusively() holds one connection while its work runs on another.
     this.#pool = new pg.Pool({ connectionString: options.connectionString, max: Math.max(2, options.poolSize ?? 10), types: postgresTypeParsers() });
+    this.signals = new PostgresSignals(this.#pool, options.connectionString);
     // An idle connection that fails (server restart) is dropped by the pool; the next query reconnects.
     this.#pool.on('error', () => undefined);
     this.builder = new Kysely<DynamicTables>({
@@ -59,11 +62,6 @@ export class PostgresDatabase implements SqlDatabase {
         createQueryCompiler: () => new PostgresQueryCompiler(),
       },
     });
-  }
-
-  /** The pool itself, for what needs a connection of its own (LISTEN). */
-  get pool(): pg.Pool {
-    return this.#pool;
   }
 
   async all(statement: SqlStatement): Promise<SqlRow[]> {
@@ -143,6 +141,7 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async close(): Promise<void> {
+    await this.signals.close();
     await this.#pool.end();
   }
 

@@ -26,6 +26,8 @@ export interface SqliteDatabaseOptions {
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly dialect = 'sqlite' as const;
+  /** Processes sharing a SQLite file find each other's events by polling. */
+  readonly signals = undefined;
   readonly builder: Kysely<DynamicTables>;
   readonly #writer: BetterSqlite3.Database;
   readonly #reader: BetterSqlite3.Database;
