@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, killAll, logLines, startCli, waitReady, type Running } from './helpers/cli-process.js';
 import { eventOf, eventsUrl, listenApp, replay, send, SseReader, tempDatabase, waitUntil, type Row, type StreamEvent } from './helpers/event-stream.js';
 import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
-import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
+import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
 /**
  * The outbox survives what a server lives through: `restgraph serve` killed with SIGKILL in the
@@ -91,7 +91,14 @@ describe('restgraph serve killed with SIGKILL', () => {
 
     const second = await serve();
     const { events, lastId } = await replayAll(second.base);
-    expect(events.map((e) => e.id)).toEqual(Array.from({ length: lastId }, (_, i) => i + 1));
+    const ids = events.map((e) => e.id);
+    if (TEST_DIALECT === 'sqlite') expect(ids).toEqual(Array.from({ length: lastId }, (_, i) => i + 1));
+    else {
+      // PostgreSQL hands out ids before commit: those of the transactions the kill cut short are
+      // never used. What was committed replays in increasing id order, up to the last.
+      expect(ids).toEqual([...new Set(ids)].sort((a, b) => a - b));
+      expect(ids.at(-1)).toBe(lastId);
+    }
     // The acknowledged sequential writes, exactly and first.
     expect(events.slice(0, acknowledged.length).map((e) => ({ type: e.type, object: e.body.data.object }))).toEqual(acknowledged);
     // Every acknowledged create of the burst has its event, with the object as acknowledged.

@@ -841,6 +841,11 @@ describe('limits and paging over many rows', () => {
       ['an object among the values', (c) => encode({ ...decode(c), v: [{}, 5] })],
       ['a boolean among the values', (c) => encode({ ...decode(c), v: [true, 5] })],
       ['a null id', (c) => encode({ ...decode(c), v: [decode(c).v[0], null] })],
+      ['a string for the integer id', (c) => encode({ ...decode(c), v: [decode(c).v[0], '5'] })],
+      ['a fraction for the integer id', (c) => encode({ ...decode(c), v: [decode(c).v[0], 5.5] })],
+      ['an id beyond safe integers', (c) => encode({ ...decode(c), v: [decode(c).v[0], 2 ** 63] })],
+      ['a number for the text field', (c) => encode({ ...decode(c), v: [7, 5] })],
+      ['a NUL character in the text value', (c) => encode({ ...decode(c), v: ['a\u0000b', 5] })],
       ['no values at all', (c) => encode({ s: decode(c).s })],
       ['longer than 4 KiB', () => 'A'.repeat(5000)],
     ];
@@ -857,6 +862,24 @@ describe('limits and paging over many rows', () => {
         expect(errors).toEqual([{ parameter: 'after', detail: expect.any(String) as string }]);
       });
     }
+
+    it('a NUL character in a filter value -> 400 naming the parameter, on every database', async () => {
+      for (const query of ['name=a%00b', 'name[contains]=%00', 'email[in]=a@x.io,%00', 'name[startsWith]=%00x']) {
+        const errors = invalidQuery(await get(t, `/users?${query}`));
+        expect(errors).toEqual([{ parameter: decodeURIComponent(query.split('=')[0] ?? ''), detail: expect.stringContaining('must not contain the NUL character (U+0000)') as string }]);
+      }
+    });
+
+    it('values are typed as their fields: a boolean sort takes true/false, a datetime sort its ISO text', async () => {
+      const bySort = async (sort: string, v: unknown[]): Promise<number> =>
+        (await get(t, `/posts?sort=${sort}&limit=5&after=${encode({ s: `${sort},id`, v })}`)).statusCode;
+      expect(await bySort('published', [true, 1])).toBe(200);
+      expect(await bySort('published', [1, 1])).toBe(400);
+      expect(await bySort('published', ['true', 1])).toBe(400);
+      expect(await bySort('createdAt', ['2026-01-01T00:00:00.000Z', 1])).toBe(200);
+      expect(await bySort('createdAt', [null, 1])).toBe(400);
+      expect(await bySort('publishedAt', [null, 1])).toBe(200);
+    });
 
     it('after together with offset -> 400', async () => {
       const errors = invalidQuery(await get(t, `/users?sort=bio&limit=10&offset=10&after=${cursor}`));

@@ -372,6 +372,10 @@ const errorCases: ErrorCase[] = [
   },
   { name: 'a number as a name', request: body('POST', '/users', { name: 42 }), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'must be a string' }] },
   { name: 'a too long name', request: body('PATCH', '/users/1', { name: 'n'.repeat(201) }), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'must be at most 200 characters long' }] },
+  // U+0000 is refused in every stored text, on every database (PostgreSQL cannot store it)
+  { name: 'a NUL character in a string field', request: body('POST', '/users', { name: 'a\u0000b' }), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'must not contain the NUL character (U+0000)' }] },
+  { name: 'a NUL character deep in a json field', request: body('PATCH', '/posts/1', { tags: ['ok', { 'k/ey': ['x\u0000'] }] }), status: 422, code: 'validation-failed', errors: [{ pointer: '/tags/1/k~1ey/0', detail: 'must not contain the NUL character (U+0000)' }] },
+  { name: 'a NUL character in a json object key', request: body('PATCH', '/posts/1', { tags: { 'a\u0000': 1 } }), status: 422, code: 'validation-failed', errors: [{ pointer: '/tags/a\u0000', detail: 'must not contain the NUL character (U+0000)' }] },
   { name: 'a number as an optional string', request: body('PATCH', '/users/1', { bio: 7 }), status: 422, code: 'validation-failed', errors: [{ pointer: '/bio', detail: 'must be a string or null' }] },
   {
     name: 'bad product fields',

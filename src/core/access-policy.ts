@@ -1,3 +1,4 @@
+import { hasNul } from './storable-text.js';
 import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
 import type { AccessOperation, ResourceModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/record-store.js';
@@ -72,7 +73,8 @@ function ownerFilter(principal: Principal, resource: ResourceModel, owner: strin
     const id = subject !== undefined && /^-?\d{1,15}$/.test(subject) ? Number(subject) : Number.NaN;
     return Number.isSafeInteger(id) ? { field: owner, op: 'eq', value: id } : nobody(owner);
   }
-  return subject === undefined ? nobody(owner) : { field: owner, op: 'eq', value: subject };
+  // A subject no owner field can hold (a JWT's sub with U+0000) owns nothing either.
+  return subject === undefined || hasNul(subject) ? nobody(owner) : { field: owner, op: 'eq', value: subject };
 }
 
 /** A principal without a (suitable) subject owns nothing: no row passes. */

@@ -1,5 +1,6 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import { hasNul, NUL_DETAIL } from './storable-text.js';
 import { RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey } from '../store/record-store.js';
 
@@ -195,6 +196,7 @@ function parseFilter(resource: ResourceModel, key: string, value: string, limits
 
 /** Turns a query-string value into a value of the field's type. */
 export function parseFilterValue(field: FieldModel, text: string): { value?: unknown; problem?: string } {
+  if (hasNul(text)) return { problem: NUL_DETAIL };
   switch (field.type) {
     case 'string':
       return { value: text };
@@ -347,7 +349,7 @@ function isCursorValue(field: FieldModel, value: unknown): boolean {
     case 'json':
       return false;
     default:
-      return typeof value === 'string' && !value.includes('\u0000');
+      return typeof value === 'string' && !hasNul(value);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { NUL_DETAIL, nulPointer } from './storable-text.js';
 import type { ErrorDetail } from '../errors.js';
 import { ValidationError } from '../errors.js';
 import { createAjv, fieldJsonSchema, type JsonSchema } from '../schema/field-json-schema.js';
@@ -62,6 +63,8 @@ export class RecordValidator {
         continue; // createdAt, updatedAt and a matching id are read-only and ignored, so GET → edit → PUT works.
       }
       input[name] = value;
+      const nul = nulPointer(value, `/${escapePointer(name)}`);
+      if (nul !== undefined) problems.push({ pointer: nul, detail: NUL_DETAIL });
     }
     const validators = this.#validators.get(resource.name);
     if (validators === undefined) throw new Error(`no validator for ${resource.name}`);

@@ -1,3 +1,4 @@
+import { hasNul, NUL_DETAIL } from './storable-text.js';
 import { AuthenticationRequiredError, ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store.js';
 import { isAdmin, type Principal } from './principal.js';
@@ -74,6 +75,7 @@ export function parseTokenRequest(request: unknown, now: number): { name: string
   }
   const name = request.name ?? 'unnamed';
   if (typeof name !== 'string' || name.length < 1 || name.length > 100) problems.push({ pointer: '/name', detail: 'must be a string of 1 to 100 characters' });
+  else if (hasNul(name)) problems.push({ pointer: '/name', detail: NUL_DETAIL });
   const scopes = request.scopes;
   if (!Array.isArray(scopes) || scopes.length === 0 || scopes.length > 100 || !scopes.every((s): s is string => typeof s === 'string' && SCOPE.test(s))) {
     problems.push({ pointer: '/scopes', detail: 'must be a non-empty array of scopes like users:read (letters, digits, _ . : -)' });
@@ -81,7 +83,7 @@ export function parseTokenRequest(request: unknown, now: number): { name: string
   const subject = request.subject;
   if (subject !== undefined && (typeof subject !== 'string' || subject.length < 1 || subject.length > 200)) {
     problems.push({ pointer: '/subject', detail: 'must be a string of 1 to 200 characters' });
-  }
+  } else if (subject !== undefined && hasNul(subject)) problems.push({ pointer: '/subject', detail: NUL_DETAIL });
   let expiresAt: string | undefined;
   if (request.expires !== undefined) {
     expiresAt = typeof request.expires === 'string' ? parseExpiry(request.expires, now) : undefined;

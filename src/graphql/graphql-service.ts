@@ -23,6 +23,8 @@ import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import { RestgraphError } from '../errors.js';
+import { toRestgraphError } from '../rest/problem-details.js';
+import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { RequestLoaders, type GraphqlContext } from './graphql-context.js';
 import { buildGraphqlSchema } from './graphql-schema.js';
@@ -251,7 +253,8 @@ export class GraphqlService {
       const malformed = error.message === 'Unparsable JSON body' || error.message === 'Missing body';
       return requestError(error.message, malformed ? 'malformed-json' : 'bad-request');
     }
-    const original = error.originalError;
+    // A passing database trouble is a 503 to retry, as in REST.
+    const original = error.originalError instanceof TransientStoreError ? toRestgraphError(error.originalError) : error.originalError;
     if (original instanceof RestgraphError) {
       return new GraphQLError(original.message, {
         ...(error.nodes === undefined ? {} : { nodes: error.nodes }),

@@ -10,9 +10,11 @@ import {
   PROBLEM_TYPE_PREFIX,
   RequestTimeoutError,
   RestgraphError,
+  ServiceUnavailableError,
   UnsupportedMediaTypeError,
   UriTooLongError,
 } from '../errors.js';
+import { TransientStoreError } from '../store/store-errors.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -43,6 +45,9 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
  */
 export function toRestgraphError(error: unknown): RestgraphError {
   if (error instanceof RestgraphError) return error;
+  if (error instanceof TransientStoreError) {
+    return new ServiceUnavailableError('The database could not complete the request just now; retry it.', { cause: error, headers: { 'retry-after': '1' } });
+  }
   const { code, statusCode, message } = (error ?? {}) as { code?: string; statusCode?: number; message?: string };
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

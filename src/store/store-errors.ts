@@ -13,3 +13,15 @@ export class ConstraintViolation extends Error {
     this.name = 'ConstraintViolation';
   }
 }
+
+/**
+ * The database could not do this now, but may in a moment: a conflict with a concurrent
+ * transaction it asks to retry (serialization failure, deadlock), a lock not granted in time, or
+ * the database out of reach. Adapters answer 503 with Retry-After.
+ */
+export class TransientStoreError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TransientStoreError';
+  }
+}

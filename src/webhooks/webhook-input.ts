@@ -1,3 +1,4 @@
+import { hasNul, NUL_DETAIL } from '../core/storable-text.js';
 import { isPlainObject } from '../core/merge-patch.js';
 import { ValidationError, type ErrorDetail } from '../errors.js';
 import { TargetRefusedError, type TargetGuard } from './target-guard.js';
@@ -24,6 +25,7 @@ export async function parseWebhookInput(body: unknown, whole: boolean, types: Re
     const url = body.url;
     let parsed: URL | undefined;
     if (typeof url !== 'string' || url.length > 2048) problems.push({ pointer: '/url', detail: 'must be an http or https URL of at most 2048 characters' });
+    else if (hasNul(url)) problems.push({ pointer: '/url', detail: NUL_DETAIL });
     else {
       try {
         parsed = new URL(url);
@@ -57,6 +59,7 @@ export async function parseWebhookInput(body: unknown, whole: boolean, types: Re
   if (body.description !== undefined) {
     const description = body.description;
     if (description !== null && (typeof description !== 'string' || description.length > 500)) problems.push({ pointer: '/description', detail: 'must be text of at most 500 characters, or null' });
+    else if (typeof description === 'string' && hasNul(description)) problems.push({ pointer: '/description', detail: NUL_DETAIL });
     else out.description = description;
   }
   if (problems.length > 0) throw new ValidationError(problems.length === 1 ? 'One field is invalid.' : `${problems.length} fields are invalid.`, { errors: problems });

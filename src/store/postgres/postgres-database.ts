@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
-import { ConstraintViolation } from '../store-errors.js';
+import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
 import { PostgresSignals } from './postgres-signals.js';
 
 export interface PostgresDatabaseOptions {
@@ -155,8 +155,19 @@ export class PostgresDatabase implements SqlDatabase {
   }
 }
 
-/** Turns PostgreSQL's constraint errors into {@link ConstraintViolation}; anything else passes through. */
+/**
+ * SQLSTATEs and socket errors after which the same request may well succeed: serialization
+ * failure, deadlock, lock timeout, too many connections, the server starting or shutting down, and
+ * connections refused or cut.
+ */
+const TRANSIENT = new Set(['40001', '40P01', '55P03', '53300', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+
+/** Turns PostgreSQL's constraint errors into {@link ConstraintViolation} and passing troubles into {@link TransientStoreError}; anything else passes through. */
 function translatePostgresError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && TRANSIENT.has(code)) {
+    return new TransientStoreError(`the database could not complete the request now (${code})`, { cause: error });
+  }
   if (!(error instanceof pg.DatabaseError)) return error;
   // "Key (email)=(a@example.com) already exists." / "Key (a, b)=(…) …"
   const columns = (/^Key \(([^)]*)\)=/.exec(error.detail ?? '')?.[1] ?? error.column ?? '')

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
-import { ConstraintViolation } from '../store-errors.js';
+import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
 
 type Statement = BetterSqlite3.Statement<unknown[], SqlRow>;
 
@@ -189,6 +189,8 @@ function runRun(statement: Statement, parameters: readonly unknown[]): number {
 /** Turns SQLite's constraint errors into {@link ConstraintViolation}; anything else passes through. */
 function translateSqliteError(error: unknown): unknown {
   if (!(error instanceof BetterSqlite3.SqliteError)) return error;
+  // Another process held the write lock for longer than the busy timeout.
+  if (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_')) return new TransientStoreError('the database is busy', { cause: error });
   const columns = (/constraint failed: (.*)$/.exec(error.message)?.[1] ?? '')
     .split(',')
     .map((c) => c.trim().split('.').pop() ?? '')
