@@ -5,9 +5,11 @@
 //   node bench/load.js '{"engine":"autocannon"|"wrk","url":"http://127.0.0.1:PORT",
 //     "scenario":"get-by-id","server":"baseline","size":10000,"connections":32,
 //     "duration":10,"warmup":2,"timeout":10,"serverPid":123,"serverCpu":0,"loadCpu":1,
-//     "workDir":"/tmp/somewhere","otherPids":[456]}'
+//     "workDir":"/tmp/somewhere","otherPids":[456],"dbProcessMatch":"rg_bench_1_ab12cd34"}'
 //   (serverPid, serverCpu, loadCpu, workDir optional; otherPids: processes of the benchmark
-//   itself, such as subscriber clients, not counted as other processes' CPU)
+//   itself, such as subscriber clients, not counted as other processes' CPU; dbProcessMatch:
+//   a string in the command line of the database server's processes working for the server,
+//   PostgreSQL's backends of its database, whose CPU is reported as dbCpu, not as other's)
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,11 +48,13 @@ function cpuTimes() {
 
 /**
  * CPU ticks (USER_HZ = 100) of every user-space process, reaped children included, except
- * this worker, the harness and the server: whatever else ran during a measurement.
+ * this worker, the harness and the server: whatever else ran during a measurement (`other`),
+ * and apart those of the server's database processes (`db`, when spec.dbProcessMatch is set).
  */
 function foreignTicks() {
   const ours = new Set([process.pid, process.ppid, spec.serverPid, ...(spec.otherPids ?? [])]);
   let total = 0;
+  let db = 0;
   let entries;
   try {
     entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
@@ -67,9 +71,20 @@ function foreignTicks() {
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ppid = Number(f[1]);
     if (ours.has(Number(pid)) || ours.has(ppid) || pid === '2' || ppid === 2) continue; // kernel threads too
-    total += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    if (spec.dbProcessMatch && isDbProcess(pid)) db += ticks;
+    else total += ticks;
   }
-  return total;
+  return { other: total, db };
+}
+
+/** PostgreSQL backends show their database's name in their process title. */
+function isDbProcess(pid) {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(spec.dbProcessMatch);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -95,7 +110,8 @@ async function measured(fn) {
     result,
     serverCpu: spec.serverCpu === undefined ? null : busy(spec.serverCpu),
     loadCpu: spec.loadCpu === undefined ? null : busy(spec.loadCpu),
-    otherCpu: foreign0 === null || foreign1 === null ? null : Math.max(0, foreign1 - foreign0) / 100 / seconds,
+    otherCpu: foreign0 === null || foreign1 === null ? null : Math.max(0, foreign1.other - foreign0.other) / 100 / seconds,
+    ...(spec.dbProcessMatch && foreign0 && foreign1 ? { dbCpu: Math.max(0, foreign1.db - foreign0.db) / 100 / seconds } : {}),
   };
 }
 

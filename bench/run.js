@@ -1,18 +1,33 @@
 // restgraph benchmark: `npm run bench` (builds first), or `node bench/run.js`.
 //
 // What it measures: HTTP throughput (requests per second) and p99 latency of the same
-// REST scenarios (bench/scenarios.js) on three servers (bench/servers.js), each on the
+// REST scenarios (bench/scenarios.js) on several servers (bench/servers.js), each on the
 // same seeded data, one server at a time, pinned to CPU 0, with the load generator
 // (wrk when installed, else autocannon; 32 keep-alive connections) pinned to CPU 1:
 //
-//   restgraph    node dist/cli/main.js serve, in its default configuration (logging on)
-//   baseline     bench/baseline/server.js: hand-written Fastify + better-sqlite3 with
-//                prepared statements and nothing else, the ceiling for a Node stack
-//   json-server  json-server 1.0.0-beta.3 on a db.json, the usual "instant REST API"
+//   restgraph         node dist/cli/main.js serve, in its default configuration (logging on),
+//                     on SQLite; requests carry an API key
+//   restgraph-public  the same with users readable and writable without a token
+//   baseline          bench/baseline/server.js: hand-written Fastify + better-sqlite3 with
+//                     prepared statements and nothing else, the ceiling for a Node stack
+//   json-server       json-server 1.0.0-beta.3 on a db.json, the usual "instant REST API"
+//   restgraph-pg      restgraph as `restgraph` (default configuration, API key), on PostgreSQL
+//   baseline-pg       bench/baseline-pg/server.js: the baseline's twin on Fastify + pg (a pool
+//                     of 10 connections, like restgraph's; plain parameterised queries)
+//
+// The PostgreSQL pair runs get-by-id, list and create, each server on a fresh empty database of
+// its own (rg_bench_<pid>_<random>, created on the server BENCH_POSTGRES_URL names, default
+// postgres://postgres@127.0.0.1:5432/postgres, whose role needs CREATEDB; PostgreSQL 13 or
+// later), seeded like the SQLite ones and dropped when the server is done, or by the exit
+// handler when the run fails or is interrupted. When PostgreSQL cannot be reached the pair is
+// skipped with the reason. PostgreSQL's own processes are not pinned: they compete with the
+// server on CPU 0 and with the load generator on CPU 1, so the pair's figures are less clean;
+// their CPU is reported apart ("postgres CPU"), not counted as other processes'.
 //
 // How to read the ratios: restgraph/baseline is the share of the hand-written ceiling
 // that restgraph keeps (1.0 = no overhead at all; targets: >= 0.8 for get-by-id and
-// create, >= 0.7 for list). restgraph/json-server is how many times faster restgraph
+// create, >= 0.7 for list); restgraph-pg/baseline-pg the same on PostgreSQL, with the same
+// targets. restgraph/json-server is how many times faster restgraph
 // is than json-server (target >= 10). A target only PASSes when restgraph answered every
 // request with 2xx; any non-2xx or socket error is counted and printed, marked with `!`.
 // Each run also reports how busy the server's CPU was (near 100 % = the server was the
@@ -27,7 +42,8 @@
 // fresh data, servers interleaved, and reports medians), BENCH_LOADGEN (wrk | autocannon;
 // default wrk when on PATH: with one core it keeps the server saturated where autocannon
 // itself runs out of CPU), BENCH_SERVERS / BENCH_SCENARIOS (comma-separated names to
-// run only those REST servers and scenarios; BENCH_SCENARIOS=none runs no REST scenario),
+// run only those REST servers and scenarios, e.g. BENCH_SERVERS=restgraph-pg,baseline-pg;
+// BENCH_SCENARIOS=none runs no REST scenario), BENCH_POSTGRES_URL (see above),
 // BENCH_TIMEOUT (seconds before the whole run is aborted; default from the plan),
 // BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs).
 //
@@ -38,14 +54,16 @@
 // settings are described at the top of bench/events.js. So `BENCH_SCENARIOS=none` runs only
 // the events, and `BENCH_EVENTS=0` only REST.
 //
-// Results: printed tables, and bench/results/latest.json (`sizes`: REST; `events`: the event
-// benchmarks). A part not run this time is kept from the previous file, with its own
-// generatedAt (the top-level one for REST, events.generatedAt for the events).
+// Results: printed tables, and bench/results/latest.json (`sizes`: REST, the PostgreSQL pair's
+// results and ratios next to the others, under their own server names, and `postgresVersion`;
+// `events`: the event benchmarks). A part not run this time is kept from the previous file, with
+// its own generatedAt (the top-level one for REST, events.generatedAt for the events).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
+import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
 import { computeRatios, describeFailures, failures, fmtCount, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, printTable } from './lib/report.js';
 import { makeUsers } from './lib/seed.js';
@@ -96,10 +114,12 @@ function fail(message) {
 // ---------------------------------------------------------------- safety net
 
 // Everything on disk (databases, server logs, wrk request pools) lives under sessionDir;
-// on any exit every child process group is killed and sessionDir removed.
+// on any exit every child process group is killed, sessionDir removed and every PostgreSQL
+// database of the run still there dropped.
 const sessionDir = mkdtempSync(join(tmpdir(), 'restgraph-bench-'));
 process.on('exit', () => {
   killAllNow();
+  dropDatabasesNow();
   if (config.keep) console.log(`(kept ${sessionDir})`);
   else rmSync(sessionDir, { recursive: true, force: true });
 });
@@ -121,7 +141,7 @@ setTimeout(() => {
 // ---------------------------------------------------------------- load
 
 /** Runs bench/load.js pinned to the load CPU; resolves to its JSON result. */
-async function runLoad({ url, pid, scenario, server, size, headers }) {
+async function runLoad({ url, pid, scenario, server, size, headers, dbProcessMatch }) {
   const spec = {
     engine: config.engine,
     url,
@@ -134,6 +154,7 @@ async function runLoad({ url, pid, scenario, server, size, headers }) {
     warmup: config.warmup,
     timeout: config.requestTimeout,
     serverPid: pid,
+    dbProcessMatch,
     workDir: join(sessionDir, 'load'),
     ...(canPin ? { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU } : {}),
   };
@@ -174,7 +195,7 @@ async function benchSize(size) {
   for (const scenario of scenarios) out.scenarios.push({ name: scenario.name, results: {}, checks: {} });
   console.log(`\n=== ${fmtCount(size)} users ===`);
   for (const server of servers) {
-    const reason = server.unavailable();
+    const reason = await server.unavailable();
     if (reason) {
       console.log(`  ${server.name}: skipped, ${reason}`);
       out.servers[server.name] = { skipped: reason };
@@ -196,7 +217,7 @@ async function benchSize(size) {
     for (const [name, list] of Object.entries(samples[i])) row.results[name] = aggregate(list);
   });
   computeRatios(out);
-  printTable(out, { servers, config });
+  printTable(out, { servers, config, postgresVersion: postgresVersion() });
   return out;
 }
 
@@ -213,6 +234,7 @@ async function benchServer({ server, size, users, dir, shared, tag, out, samples
   } catch (error) {
     console.log(`  ${tag}${server.name}: FAILED: ${error.message}`);
     out.servers[server.name] = { error: error.message };
+    await cleanup(instance, server.name, tag);
     return;
   }
   try {
@@ -227,11 +249,20 @@ async function benchServer({ server, size, users, dir, shared, tag, out, samples
           ? await scenario.check({ request: requester(running.url, instance.headers), size, users, server: server.name, path: scenario.path })
           : [];
         if (problems.length) row.checks[server.name] = problems;
-        result = await runLoad({ url: running.url, pid: running.pid, scenario, server: server.name, size, headers: instance.headers });
+        result = await runLoad({
+          url: running.url,
+          pid: running.pid,
+          scenario,
+          server: server.name,
+          size,
+          headers: instance.headers,
+          dbProcessMatch: instance.dbProcessMatch,
+        });
         console.log(
           `${fmtRate(result.reqPerSec)} req/s, p99 ${fmtMs(result.p99Ms)} ms` +
             (result.serverCpu == null ? '' : `, server CPU ${fmtPct(result.serverCpu)}`) +
             (result.loadCpu == null ? '' : `, load CPU ${fmtPct(result.loadCpu)}`) +
+            (result.dbCpu == null ? '' : `, postgres CPU ${fmtPct(result.dbCpu)}`) +
             (result.otherCpu > OTHER_CPU_LIMIT ? `, OTHER PROCESSES ${fmtPct(result.otherCpu)}` : '') +
             (result.connections < config.connections ? `, ${result.connections} connection(s)` : '') +
             (failures(result) ? `, ${describeFailures(result)}` : '') +
@@ -246,6 +277,16 @@ async function benchServer({ server, size, users, dir, shared, tag, out, samples
     }
   } finally {
     await running.stop();
+    await cleanup(instance, server.name, tag);
+  }
+}
+
+/** Removes what prepare() made outside the round's directory (a PostgreSQL database). */
+async function cleanup(instance, name, tag) {
+  try {
+    await instance?.cleanup?.();
+  } catch (error) {
+    console.log(`  ${tag}${name}: cleanup failed (the exit handler tries again): ${error.message}`);
   }
 }
 
@@ -290,6 +331,7 @@ function aggregate(list) {
     serverCpu: median(ok.map((r) => r.serverCpu)),
     loadCpu: median(ok.map((r) => r.loadCpu)),
     otherCpu: median(ok.map((r) => r.otherCpu)),
+    dbCpu: median(ok.map((r) => r.dbCpu)) ?? undefined,
     requests: sum(ok.map((r) => r.requests)),
     non2xx: sum(ok.map((r) => r.non2xx)),
     errors: sum(ok.map((r) => r.errors)),
@@ -329,6 +371,7 @@ async function main() {
     sizes: [],
   };
   if (scenarios.length) for (const n of config.sizes) results.sizes.push(await benchSize(n));
+  if (postgresVersion()) results.postgresVersion = postgresVersion();
   if (events.enabled) {
     results.events = await runEvents({ config: events, sessionDir, engine: config.engine, connections: config.connections, keep: config.keep });
   }

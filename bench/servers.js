@@ -1,22 +1,31 @@
 // The servers under test. Add one by appending an entry:
 //
 //   name           column label (also the key in results/latest.json)
-//   unavailable()  null, or the reason it is skipped (e.g. not built)
-//   prepare(ctx)   creates and seeds its data in ctx.dir; resolves to { layout?, start }
+//   unavailable()  null, or the reason it is skipped (e.g. not built, PostgreSQL not
+//                  reachable); may return a promise
+//   prepare(ctx)   creates and seeds its data in ctx.dir (or in a database of its own);
+//                  resolves to { layout?, start, headers?, dbProcessMatch?, cleanup? }
 //                  where start() resolves to { url, pid, readyUrl, stop }; stop() resolves
-//                  to the exit status; readyUrl is a cheap GET answering 200 when idle.
+//                  to the exit status; readyUrl is a cheap GET answering 200 when idle;
+//                  cleanup() (after the last stop) removes what prepare made outside ctx.dir;
+//                  dbProcessMatch: a string in the command line of the database server's
+//                  processes working for this server (their CPU is reported apart).
 //
 // ctx = { dir, size, users, shared }: users = the seed rows (ids 1..size), shared = an
-// object the servers of one size may use to pass things on (restgraph leaves its
-// `users` DDL there so the baseline gets the identical table layout).
+// object the servers of one size and round may use to pass things on (restgraph leaves its
+// `users` DDL there so the baseline gets the identical table layout; restgraph-pg does the
+// same for baseline-pg).
 //
-// Every server runs pinned to CPU 0 (when taskset exists), one at a time.
+// Every server runs pinned to CPU 0 (when taskset exists), one at a time. The PostgreSQL
+// servers (restgraph-pg, baseline-pg) each get a fresh, empty database (bench/lib/postgres.js),
+// dropped when they are done; PostgreSQL itself is not pinned.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describeExit, freePort, startProcess, stopProcess, waitReady } from './lib/proc.js';
+import { applyDdl, createDatabase, describePostgres, dropDatabase, postgresUnavailable, seedPostgres } from './lib/postgres.js';
 import { describeSqlite, seedSqlite, writeJsonServerDb } from './lib/seed.js';
 
 export const SERVER_CPU = 0;
@@ -24,6 +33,7 @@ export const SERVER_CPU = 0;
 const root = fileURLToPath(new URL('..', import.meta.url));
 const restgraphCli = join(root, 'dist/cli/main.js');
 const baselineScript = join(root, 'bench/baseline/server.js');
+const baselinePgScript = join(root, 'bench/baseline-pg/server.js');
 const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
 
 /**
@@ -50,10 +60,38 @@ export async function startNode({ name, args, env, cwd, readyPath, logFile, read
 
 /** Start once (creates or migrates the schema), stop, seed the `users` table. */
 export async function createAndSeed(start, dbFile, users, name) {
+  await startAndStop(start, name);
+  seedSqlite(dbFile, users);
+}
+
+async function startAndStop(start, name) {
   const first = await start();
   const exit = await first.stop(15_000);
   if (exit.code !== 0) throw new Error(`${name} did not exit 0 on SIGTERM (${describeExit(exit)})`);
-  seedSqlite(dbFile, users);
+}
+
+/**
+ * The same on a fresh PostgreSQL database of its own: `setup(database)` (may use the database
+ * first, e.g. create tables) resolves to { start, ... }; start once, stop, seed. The database is
+ * dropped by the result's cleanup(), or at once when anything here fails.
+ */
+async function preparePostgres(name, users, setup) {
+  const database = await createDatabase();
+  try {
+    const prepared = await setup(database);
+    await startAndStop(prepared.start, name);
+    await seedPostgres(database.url, users);
+    return {
+      ...prepared,
+      layout: await describePostgres(database.url),
+      // The database's backends have its name in their process title.
+      dbProcessMatch: database.name,
+      cleanup: () => dropDatabase(database.name),
+    };
+  } catch (error) {
+    await dropDatabase(database.name).catch(() => undefined); // else the exit handler drops it
+    throw error;
+  }
 }
 
 /** The example schema with users readable and writable without a token. */
@@ -80,21 +118,25 @@ function runCli(args, env) {
 
 /**
  * restgraph in its default configuration (logging on, to stdout, discarded), on a schema, with
- * an API key of the given scopes in every request when `apiKeyScopes` is set.
+ * an API key of the given scopes in every request when `apiKeyScopes` is set; on SQLite, or on
+ * PostgreSQL when `postgres` is set.
  */
-function restgraphServer({ name, schema, apiKeyScopes }) {
+function restgraphServer({ name, schema, apiKeyScopes, postgres = false }) {
+  const built = () => (existsSync(restgraphCli) ? null : 'dist/cli/main.js not found (npm run build)');
   return {
     name,
-    unavailable: () => (existsSync(restgraphCli) ? null : 'dist/cli/main.js not found (npm run build)'),
+    unavailable: postgres ? async () => built() ?? (await postgresUnavailable()) : built,
     async prepare({ dir, users, shared }) {
-      const dbFile = join(dir, `${name}.db`);
       const logFile = join(dir, `${name}.stderr.log`);
-      const env = { ...process.env, DATABASE_URL: `sqlite:${dbFile}` };
-      delete env.LOG_LEVEL;
-      delete env.RESTGRAPH_ADMIN_TOKEN;
-      if (schema === 'public') env.RESTGRAPH_SCHEMA = writePublicSchema(dir);
-      else delete env.RESTGRAPH_SCHEMA;
-      const start = () =>
+      const environment = (databaseUrl) => {
+        const env = { ...process.env, DATABASE_URL: databaseUrl };
+        delete env.LOG_LEVEL;
+        delete env.RESTGRAPH_ADMIN_TOKEN;
+        if (schema === 'public') env.RESTGRAPH_SCHEMA = writePublicSchema(dir);
+        else delete env.RESTGRAPH_SCHEMA;
+        return env;
+      };
+      const starter = (env) => () =>
         startNode({
           name,
           args: () => [restgraphCli, 'serve'],
@@ -103,16 +145,33 @@ function restgraphServer({ name, schema, apiKeyScopes }) {
           readyPath: '/readyz',
           logFile,
         });
-      await createAndSeed(start, dbFile, users, name);
-      shared.usersDdl ??= describeSqlite(dbFile);
-      let headers = {};
-      if (apiKeyScopes !== undefined) {
+      const apiKeyHeaders = async (env) => {
+        if (apiKeyScopes === undefined) return {};
         const out = await runCli(['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env);
         const key = out.trim().split('\n').at(-1);
         if (!key?.startsWith('rg_')) throw new Error(`token create printed no key: ${out}`);
-        headers = { authorization: `Bearer ${key}` };
+        return { authorization: `Bearer ${key}` };
+      };
+      if (postgres) {
+        let env;
+        const prepared = await preparePostgres(name, users, (database) => {
+          env = environment(database.url);
+          return { start: starter(env) };
+        });
+        try {
+          shared.pgUsersDdl ??= prepared.layout;
+          return { ...prepared, headers: await apiKeyHeaders(env) };
+        } catch (error) {
+          await prepared.cleanup().catch(() => undefined);
+          throw error;
+        }
       }
-      return { layout: describeSqlite(dbFile), start, headers };
+      const dbFile = join(dir, `${name}.db`);
+      const env = environment(`sqlite:${dbFile}`);
+      const start = starter(env);
+      await createAndSeed(start, dbFile, users, name);
+      shared.usersDdl ??= describeSqlite(dbFile);
+      return { layout: describeSqlite(dbFile), start, headers: await apiKeyHeaders(env) };
     },
   };
 }
@@ -172,6 +231,34 @@ export const servers = [
           logFile: join(dir, 'json-server.stderr.log'),
         });
       return { layout: ['db.json: {"users": [...]}'], start };
+    },
+  },
+  restgraphServer({
+    name: 'restgraph-pg',
+    // As `restgraph` (example schema, API key), on a fresh PostgreSQL database (BENCH_POSTGRES_URL).
+    schema: undefined,
+    apiKeyScopes: 'users:read,users:write',
+    postgres: true,
+  }),
+  {
+    name: 'baseline-pg',
+    unavailable: () => postgresUnavailable(),
+    async prepare({ dir, users, shared }) {
+      return preparePostgres('baseline-pg', users, async (database) => {
+        // Same table and indexes as restgraph-pg's migration made; else
+        // bench/baseline-pg/server.js creates its own (mirrors what restgraph makes).
+        if (shared.pgUsersDdl) await applyDdl(database.url, shared.pgUsersDdl);
+        const start = () =>
+          startNode({
+            name: 'baseline-pg',
+            args: () => [baselinePgScript],
+            env: (port) => ({ ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url }),
+            cwd: dir,
+            readyPath: '/readyz',
+            logFile: join(dir, 'baseline-pg.stderr.log'),
+          });
+        return { start };
+      });
     },
   },
 ];

@@ -306,6 +306,8 @@ describe('serve', () => {
     ['RESTGRAPH_BODY_LIMIT', '-5', 'must be an integer'],
     ['RESTGRAPH_TRUST_PROXY', 'maybe', 'must be true or false'],
     ['DATABASE_URL', 'mysql://db/app', 'unsupported database URL scheme'],
+    ['DATABASE_URL', 'postgres://postgres@127.0.0.1:1/app', 'cannot reach the database postgres://127.0.0.1:1/app: connect ECONNREFUSED 127.0.0.1:1'],
+    ['DATABASE_URL', 'postgres://127.0.0.1:5432', 'the postgres:// URL names no database'],
   ];
   for (const [name, value, reason] of badEnv) {
     it(`${name}=${value} exits 1 naming the variable`, async () => {

@@ -238,7 +238,7 @@ describe('additive changes apply automatically', () => {
   it('a new required field without default applies, with a warning in the plan', async () => {
     await seedBase();
     const v2 = parseSchemaText(BASE.replace('      role:', '      nickname: { type: string, required: true }\n      role:'));
-    const { db, rules } = openDatabase(databaseUrl);
+    const { db, rules } = await openDatabase(databaseUrl);
     try {
       const plan = await planMigration(db, rules, v2);
       expect(plan.changes.map((c) => [c.description, c.destructive])).toEqual([['add field users.nickname', false]]);
@@ -443,7 +443,7 @@ describe('destructive changes with allowDestructiveMigrations: true', () => {
 describe('planMigration and applyMigration', () => {
   it('plans every resource of a fresh database, then nothing once applied', async () => {
     const schema = loadSchemaFile(EXAMPLE_SCHEMA_PATH);
-    const { db, rules } = openDatabase(databaseUrl);
+    const { db, rules } = await openDatabase(databaseUrl);
     try {
       const plan = await planMigration(db, rules, schema);
       expect(await lastAppliedDefinition(db)).toBeUndefined();
@@ -468,7 +468,7 @@ describe('planMigration and applyMigration', () => {
   });
 
   it('lastAppliedDefinition is undefined for a database never migrated (as documented), not an error', async () => {
-    const { db } = openDatabase(databaseUrl);
+    const { db } = await openDatabase(databaseUrl);
     try {
       expect(await lastAppliedDefinition(db)).toBeUndefined();
     } finally {
@@ -479,7 +479,7 @@ describe('planMigration and applyMigration', () => {
   it('applyMigration refuses a destructive plan unless allowed', async () => {
     await seedBase();
     const v2 = parseSchemaText(BASE.replace('      age:   { type: integer }\n', ''));
-    const { db, rules } = openDatabase(databaseUrl);
+    const { db, rules } = await openDatabase(databaseUrl);
     try {
       const plan = await planMigration(db, rules, v2);
       expect(plan.changes.map((c) => [c.description, c.destructive])).toEqual([['drop field users.age and every value stored in it', true]]);

@@ -1,9 +1,17 @@
 // The REST tables of bench/run.js (ratios against their targets, notes) and the formatting
 // the event benchmarks share with them.
-import { scenarios as allScenarios } from '../scenarios.js';
+import { scenarioFor, scenarios as allScenarios } from '../scenarios.js';
 
 /** The server whose ratios are judged. */
 export const SUBJECT = 'restgraph';
+/** The same on PostgreSQL: judged against the references on PostgreSQL, with the same targets. */
+export const PG_SUBJECT = 'restgraph-pg';
+/** References on PostgreSQL: restgraph-pg / reference (every other reference: restgraph / reference). */
+const PG_REFERENCES = new Set(['baseline-pg']);
+/** The servers of the PostgreSQL table. */
+export const PG_SERVERS = new Set([PG_SUBJECT, ...PG_REFERENCES]);
+/** The server a reference is compared with. */
+export const subjectOf = (reference) => (PG_REFERENCES.has(reference) ? PG_SUBJECT : SUBJECT);
 /** Other processes using more than this share of a CPU during a run disturb it (warned). */
 export const OTHER_CPU_LIMIT = 0.05;
 
@@ -47,15 +55,17 @@ export function computeRatios(out) {
   for (const row of out.scenarios) {
     const scenario = allScenarios.find((s) => s.name === row.name);
     row.ratios = {};
-    const subject = row.results[SUBJECT];
     for (const [reference, target] of Object.entries(scenario.targets ?? {})) {
+      const subjectName = subjectOf(reference);
+      const subject = row.results[subjectName];
       const ref = row.results[reference];
       if (!subject?.reqPerSec || !ref?.reqPerSec) continue;
       const value = subject.reqPerSec / ref.reqPerSec;
-      const clean = failures(subject) === 0 && !row.checks[SUBJECT];
-      row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0 };
+      const clean = failures(subject) === 0 && !row.checks[subjectName];
+      row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0, subject: subjectName };
     }
     row.scenarioRatios = {};
+    const subject = row.results[SUBJECT];
     for (const [otherName, target] of Object.entries(scenario.scenarioTargets ?? {})) {
       const other = out.scenarios.find((r) => r.name === otherName)?.results[SUBJECT];
       if (!subject?.reqPerSec || !other?.reqPerSec) continue;
@@ -66,18 +76,62 @@ export function computeRatios(out) {
   }
 }
 
-
-export function printTable(out, { servers, config }) {
+/**
+ * Prints the results of one size: a table of the SQLite servers (and json-server), then one of
+ * the PostgreSQL servers, each with its ratios and notes.
+ */
+export function printTable(out, { servers, config, postgresVersion }) {
   const names = servers.map((s) => s.name);
-  const references = [...new Set(allScenarios.flatMap((s) => Object.keys(s.targets ?? {})))].filter((r) =>
-    names.includes(r),
+  const rounds = config.rounds > 1 ? `, median of ${config.rounds} rounds` : '';
+  const run = `${config.engine}, ${config.connections} connections, ${config.duration} s${rounds}`;
+  const sqliteNames = names.filter((n) => !PG_SERVERS.has(n));
+  const pgNames = names.filter((n) => PG_SERVERS.has(n));
+  if (sqliteNames.length) {
+    console.log(`\n${fmtCount(out.size)} users, ${run}:`);
+    printGroup(out, { names: sqliteNames, subject: SUBJECT, config });
+    for (const row of out.scenarios) {
+      for (const [otherName, ratio] of Object.entries(row.scenarioRatios ?? {})) {
+        console.log(
+          `${SUBJECT}: ${row.name} / ${otherName} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`,
+        );
+      }
+    }
+    printNotes(out, sqliteNames, config);
+  }
+  if (pgNames.length) {
+    const skipped = pgNames.map((n) => out.servers[n]?.skipped).filter(Boolean);
+    const version = postgresVersion ? ` ${postgresVersion}` : '';
+    console.log(`\n${fmtCount(out.size)} users on PostgreSQL${version}, ${run}:`);
+    if (skipped.length === pgNames.length) {
+      console.log(`skipped: ${skipped[0]}`);
+    } else {
+      printGroup(out, { names: pgNames, subject: PG_SUBJECT, config });
+      printNotes(out, pgNames, config);
+      console.log(
+        '~ PostgreSQL is not pinned: its processes run on both CPUs, beside the server on CPU 0 and the load ' +
+          'generator on CPU 1 (on a 2-core machine they compete with both); "postgres CPU" in the lines above is ' +
+          'what its backends for that server took, in CPUs. Compare these figures with each other, not with the SQLite table.',
+      );
+    }
+  }
+  console.log(
+    '(! = failed requests: non-2xx, socket errors or timeouts; * = differs from the expected API; ' +
+      `~ = measurement caveat${config.engine === 'wrk' ? '; wrk counts status >= 400 as non-2xx' : ''})`,
+  );
+}
+
+/** One table: the scenarios that apply to any of `names`, their results, and `subject`'s ratios. */
+function printGroup(out, { names, subject }) {
+  const references = [...new Set(allScenarios.flatMap((s) => Object.keys(s.targets ?? {})))].filter(
+    (r) => names.includes(r) && subjectOf(r) === subject,
   );
   const header = ['scenario'];
   for (const name of names) header.push(`${name} req/s`, 'p99 ms');
-  for (const ref of references) header.push(`${SUBJECT}/${ref}`);
+  for (const ref of references) header.push(`${subject}/${ref}`);
   const rows = [header];
-  const notes = [];
   for (const row of out.scenarios) {
+    const scenario = allScenarios.find((s) => s.name === row.name);
+    if (!names.some((name) => scenarioFor(scenario, name))) continue;
     const cells = [row.name];
     for (const name of names) {
       const r = row.results[name];
@@ -87,6 +141,29 @@ export function printTable(out, { servers, config }) {
       else {
         const mark = failures(r) > 0 ? ' !' : row.checks[name] ? ' *' : '';
         cells.push(fmtRate(r.reqPerSec) + mark, fmtMs(r.p99Ms));
+      }
+    }
+    for (const ref of references) {
+      const ratio = row.ratios[ref];
+      const target = scenario.targets?.[ref];
+      if (!ratio) cells.push(target === undefined ? '' : `n/a (>= ${target})`);
+      else {
+        const value = ratio.value >= 10 ? ratio.value.toFixed(1) : ratio.value.toFixed(2);
+        cells.push(`${value} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${target})${ratio.flagged ? ' !' : ''}`);
+      }
+    }
+    rows.push(cells);
+  }
+  renderTable(rows);
+}
+
+/** The failures and measurement caveats of `names`' results. */
+function printNotes(out, names, config) {
+  const notes = [];
+  for (const row of out.scenarios) {
+    for (const name of names) {
+      const r = row.results[name];
+      if (r && !r.error) {
         if (failures(r)) notes.push(`! ${name} / ${row.name}: ${describeFailures(r)} of ${r.requests} requests`);
         if (r.connections < config.connections) {
           notes.push(
@@ -105,30 +182,6 @@ export function printTable(out, { servers, config }) {
       if (r?.failedRounds) notes.push(`! ${name} / ${row.name}: failed in ${r.failedRounds} round(s), see latest.json`);
       if (row.checks[name]) notes.push(`* ${name} / ${row.name}: check: ${row.checks[name].join('; ')}`);
     }
-    for (const ref of references) {
-      const ratio = row.ratios[ref];
-      const target = allScenarios.find((s) => s.name === row.name).targets?.[ref];
-      if (!ratio) cells.push(target === undefined ? '' : `n/a (>= ${target})`);
-      else {
-        const value = ratio.value >= 10 ? ratio.value.toFixed(1) : ratio.value.toFixed(2);
-        cells.push(`${value} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${target})${ratio.flagged ? ' !' : ''}`);
-      }
-    }
-    rows.push(cells);
-  }
-  const rounds = config.rounds > 1 ? `, median of ${config.rounds} rounds` : '';
-  console.log(`\n${fmtCount(out.size)} users, ${config.engine}, ${config.connections} connections, ${config.duration} s${rounds}:`);
-  renderTable(rows);
-  for (const row of out.scenarios) {
-    for (const [otherName, ratio] of Object.entries(row.scenarioRatios ?? {})) {
-      console.log(
-        `${SUBJECT}: ${row.name} / ${otherName} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`,
-      );
-    }
   }
   for (const note of notes) console.log(note);
-  console.log(
-    '(! = failed requests: non-2xx, socket errors or timeouts; * = differs from the expected API; ' +
-      `~ = measurement caveat${config.engine === 'wrk' ? '; wrk counts status >= 400 as non-2xx' : ''})`,
-  );
 }

@@ -133,7 +133,7 @@ const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
 export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyInstance> {
   const options = resolveOptions(input);
   const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
-  const { db, rules, description } = openDatabase(options.databaseUrl, options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement });
+  const { db, rules, description } = await openDatabase(options.databaseUrl, options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement });
   try {
     await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
   } catch (error) {

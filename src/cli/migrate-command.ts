@@ -16,7 +16,7 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
   const env = optionsFromEnv(process.env);
   const schemaPath = flags.schemaFile ?? (typeof env.schema === 'string' ? env.schema : EXAMPLE_SCHEMA_PATH);
   const schema = loadSchemaFile(schemaPath);
-  const { db, rules, description } = openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
+  const { db, rules, description } = await openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
   try {
     return await db.exclusively(async () => planAndApply());

@@ -16,7 +16,7 @@ export interface TokenFlags {
 
 async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) => Promise<T>): Promise<T> {
   const env = optionsFromEnv(process.env);
-  const { db, rules } = openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
+  const { db, rules } = await openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
   try {
     // Make sure the tables exist, as `serve` would (additive changes only).
     const schema = loadSchemaFile(typeof env.schema === 'string' ? env.schema : EXAMPLE_SCHEMA_PATH);

@@ -95,8 +95,9 @@ export class EventDispatcher {
   async start(onError: (error: unknown) => void): Promise<void> {
     this.#onError = onError;
     this.#lastId = await this.#store.lastId();
-    // Other processes' events: read when they say so, and by polling (a signal may be lost).
-    await this.#store.watch(() => this.notify());
+    // Other processes' events: read when they say so, and by polling (a signal may be lost, and
+    // some databases have none: then polling alone finds them).
+    await this.#store.watch(() => this.notify()).catch(onError);
     this.#timer = setInterval(() => this.notify(), this.#pollIntervalMs);
     this.#timer.unref();
   }
@@ -115,7 +116,6 @@ export class EventDispatcher {
     const first = events[0];
     const last = events.at(-1);
     if (first === undefined || last === undefined || this.#stopped) return;
-    this.#store.announce();
     if (this.#pumping === undefined && first.id === this.#lastId + 1 && isContiguous(events)) {
       this.#dispatch(events);
       return;

@@ -47,11 +47,7 @@ export class EventStore {
    * hold its transaction id before it takes event ids).
    */
   async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<StoredEvent[]> {
-    this.#insertSql ??= this.#db.builder
-      .insertInto(TABLE)
-      .values({ type: '', resource: '', recordId: 0, data: '', occurredAt: '' })
-      .returning('id')
-      .compile().sql;
+    this.#insertSql ??= this.#compileInsert();
     const stored: StoredEvent[] = [];
     for (const event of events) {
       const data = JSON.stringify(event.data);
@@ -62,12 +58,17 @@ export class EventStore {
     return stored;
   }
 
-  /** Tells other processes on this database that events were committed (where it has signals). */
-  announce(): void {
-    this.#db.signals?.announce(CHANNEL);
+  /**
+   * The outbox INSERT; where the database has signals, the same statement signals the other
+   * processes, at commit (so an event never costs a round trip of its own to announce).
+   */
+  #compileInsert(): string {
+    const insert = this.#db.builder.insertInto(TABLE).values({ type: '', resource: '', recordId: 0, data: '', occurredAt: '' }).returning('id').compile().sql;
+    const signals = this.#db.signals;
+    return signals === undefined ? insert : `with "inserted" as (${insert}) select "id", ${signals.signalOnCommit(CHANNEL)} from "inserted"`;
   }
 
-  /** Calls `onEvents` when another process announces committed events. */
+  /** Calls `onEvents` when another process has committed events. */
   async watch(onEvents: () => void): Promise<void> {
     await this.#db.signals?.listen(CHANNEL, onEvents);
   }

@@ -139,7 +139,7 @@ function createTable(rules: SqlDialectRules, name: string, resource: ResourceDef
   ];
   const statements = [`create table ${q(name)} (\n  ${columns.join(',\n  ')}\n)`];
   for (const [fieldName, field] of Object.entries(resource.fields ?? {})) {
-    if (hasIndex(field)) statements.push(createIndex(name, fieldName, field));
+    if (hasIndex(field)) statements.push(createIndex(rules, name, fieldName, field));
   }
   return { description: `create resource ${name}`, destructive: false, statements };
 }
@@ -151,7 +151,7 @@ function addColumn(rules: SqlDialectRules, table: string, fieldName: string, fie
     const stored = rules.encode(fieldModel(fieldName, field), field.default);
     statements.push(`update ${q(table)} set ${q(fieldName)} = ${sqlLiteral(stored)} where ${q(fieldName)} is null`);
   }
-  if (hasIndex(field)) statements.push(createIndex(table, fieldName, field));
+  if (hasIndex(field)) statements.push(createIndex(rules, table, fieldName, field));
   return { description: `add field ${table}.${fieldName}`, destructive: false, statements };
 }
 
@@ -191,7 +191,7 @@ function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, w
   if (hasIndex(was) !== hasIndex(now) || (was.unique === true) !== (now.unique === true)) {
     const statements: string[] = [];
     if (hasIndex(was)) statements.push(`drop index if exists ${q(indexName(table, fieldName, was))}`);
-    if (hasIndex(now)) statements.push(createIndex(table, fieldName, now));
+    if (hasIndex(now)) statements.push(createIndex(rules, table, fieldName, now));
     changes.push({
       description: now.unique === true && was.unique !== true ? `make ${at} unique` : `change the index of ${at}`,
       destructive: false,
@@ -210,8 +210,8 @@ function hasIndex(field: FieldDefinition): boolean {
   return field.unique === true || field.index === true || field.references !== undefined;
 }
 
-function createIndex(table: string, fieldName: string, field: FieldDefinition): string {
-  return `create ${field.unique === true ? 'unique ' : ''}index ${q(indexName(table, fieldName, field))} on ${q(table)} (${q(fieldName)})`;
+function createIndex(rules: SqlDialectRules, table: string, fieldName: string, field: FieldDefinition): string {
+  return `create ${field.unique === true ? 'unique ' : ''}index ${q(indexName(table, fieldName, field))} on ${q(table)} (${rules.indexKey(q(fieldName))})`;
 }
 
 /** Index names fit PostgreSQL's 63-byte identifiers. */

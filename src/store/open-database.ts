@@ -18,9 +18,23 @@ export interface OpenedDatabase {
  * Opens the database a `DATABASE_URL` names: `sqlite:./data/restgraph.db`, `sqlite:/abs/path.db`,
  * `sqlite::memory:`, a bare file path, or `postgres://user:password@host:port/database`.
  *
- * @throws ConfigError naming DATABASE_URL when the URL is not understood.
+ * Resolves once the database answers.
+ *
+ * @throws ConfigError naming DATABASE_URL when the URL is not understood or the database cannot be reached.
  */
-export function openDatabase(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number } = {}): OpenedDatabase {
+export async function openDatabase(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number } = {}): Promise<OpenedDatabase> {
+  const opened = openByUrl(url, options);
+  try {
+    await opened.db.ping();
+  } catch (error) {
+    await opened.db.close().catch(() => undefined);
+    const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+    throw new ConfigError('DATABASE_URL', `cannot reach the database ${opened.description}: ${reason}`);
+  }
+  return opened;
+}
+
+function openByUrl(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number }): OpenedDatabase {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   let filename: string;
   if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);

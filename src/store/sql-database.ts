@@ -34,9 +34,12 @@ export type DynamicTables = Record<string, Record<string, unknown>>;
  * no data, only "look again"; it may be lost, so readers poll as well.
  */
 export interface ChangeSignals {
-  /** Tells the other processes to look again; cheap, coalesced, never throws. */
-  announce(channel: string): void;
-  /** Calls `onSignal` when another process announces on `channel`. */
+  /**
+   * An SQL expression (no parameters) that, evaluated in a transaction, signals `channel` to the
+   * other processes when the transaction commits, and never if it rolls back.
+   */
+  signalOnCommit(channel: string): string;
+  /** Calls `onSignal` when another process signals `channel`. */
   listen(channel: string, onSignal: () => void): Promise<void>;
 }
 

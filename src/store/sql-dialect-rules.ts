@@ -18,6 +18,11 @@ export interface SqlDialectRules {
    * the database's default, so the planner keeps using indexes.
    */
   readonly explicitNullsOrder: boolean;
+  /**
+   * A field's column (already quoted) as an index key, ordered as list queries order it (nulls
+   * first ascending), so the index serves their ORDER BY.
+   */
+  indexKey(column: string): string;
   /** Column definition of `id`: an integer key the database assigns and never reuses. */
   idColumnDefinition(): string;
   /** JS value (validated) → bound parameter. */

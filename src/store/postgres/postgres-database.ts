@@ -51,7 +51,7 @@ export class PostgresDatabase implements SqlDatabase {
     this.#onStatement = options.onStatement;
     // Two at least: exclusively() holds one connection while its work runs on another.
     this.#pool = new pg.Pool({ connectionString: options.connectionString, max: Math.max(2, options.poolSize ?? 10), types: postgresTypeParsers() });
-    this.signals = new PostgresSignals(this.#pool, options.connectionString);
+    this.signals = new PostgresSignals(options.connectionString);
     // An idle connection that fails (server restart) is dropped by the pool; the next query reconnects.
     this.#pool.on('error', () => undefined);
     this.builder = new Kysely<DynamicTables>({
@@ -121,15 +121,27 @@ export class PostgresDatabase implements SqlDatabase {
     await this.#pool.query(script);
   }
 
-  /** Holds a session advisory lock on a connection of its own while `work` runs on the others. */
+  /**
+   * Holds a session advisory lock on a connection of its own while `work` runs on the others.
+   * Where the database has no advisory locks (CockroachDB), `work` runs without one: start one
+   * instance first there (docs/scaling.md).
+   */
   async exclusively<T>(work: () => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    let client: pg.PoolClient;
     try {
-      await client.query('select pg_advisory_lock($1)', [DDL_LOCK_KEY]);
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw translatePostgresError(error);
+    }
+    try {
+      const locked = await client.query('select pg_advisory_lock($1)', [DDL_LOCK_KEY]).then(
+        () => true,
+        () => false,
+      );
       try {
         return await work();
       } finally {
-        await client.query('select pg_advisory_unlock($1)', [DDL_LOCK_KEY]);
+        if (locked) await client.query('select pg_advisory_unlock($1)', [DDL_LOCK_KEY]);
       }
     } finally {
       client.release();

@@ -8,48 +8,29 @@ const RECONNECT_MS = 1000;
 /**
  * Wake-ups between processes on one PostgreSQL database, over LISTEN/NOTIFY. A signal only says
  * "look again": what changed is always read from the database, so a signal lost (a connection
- * dropped, a process killed between its commit and its NOTIFY) only delays readers until their
- * next poll. Signals this process sent are not handed back to it.
+ * dropped while a signal was sent) only delays readers until their next poll. Signals this
+ * process sent are not handed back to it.
  */
 export class PostgresSignals implements ChangeSignals {
-  readonly #pool: pg.Pool;
   readonly #connectionString: string;
   readonly #origin = randomUUID();
-  /** Per channel: a NOTIFY in flight, and whether another is wanted after it. */
-  readonly #sending = new Map<string, { again: boolean }>();
   readonly #listeners = new Map<string, Set<() => void>>();
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(pool: pg.Pool, connectionString: string) {
-    this.#pool = pool;
+  constructor(connectionString: string) {
     this.#connectionString = connectionString;
   }
 
-  /** Sends a signal on `channel`; many in a row while one is being sent become one more. */
-  announce(channel: string): void {
-    const state = this.#sending.get(channel);
-    if (state !== undefined) {
-      state.again = true;
-      return;
-    }
-    const sending = { again: false };
-    this.#sending.set(channel, sending);
-    const send = (): void => {
-      this.#pool.query('select pg_notify($1, $2)', [channel, this.#origin]).then(
-        () => {
-          if (sending.again && !this.#closed) {
-            sending.again = false;
-            send();
-          } else this.#sending.delete(channel);
-        },
-        // Readers poll as well: a signal that could not be sent only delays them.
-        () => this.#sending.delete(channel),
-      );
-    };
-    send();
+  /**
+   * `pg_notify` with this process as the payload: PostgreSQL delivers it when the transaction
+   * commits (once per transaction, however many rows call it), in the statement that writes the
+   * change, so signalling costs no round trip of its own.
+   */
+  signalOnCommit(channel: string): string {
+    return `pg_notify(${quoteLiteral(channel)}, ${quoteLiteral(this.#origin)})`;
   }
 
   /** Calls `onSignal` for every signal another process sends on `channel` (and after a reconnection). */
@@ -119,6 +100,10 @@ export class PostgresSignals implements ChangeSignals {
     }, RECONNECT_MS);
     this.#retry.unref();
   }
+}
+
+function quoteLiteral(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 function quote(identifier: string): string {

@@ -24,6 +24,11 @@ export const sqliteDialectRules: SqlDialectRules = {
     return [];
   },
 
+  indexKey(column: string): string {
+    // SQLite's indexes already put nulls first ascending.
+    return column;
+  },
+
   idColumnDefinition(): string {
     // AUTOINCREMENT: ids of deleted rows never come back, so a URL never names two objects.
     return '"id" integer primary key autoincrement';
