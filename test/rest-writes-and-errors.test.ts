@@ -126,6 +126,14 @@ describe('create (POST)', () => {
     }
   });
 
+  it('keeps the members of a JSON object in the order sent, on every database', async () => {
+    const tags = { zeta: 1, alpha: { y: 2, b: 3 }, mid: [{ k2: 0, k1: 0 }] };
+    const post = await create('posts', { title: 'Ordered', userId: 1, tags });
+    const order = (value: unknown): string => JSON.stringify(value);
+    expect(order(post.tags)).toBe(order(tags));
+    expect(order((await read(`/posts/${String(post.id)}`)).tags)).toBe(order(tags));
+  });
+
   it('accepts application/json with parameters and in any case', async () => {
     for (const type of ['application/json; charset=utf-8', 'Application/JSON']) {
       const response = await t.app.inject({ method: 'POST', url: '/users', headers: { 'content-type': type }, payload: '{"name":"Typed"}' });

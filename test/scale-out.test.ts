@@ -146,6 +146,33 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('three instances on one PostgreSQL 
     }
   }, 60_000);
 
+  it('one Idempotency-Key sent to all three instances at once: one request runs, the others are 409 or replays; a later retry anywhere replays it', async () => {
+    const all = await instances(3);
+    for (let round = 0; round < 5; round++) {
+      const name = `Once ${round}`;
+      const headers = { 'idempotency-key': `shared-${round}`, authorization: ADMIN, 'content-type': 'application/json' };
+      const responses = await Promise.all(
+        all.map(async (instance) => {
+          const response = await fetch(`${instance.base}/users`, { method: 'POST', headers, body: JSON.stringify({ name }) });
+          return { status: response.status, replayed: response.headers.get('idempotent-replayed'), body: await response.text() };
+        }),
+      );
+      const fresh = responses.filter((r) => r.status === 201 && r.replayed === null);
+      expect(fresh, JSON.stringify(responses)).toHaveLength(1);
+      for (const r of responses) {
+        if (r === fresh[0]) continue;
+        if (r.status === 201) expect([r.replayed, r.body]).toEqual(['true', fresh[0]?.body]);
+        else expect(r.status, r.body).toBe(409);
+      }
+      for (const instance of all) {
+        const retry = await fetch(`${instance.base}/users`, { method: 'POST', headers, body: JSON.stringify({ name }) });
+        expect([retry.status, retry.headers.get('idempotent-replayed'), await retry.text()]).toEqual([201, 'true', fresh[0]?.body]);
+      }
+      const named = await database.query<{ n: number }>('select count(*) as "n" from "users" where "name" = ?', [name]);
+      expect(named).toEqual([{ n: 1 }]);
+    }
+  });
+
   it('1,000 webhook events written through three instances reach the receiver once each; then one instance is killed mid-run and nothing is lost', async () => {
     receiver = await WebhookReceiver.start();
     const hooks = receiver;

@@ -4,7 +4,8 @@ import type { SqlDialectRules } from '../sql-dialect-rules.js';
 
 /**
  * PostgreSQL storage, chosen so that every behaviour matches SQLite's: integers as bigint,
- * numbers as double precision, real booleans, JSON as jsonb, and text (datetimes as ISO-8601 UTC
+ * numbers as double precision, real booleans, JSON as json (kept as sent: member order and all,
+ * as SQLite keeps its text; jsonb would reorder members), and text (datetimes as ISO-8601 UTC
  * text, which sorts in time order) with the "C" collation, so that comparisons and sort order are
  * by code point as in SQLite rather than by the server's locale.
  */
@@ -21,7 +22,7 @@ export const postgresDialectRules: SqlDialectRules = {
       case 'boolean':
         return 'boolean';
       case 'json':
-        return 'jsonb';
+        return 'json';
       default:
         return 'text collate "C"';
     }
@@ -55,7 +56,7 @@ export const postgresDialectRules: SqlDialectRules = {
     }
   },
 
-  // The driver returns booleans, jsonb (parsed) and bigint (as numbers, see postgres-database.ts)
+  // The driver returns booleans, json (parsed) and bigint (as numbers, see postgres-database.ts)
   // as clients see them.
   needsDecode(): boolean {
     return false;
