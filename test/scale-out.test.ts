@@ -127,7 +127,10 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('three instances on one PostgreSQL 
       const ofRun = (name: unknown): boolean => typeof name === 'string' && name.startsWith('User ');
       const streamed = (): string[] => stream.events.map((e) => e.body.data.object.name).filter(ofRun) as string[];
       const subscribed = (): string[] => subscription.data.map((d) => d.userCreated.name).filter(ofRun);
-      await waitUntil(() => streamed().length >= 150, () => `150 events on the stream (have ${streamed().length})`);
+      await waitUntil(
+        () => streamed().length >= 150,
+        () => `150 events on the stream (have ${streamed().length}; missing ${JSON.stringify(names.filter((n) => !streamed().includes(n)))}; ids ${JSON.stringify(stream.events.map((e) => e.id))}; subscription has ${subscribed().length})`,
+      );
       await waitUntil(() => subscribed().length >= 150, () => `150 results of the subscription (have ${subscribed().length})`);
 
       // In increasing event id, each once, and every write is there.

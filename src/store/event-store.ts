@@ -82,7 +82,8 @@ export class EventStore {
       (await this.#db.all(this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', afterId).orderBy('id').limit(limit).compile())).map(decode);
     if (this.#gaps === undefined) return read();
     for (let reads = 1; ; reads++) {
-      const { events, readAgain } = await this.#gaps.accept(afterId, await read());
+      const ticket = this.#gaps.beforeRead();
+      const { events, readAgain } = await this.#gaps.accept(afterId, await read(), ticket);
       // A gap that settled after the read: read again (a few times at most; polling goes on).
       if (!readAgain || events.length > 0 || reads === 3) return events;
     }

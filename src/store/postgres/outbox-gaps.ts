@@ -13,18 +13,29 @@ const REMEMBERED_GAPS = 10_000;
  * order the inserts ran but become visible in the order the transactions commit: a reader may see
  * event 12 while 11 is still being committed. A reader that moved past 11 would lose it.
  *
- * So a reader stops at a gap until the gap is *settled*: until every transaction that was running
- * when the gap was seen has ended (PostgreSQL's snapshot xmin has passed that snapshot's xmax).
+ * So a reader stops at a gap until the gap is *settled*: until every transaction that had a
+ * transaction id when the gap was seen has ended. A fresh transaction id taken then is larger than
+ * all of theirs; the gap has settled once the oldest transaction still running (the current
+ * snapshot's xmin) is past it. (A snapshot's own xmax would not do: it is one past the newest
+ * *completed* transaction, and a running one may have a larger id.)
  * Then the missing ids are either visible or will never be (rolled back). This holds because every
  * event is inserted after its change's row, so its transaction has an id before it takes an event
  * id (see ResourceOperations' write). Ids at or below the horizon, the highest id below which
  * every id is settled, are never waited for.
  */
+/** What had settled when a read began. */
+export interface ReadTicket {
+  readonly horizon: number;
+  readonly settlements: number;
+}
+
 export class OutboxGaps {
   readonly #db: SqlDatabase;
-  /** Gaps seen and not settled yet: first missing id → xmax (xid8 text) of the snapshot that saw it. */
+  /** Gaps seen and not settled yet: first missing id → a transaction id taken when the gap was seen. */
   readonly #open = new Map<number, bigint>();
-  readonly #settled = new Set<number>();
+  /** Settled gaps: first missing id → the settlement count when it settled (see {@link beforeRead}). */
+  readonly #settled = new Map<number, number>();
+  #settlements = 0;
   #horizon = 0;
   /** false on databases without pg_current_snapshot (then gaps settle by time: see #settledByTime). */
   #snapshots = true;
@@ -41,24 +52,41 @@ export class OutboxGaps {
   }
 
   /**
-   * The events a reader may hand out from `rows` (ascending ids, just read after `afterId`): up to
-   * the first gap that had not settled before they were read. `readAgain` says that this gap has
-   * settled since: a new read shows what filled it, and then passes it.
+   * What was settled when a read starts: pass it to {@link accept} with that read's rows. Readers run
+   * side by side, and a gap that settled while a read was under way may have been filled after the
+   * read's snapshot: only what had settled before the read may be passed in its rows.
    */
-  async accept<T extends { id: number }>(afterId: number, rows: readonly T[]): Promise<{ events: T[]; readAgain: boolean }> {
+  beforeRead(): ReadTicket {
+    return { horizon: this.#horizon, settlements: this.#settlements };
+  }
+
+  /**
+   * The events a reader may hand out from `rows` (ascending ids, read after `afterId` by a read
+   * that began at `ticket`): up to the first gap that had not settled before the read. `readAgain`
+   * says that this gap has settled since: a new read shows what filled it, and then passes it.
+   */
+  async accept<T extends { id: number }>(afterId: number, rows: readonly T[], ticket: ReadTicket): Promise<{ events: T[]; readAgain: boolean }> {
     const events: T[] = [];
     let readAgain = false;
     let expected = afterId + 1;
     for (const row of rows) {
-      if (row.id > expected && expected > this.#horizon && !this.#settled.has(expected)) {
-        readAgain = await this.#settle(expected);
-        break;
+      // Missing ids before this row that the horizon does not cover: gapStart .. row.id - 1.
+      const gapStart = Math.max(expected, ticket.horizon + 1);
+      if (row.id > gapStart) {
+        const settledAt = this.#settled.get(gapStart);
+        if (settledAt === undefined || settledAt > ticket.settlements) {
+          // Not settled, or settled only while this read was under way (then read again).
+          readAgain = settledAt !== undefined || (await this.#settle(gapStart));
+          break;
+        }
       }
       events.push(row);
       expected = row.id + 1;
     }
+    // Only a walk that started within the horizon (as it was when the read began) proves every id
+    // up to its end settled.
     const last = events.at(-1);
-    if (last !== undefined) this.advanceHorizon(last.id);
+    if (last !== undefined && afterId <= ticket.horizon) this.advanceHorizon(last.id);
     return { events, readAgain };
   }
 
@@ -68,20 +96,20 @@ export class OutboxGaps {
    * start-up; events it commits later are then read as new).
    */
   async settleUpTo(id: number): Promise<void> {
-    const xmax = await this.snapshotXmax();
+    const mark = await this.#newestXid();
     const deadline = Date.now() + START_WAIT_MS;
-    if (xmax !== undefined) {
-      while (!(await this.#xminReached(xmax)) && Date.now() < deadline) await sleep(SETTLE_POLL_MS);
+    if (mark !== undefined) {
+      while (!(await this.#xminPassed(mark)) && Date.now() < deadline) await sleep(SETTLE_POLL_MS);
     }
     this.advanceHorizon(id);
   }
 
-  /** The xmax of the current snapshot: transactions with ids from it on had not started. */
-  async snapshotXmax(): Promise<bigint | undefined> {
+  /** A new transaction id: larger than that of every transaction that has one now. */
+  async #newestXid(): Promise<bigint | undefined> {
     if (!this.#snapshots) return undefined;
     try {
-      const row = await this.#db.one({ sql: 'select pg_snapshot_xmax(pg_current_snapshot())::text as "xmax"', parameters: [] });
-      return BigInt(String(row?.xmax));
+      const row = await this.#db.one({ sql: 'select pg_current_xact_id()::text as "xid"', parameters: [] });
+      return BigInt(String(row?.xid));
     } catch {
       // CockroachDB and others lack the function: fall back to time.
       this.#snapshots = false;
@@ -93,28 +121,29 @@ export class OutboxGaps {
   async #settle(first: number): Promise<boolean> {
     let seenBy = this.#open.get(first);
     if (seenBy === undefined) {
-      // Taken after the read that found the gap: every transaction that could still fill it is
-      // running in this snapshot, or has ended.
-      seenBy = await this.snapshotXmax();
+      // Taken after the read that found the gap: every transaction that could still fill it had
+      // its transaction id by then (see the class comment), a smaller one than this.
+      seenBy = await this.#newestXid();
       if (seenBy !== undefined) this.#open.set(first, seenBy);
     }
     for (let attempt = 0; attempt < SETTLE_TRIES; attempt++) {
       if (attempt > 0) await sleep(SETTLE_POLL_MS);
-      const settled = seenBy === undefined ? this.#settledByTime(first) : await this.#xminReached(seenBy);
+      const settled = seenBy === undefined ? this.#settledByTime(first) : await this.#xminPassed(seenBy);
       if (settled) {
         this.#open.delete(first);
         this.#seenAt.delete(first);
         if (this.#settled.size >= REMEMBERED_GAPS) this.#settled.clear();
-        this.#settled.add(first);
+        this.#settled.set(first, ++this.#settlements);
         return true;
       }
     }
     return false;
   }
 
-  async #xminReached(xmax: bigint): Promise<boolean> {
+  /** Whether every transaction with an id up to `xid` has ended. */
+  async #xminPassed(xid: bigint): Promise<boolean> {
     const row = await this.#db.one({ sql: 'select pg_snapshot_xmin(pg_current_snapshot())::text as "xmin"', parameters: [] });
-    return BigInt(String(row?.xmin)) >= xmax;
+    return BigInt(String(row?.xmin)) > xid;
   }
 
   /** Without snapshots: a gap is settled once it has stayed open longer than any write transaction may take. */
