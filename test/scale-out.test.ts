@@ -1,6 +1,7 @@
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, killAll, startCli, waitReady, type Running } from './helpers/cli-process.js';
-import { ADMIN, eventsUrl, send, SseReader, type Row } from './helpers/event-stream.js';
+import { ADMIN, eventsUrl, listenApp, send, SseReader, type Row } from './helpers/event-stream.js';
 import { must, wsClient } from './helpers/subscription-clients.js';
 import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
@@ -218,4 +219,47 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('three instances on one PostgreSQL 
     const phase2 = new Set(hooks.to('/hook').map((r) => String(signed(r).data.object.name)).filter((n) => n.startsWith('Phase 2')));
     expect(phase2.size).toBe(300);
   }, 180_000);
+});
+
+describe.skipIf(TEST_DIALECT !== 'postgres')('events committed out of id order (PostgreSQL)', () => {
+  /**
+   * A writer elsewhere holds event id N in an open transaction while a later write commits N+1.
+   * A stream must not pass N: it holds N+1 back until N's transaction ends, then sends N and N+1
+   * in order (commit), or N+1 alone (rollback).
+   */
+  for (const outcome of ['commit', 'rollback'] as const) {
+    it(`a stream holds a later event back while an earlier id is being written, then goes on (${outcome})`, async () => {
+      const server = await listenApp(database.url);
+      const writer = new pg.Client({ connectionString: database.url });
+      await writer.connect();
+      const stream = await SseReader.open(eventsUrl(server.base, { types: 'user.created' }));
+      try {
+        await stream.waitFor((r) => r.comments.length > 0, 'the connected comment');
+        // The held write: a row, then its event (the order restgraph writes them in).
+        await writer.query('begin');
+        const row = await writer.query<{ id: string }>(
+          `insert into "users" ("name", "createdAt", "updatedAt") values ('Held', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z') returning "id"`,
+        );
+        const held = await writer.query<{ id: string }>(
+          `insert into "_restgraph_events" ("type", "resource", "recordId", "data", "occurredAt") values ('user.created', 'users', $1, $2, '2026-01-01T00:00:00.000Z') returning "id"`,
+          [Number(row.rows[0]?.id), JSON.stringify({ object: { id: Number(row.rows[0]?.id), name: 'Held' } })],
+        );
+        const heldId = Number(held.rows[0]?.id);
+        const later = await create(server.base, 'Later');
+        // Long enough for the later event to have been read (it is committed) and held back.
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        expect(stream.events.map((e) => e.id)).toEqual([]);
+
+        await writer.query(outcome);
+        await waitUntil(() => stream.events.length >= (outcome === 'commit' ? 2 : 1), () => `the events after the ${outcome} (have ${JSON.stringify(stream.events.map((e) => e.id))})`);
+        const expected = outcome === 'commit' ? [[heldId, 'Held'], [heldId + 1, 'Later']] : [[heldId + 1, 'Later']];
+        expect(stream.events.map((e) => [e.id, e.body.data.object.name])).toEqual(expected);
+        expect(later.name).toBe('Later');
+      } finally {
+        stream.close();
+        await writer.end();
+        await server.close();
+      }
+    }, 30_000);
+  }
 });
