@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { freePort, type Running } from './helpers/cli-process.js';
+import { TEST_DIALECT } from './helpers/test-database.js';
 import { webhookCli } from './helpers/webhook-cli.js';
 import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, type WebhookBody } from './helpers/webhook-receiver.js';
 
@@ -188,8 +189,13 @@ describe('the feeder position, saved lazily', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => createUser(first.base, `Before ${i}`)));
     const b = await register(first.base, receiver.url('/b'), ['user.created']);
     // Registering saved the position reached first (the 50 events made no delivery, so nothing
-    // else had to save it): after a crash, none of them is read again for B.
-    expect(await savedCursor()).toBe(50);
+    // else had to save it): after a crash, none of them is read again for B. On PostgreSQL the
+    // concurrent creates commit out of id order and reach the feeder a little later, so some may
+    // not have been read yet: then they are read after the crash, and B must still not get them
+    // (they occurred before its registration).
+    const saved = await savedCursor();
+    if (TEST_DIALECT === 'sqlite') expect(saved).toBe(50);
+    else expect(saved).toBeLessThanOrEqual(50);
     receiver.verifyWith('/b', b.secret);
     const after = await createUser(first.base, 'After B');
     await kill(first.running);
