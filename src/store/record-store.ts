@@ -47,6 +47,8 @@ export interface ListSpec {
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
 const LIST_CACHE_SIZE = 500;
+/** The default options of hot-path reads, shared (no object per call). */
+const NO_OPTIONS = Object.freeze({});
 
 /**
  * Reads and writes resource rows. Field names reach SQL only from the schema model; values only
@@ -74,7 +76,7 @@ export class RecordStore {
    * transaction ends where writers run concurrently (PostgreSQL), so a check made on it still holds
    * when the write lands; SQLite's writers are serialised already.
    */
-  async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = {}): Promise<StoredRecord | undefined> {
+  async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = NO_OPTIONS): Promise<StoredRecord | undefined> {
     const lock = options.forUpdate === true && this.#db.dialect === 'postgres';
     const key = lock ? `${resource.name}|for update` : resource.name;
     let statement = this.#byId.get(key);
@@ -236,7 +238,7 @@ export class RecordStore {
    * Which of `ids` exist in `resource`. `forShare` (in a transaction) keeps them from being deleted
    * until it ends where writers run concurrently (PostgreSQL): a reference checked stays valid.
    */
-  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[], options: { forShare?: boolean } = {}): Promise<Set<number>> {
+  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[], options: { forShare?: boolean } = NO_OPTIONS): Promise<Set<number>> {
     if (ids.length === 0) return new Set();
     const query = this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', [...ids]);
     const rows = await executor.all((options.forShare === true && this.#db.dialect === 'postgres' ? query.forShare() : query).compile());
