@@ -233,6 +233,7 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('events committed out of id order (
       const writer = new pg.Client({ connectionString: database.url });
       await writer.connect();
       const stream = await SseReader.open(eventsUrl(server.base, { types: 'user.created' }));
+      let ahead: SseReader | undefined;
       try {
         await stream.waitFor((r) => r.comments.length > 0, 'the connected comment');
         // The held write: a row, then its event (the order restgraph writes them in).
@@ -250,12 +251,24 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('events committed out of id order (
         await new Promise((resolve) => setTimeout(resolve, 700));
         expect(stream.events.map((e) => e.id)).toEqual([]);
 
+        // A reader resuming from an id this instance has not dispatched yet (it saw it through
+        // another instance) gets only what comes after that id.
+        if (outcome === 'commit') {
+          ahead = await SseReader.open(eventsUrl(server.base, { types: 'user.created' }), { 'last-event-id': String(heldId + 1) });
+          await ahead.waitFor((r) => r.comments.length > 0, 'the connected comment');
+        }
         await writer.query(outcome);
         await waitUntil(() => stream.events.length >= (outcome === 'commit' ? 2 : 1), () => `the events after the ${outcome} (have ${JSON.stringify(stream.events.map((e) => e.id))})`);
         const expected = outcome === 'commit' ? [[heldId, 'Held'], [heldId + 1, 'Later']] : [[heldId + 1, 'Later']];
         expect(stream.events.map((e) => [e.id, e.body.data.object.name])).toEqual(expected);
         expect(later.name).toBe('Later');
+        if (ahead !== undefined) {
+          const next = await create(server.base, 'Next');
+          await ahead.until((e) => e.body.data.object.id === next.id, 'the next event');
+          expect(ahead.events.map((e) => e.id)).toEqual([heldId + 2]);
+        }
       } finally {
+        ahead?.close();
         stream.close();
         await writer.end();
         await server.close();

@@ -219,7 +219,9 @@ export class EventDispatcher {
   }
 
   #deliverLive(entry: Entry, event: StoredEvent): void {
-    if (entry.closed || !this.visibleTo(entry.subscriber.principal, event)) return;
+    // A subscriber may start ahead of this process (a Last-Event-ID seen through another instance
+    // sharing the database): it already has the events up to its cursor.
+    if (entry.closed || event.id <= entry.cursor || !this.visibleTo(entry.subscriber.principal, event)) return;
     if (!entry.subscriber.deliver(event)) {
       // deliver() may have unsubscribed it (the consumer went away).
       if (!this.#entries.has(entry)) return;
