@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
-import { actAsAdmin, json, TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
+import { actAsAdmin, discardLogs, json, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
 /**
@@ -23,18 +22,11 @@ afterEach(async () => {
   dir.cleanup();
 });
 
-const discard = (): Writable =>
-  new Writable({
-    write(_chunk, _encoding, callback) {
-      callback();
-    },
-  });
-
 describe.skipIf(TEST_DIALECT !== 'postgres')('a row locked elsewhere beyond the lock timeout', () => {
   it('PATCH → 503 service-unavailable with Retry-After: 1 and nothing changed; the same PATCH succeeds once the lock is released', async () => {
     // The URL's options (search_path) get a lock timeout of 200 ms.
     const app = actAsAdmin(
-      await buildApp({ databaseUrl: `${database.url}${encodeURIComponent(' -c lock_timeout=200')}`, logDestination: discard(), adminToken: TEST_ADMIN_TOKEN }),
+      await buildApp({ databaseUrl: `${database.url}${encodeURIComponent(' -c lock_timeout=200')}`, logDestination: discardLogs(), adminToken: TEST_ADMIN_TOKEN }),
     );
     const other = new pg.Client({ connectionString: database.url });
     await other.connect();

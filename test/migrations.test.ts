@@ -1,6 +1,5 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
@@ -9,7 +8,7 @@ import { DestructiveMigrationError, MigrationFailedError } from '../src/errors.j
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile, parseSchemaText } from '../src/schema/load-schema.js';
 import { applyMigration, lastAppliedDefinition, planMigration } from '../src/store/migrate.js';
 import { openDatabase } from '../src/store/open-database.js';
-import { TEST_ADMIN_TOKEN, actAsAdmin, json, startTestApp, tempDir } from './helpers/test-app.js';
+import { actAsAdmin, discardLogs, json, startTestApp, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
 import { createTestDatabase, onlyOnSqlite, type TestDatabase } from './helpers/test-database.js';
 
 /**
@@ -65,16 +64,9 @@ function schemaFile(text: string, name = 'schema.yaml'): string {
   return file;
 }
 
-const discard = (): Writable =>
-  new Writable({
-    write(_chunk, _encoding, callback) {
-      callback();
-    },
-  });
-
 /** Builds the app on the test's database file (the same file every time: a "restart"). */
 async function boot(schema: RestgraphOptions['schema'], options: RestgraphOptions = {}): Promise<FastifyInstance> {
-  const app = actAsAdmin(await buildApp({ schema, databaseUrl, logDestination: discard(), adminToken: TEST_ADMIN_TOKEN, ...options }));
+  const app = actAsAdmin(await buildApp({ schema, databaseUrl, logDestination: discardLogs(), adminToken: TEST_ADMIN_TOKEN, ...options }));
   running.push(app);
   return app;
 }

@@ -1,10 +1,9 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { Writable } from 'node:stream';
 import { EventSource } from 'eventsource';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app/build-app.js';
 import type { RestgraphOptions } from '../../src/app/app-options.js';
-import { actAsAdmin, TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
+import { actAsAdmin, captureLogs, TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 /**
@@ -64,13 +63,7 @@ export async function tempDatabase(): Promise<{ url: string; db: TestDatabase; d
  * 127.0.0.1 (`port`, or any free one).
  */
 export async function listenApp(databaseUrl: string, options: RestgraphOptions = {}, port = 0): Promise<ListeningApp> {
-  const logs: Record<string, unknown>[] = [];
-  const logDestination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
-      callback();
-    },
-  });
+  const { logs, logDestination } = captureLogs();
   const app = actAsAdmin(await buildApp({ databaseUrl, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
   await app.listen({ port, host: '127.0.0.1' });
   const address = app.server.address();

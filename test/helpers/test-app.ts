@@ -13,6 +13,27 @@ export function tempDir(prefix = 'restgraph-test-'): { path: string; cleanup: ()
   return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
 }
 
+/** A log destination for an app that keeps every JSON line it writes, parsed, in `logs`. */
+export function captureLogs(): { logs: Record<string, unknown>[]; logDestination: Writable } {
+  const logs: Record<string, unknown>[] = [];
+  const logDestination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  return { logs, logDestination };
+}
+
+/** A log destination that drops everything. */
+export function discardLogs(): Writable {
+  return new Writable({
+    write(_chunk, _encoding, callback) {
+      callback();
+    },
+  });
+}
+
 /** The admin token every test app accepts. */
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -36,13 +57,7 @@ export interface TestApp {
 export async function startTestApp(options: RestgraphOptions = {}): Promise<TestApp> {
   const dir = tempDir();
   const db = await createTestDatabase(dir.path);
-  const logs: Record<string, unknown>[] = [];
-  const logDestination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line) as Record<string, unknown>);
-      callback();
-    },
-  });
+  const { logs, logDestination } = captureLogs();
   const app = actAsAdmin(await buildApp({ databaseUrl: db.url, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
   return {
     app,

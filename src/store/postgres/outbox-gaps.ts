@@ -5,6 +5,8 @@ const SETTLE_POLL_MS = 5;
 const SETTLE_TRIES = 4;
 /** Longest wait at start-up for the transactions running then to end. */
 const START_WAIT_MS = 2000;
+/** Without snapshot functions, how long a gap may stay open before its ids count as rolled back. */
+const GAP_TIMEOUT_MS = 10_000;
 /** Settled gaps remembered, so that other readers walking the same ids need not ask again. */
 const REMEMBERED_GAPS = 10_000;
 
@@ -31,22 +33,24 @@ export interface ReadTicket {
 
 export class OutboxGaps {
   readonly #db: SqlDatabase;
-  /** Gaps seen and not settled yet: first missing id → a transaction id taken when the gap was seen. */
-  readonly #open = new Map<number, bigint>();
+  /**
+   * Gaps seen and not settled yet, by first missing id: a transaction id taken when the gap was
+   * seen (undefined without snapshot functions), and when.
+   */
+  readonly #open = new Map<number, { xid: bigint | undefined; at: number }>();
   /** Settled gaps: first missing id → the settlement count when it settled (see {@link beforeRead}). */
   readonly #settled = new Map<number, number>();
   #settlements = 0;
   #horizon = 0;
-  /** false on databases without pg_current_snapshot (then gaps settle by time: see #settledByTime). */
+  /** false on databases without pg_current_snapshot (then gaps settle by time: GAP_TIMEOUT_MS). */
   #snapshots = true;
-  readonly #seenAt = new Map<number, number>();
 
   constructor(db: SqlDatabase) {
     this.#db = db;
   }
 
   /** Everything at or below `id` is settled (a position read at start-up, or passed by a reader). */
-  advanceHorizon(id: number): void {
+  #advanceHorizon(id: number): void {
     if (id > this.#horizon) this.#horizon = id;
     for (const gap of this.#open.keys()) if (gap <= this.#horizon) this.#open.delete(gap);
   }
@@ -86,7 +90,7 @@ export class OutboxGaps {
     // Only a walk that started within the horizon (as it was when the read began) proves every id
     // up to its end settled.
     const last = events.at(-1);
-    if (last !== undefined && afterId <= ticket.horizon) this.advanceHorizon(last.id);
+    if (last !== undefined && afterId <= ticket.horizon) this.#advanceHorizon(last.id);
     return { events, readAgain };
   }
 
@@ -101,7 +105,7 @@ export class OutboxGaps {
     if (mark !== undefined) {
       while (!(await this.#xminPassed(mark)) && Date.now() < deadline) await sleep(SETTLE_POLL_MS);
     }
-    this.advanceHorizon(id);
+    this.#advanceHorizon(id);
   }
 
   /** A new transaction id: larger than that of every transaction that has one now. */
@@ -119,19 +123,19 @@ export class OutboxGaps {
 
   /** Waits a little for a gap to settle; resolves to whether it has (it is then remembered as settled). */
   async #settle(first: number): Promise<boolean> {
-    let seenBy = this.#open.get(first);
-    if (seenBy === undefined) {
+    let seen = this.#open.get(first);
+    if (seen === undefined) {
       // Taken after the read that found the gap: every transaction that could still fill it had
       // its transaction id by then (see the class comment), a smaller one than this.
-      seenBy = await this.#newestXid();
-      if (seenBy !== undefined) this.#open.set(first, seenBy);
+      seen = { xid: await this.#newestXid(), at: Date.now() };
+      this.#open.set(first, seen);
     }
     for (let attempt = 0; attempt < SETTLE_TRIES; attempt++) {
       if (attempt > 0) await sleep(SETTLE_POLL_MS);
-      const settled = seenBy === undefined ? this.#settledByTime(first) : await this.#xminPassed(seenBy);
+      // Without snapshot functions: settled once open longer than any write transaction may take.
+      const settled = seen.xid === undefined ? Date.now() - seen.at >= GAP_TIMEOUT_MS : await this.#xminPassed(seen.xid);
       if (settled) {
         this.#open.delete(first);
-        this.#seenAt.delete(first);
         if (this.#settled.size >= REMEMBERED_GAPS) this.#settled.clear();
         this.#settled.set(first, ++this.#settlements);
         return true;
@@ -145,21 +149,7 @@ export class OutboxGaps {
     const row = await this.#db.one({ sql: 'select pg_snapshot_xmin(pg_current_snapshot())::text as "xmin"', parameters: [] });
     return BigInt(String(row?.xmin)) > xid;
   }
-
-  /** Without snapshots: a gap is settled once it has stayed open longer than any write transaction may take. */
-  #settledByTime(first: number): boolean {
-    const now = Date.now();
-    const seen = this.#seenAt.get(first);
-    if (seen === undefined) {
-      this.#seenAt.set(first, now);
-      return false;
-    }
-    return now - seen >= GAP_TIMEOUT_MS;
-  }
 }
-
-/** Without snapshot functions, how long a gap may stay open before its ids count as rolled back. */
-export const GAP_TIMEOUT_MS = 10_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
