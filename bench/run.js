@@ -7,6 +7,7 @@
 //
 //   restgraph         node dist/cli/main.js serve, in its default configuration (logging on),
 //                     on SQLite; requests carry an API key
+//   restgraph-ratelimited  the same with a request quota on (RESTGRAPH_RATE_LIMIT, never reached)
 //   restgraph-public  the same with users readable and writable without a token
 //   baseline          bench/baseline/server.js: hand-written Fastify + better-sqlite3 with
 //                     prepared statements and nothing else, the ceiling for a Node stack

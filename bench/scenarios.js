@@ -43,6 +43,8 @@ export const scenarios = [
     path: (ctx) => `/users/${randomId(ctx)}`,
     // restgraph-public: the same server with users readable without a token (issue 3's ratio).
     targets: { baseline: 0.8, 'restgraph-public': 0.9, 'json-server': 10, 'baseline-pg': 0.8 },
+    // restgraph-ratelimited: the same server with a request quota on (issue 7's ratio).
+    pairTargets: { 'restgraph-ratelimited/restgraph': 0.9 },
     async check({ request, size, users, server }) {
       const problems = [];
       const hit = await request('GET', '/users/1');

@@ -121,7 +121,7 @@ function runCli(args, env) {
  * an API key of the given scopes in every request when `apiKeyScopes` is set; on SQLite, or on
  * PostgreSQL when `postgres` is set.
  */
-function restgraphServer({ name, schema, apiKeyScopes, postgres = false }) {
+function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEnv = {} }) {
   const built = () => (existsSync(restgraphCli) ? null : 'dist/cli/main.js not found (npm run build)');
   return {
     name,
@@ -129,7 +129,7 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false }) {
     async prepare({ dir, users, shared }) {
       const logFile = join(dir, `${name}.stderr.log`);
       const environment = (databaseUrl) => {
-        const env = { ...process.env, DATABASE_URL: databaseUrl };
+        const env = { ...process.env, ...extraEnv, DATABASE_URL: databaseUrl };
         delete env.LOG_LEVEL;
         delete env.RESTGRAPH_ADMIN_TOKEN;
         if (schema === 'public') env.RESTGRAPH_SCHEMA = writePublicSchema(dir);
@@ -183,6 +183,14 @@ export const servers = [
     // so every request carries an API key made with `restgraph token create`.
     schema: undefined,
     apiKeyScopes: 'users:read,users:write',
+  }),
+  restgraphServer({
+    name: 'restgraph-ratelimited',
+    // As `restgraph`, with a request quota per credential (in memory, the default on SQLite) high
+    // enough never to refuse: every request is counted, on one hot counter (one API key).
+    schema: undefined,
+    apiKeyScopes: 'users:read,users:write',
+    extraEnv: { RESTGRAPH_RATE_LIMIT: '1000000000/1m' },
   }),
   restgraphServer({
     name: 'restgraph-public',

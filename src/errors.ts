@@ -166,6 +166,13 @@ export class IdempotencyKeyReusedError extends RestgraphError {
   readonly title = 'Idempotency key reused with another request';
 }
 
+/** A quota is used up (RateLimit-Policy names it); Retry-After says when the window resets. */
+export class RateLimitedError extends RestgraphError {
+  readonly code = 'rate-limited';
+  readonly status = 429;
+  readonly title = 'Too many requests';
+}
+
 export class HeaderFieldsTooLargeError extends RestgraphError {
   readonly code = 'header-fields-too-large';
   readonly status = 431;

@@ -308,6 +308,10 @@ describe('serve', () => {
     ['DATABASE_URL', 'mysql://db/app', 'unsupported database URL scheme'],
     ['DATABASE_URL', 'postgres://postgres@127.0.0.1:1/app', 'cannot reach the database postgres://127.0.0.1:1/app: connect ECONNREFUSED 127.0.0.1:1'],
     ['DATABASE_URL', 'postgres://127.0.0.1:5432', 'the postgres:// URL names no database'],
+    ['RESTGRAPH_RATE_LIMIT', '100 per minute', 'must be "<count>/<window>", like 100/1m'],
+    ['RESTGRAPH_GRAPHQL_RATE_LIMIT', '0/1m', 'must be "<count>/<window>"'],
+    ['RESTGRAPH_RATE_LIMIT_STORE', 'disk', 'must be memory, database or redis, not "disk"'],
+    ['REDIS_URL', 'http://127.0.0.1:6379', 'must be a redis:// or rediss:// URL'],
   ];
   for (const [name, value, reason] of badEnv) {
     it(`${name}=${value} exits 1 naming the variable`, async () => {

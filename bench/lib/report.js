@@ -64,6 +64,17 @@ export function computeRatios(out) {
       const clean = failures(subject) === 0 && !row.checks[subjectName];
       row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0, subject: subjectName };
     }
+    // Two configurations of restgraph side by side: `subject/reference` in scenario.pairTargets.
+    row.pairRatios = {};
+    for (const [pair, target] of Object.entries(scenario.pairTargets ?? {})) {
+      const [subjectName, referenceName] = pair.split('/');
+      const subject = row.results[subjectName];
+      const ref = row.results[referenceName];
+      if (!subject?.reqPerSec || !ref?.reqPerSec) continue;
+      const value = subject.reqPerSec / ref.reqPerSec;
+      const clean = failures(subject) === 0 && !row.checks[subjectName];
+      row.pairRatios[pair] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0 };
+    }
     row.scenarioRatios = {};
     const subject = row.results[SUBJECT];
     for (const [otherName, target] of Object.entries(scenario.scenarioTargets ?? {})) {
@@ -94,6 +105,9 @@ export function printTable(out, { servers, config, postgresVersion }) {
         console.log(
           `${SUBJECT}: ${row.name} / ${otherName} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`,
         );
+      }
+      for (const [pair, ratio] of Object.entries(row.pairRatios ?? {})) {
+        console.log(`${row.name}: ${pair} = ${ratio.value.toFixed(2)} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${ratio.target})${ratio.flagged ? ' !' : ''}`);
       }
     }
     printNotes(out, sqliteNames, config);

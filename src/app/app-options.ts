@@ -49,6 +49,25 @@ export interface RestgraphOptions {
   events?: Partial<EventOptions>;
   /** Webhook delivery: retry schedule, timeout, disabling, allowed private targets. */
   webhooks?: Partial<WebhookOptions>;
+  /** Rate limits; see {@link RateLimitOptions}. The schema file's `rateLimits` apply where these are not set. */
+  rateLimits?: Partial<RateLimitOptions>;
+}
+
+/** Server-wide quotas (`"<count>/<window>"`, like `100/1m`) and where their counters live. */
+export interface RateLimitOptions {
+  /** Requests per window per credential (per client address when anonymous). @default the schema's, else none */
+  default: string | undefined;
+  /** Requests per window per client address without a credential. @default the schema's, else `default` */
+  anonymous: string | undefined;
+  /** GraphQL cost points per window per credential. @default the schema's, else none */
+  graphql: string | undefined;
+  /**
+   * Where counters live: `memory` (this process), `database` (the shared SQL database) or `redis`
+   * (`redisUrl`). @default redis with a redisUrl, database on PostgreSQL, memory on SQLite
+   */
+  store: 'memory' | 'database' | 'redis' | undefined;
+  /** Redis for shared counters (`REDIS_URL`). @default none */
+  redisUrl: string | undefined;
 }
 
 export interface EventOptions {
@@ -88,6 +107,7 @@ export interface ResolvedOptions {
   onSqlStatement: ((sql: string) => void) | undefined;
   events: EventOptions;
   webhooks: WebhookOptions;
+  rateLimits: RateLimitOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -127,6 +147,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxResponseBytes: 1024,
     pollIntervalMs: 500,
   }),
+  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, store: undefined, redisUrl: undefined }),
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -152,5 +173,6 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     onSqlStatement: options.onSqlStatement,
     events: Object.freeze({ ...DEFAULT_OPTIONS.events, ...options.events }),
     webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
+    rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
   });
 }

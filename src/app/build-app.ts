@@ -29,6 +29,9 @@ import { registerWebhookRoutes } from '../rest/webhook-routes.js';
 import { WebhookStore } from '../store/webhook-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { BatchedLogDestination } from './log-destination.js';
+import { createRateLimits } from './rate-limit-setup.js';
+import type { RateLimits } from '../core/rate-limits.js';
+import { requestRateLimiter } from '../rest/rate-limit-hook.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
 
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
@@ -141,6 +144,14 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     throw error;
   }
 
+  let rateLimits: RateLimits | undefined;
+  try {
+    rateLimits = await createRateLimits(options.rateLimits, schema, db);
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+
   const store = new RecordStore(db, rules);
   const eventStore = new EventStore(db);
   const dispatcher = new EventDispatcher(eventStore, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag });
@@ -165,6 +176,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
       onBackgroundError: (error) => app.log.warn({ err: error }, 'recording API key use failed'),
     });
   } catch (error) {
+    await rateLimits?.limiter.close();
     await db.close();
     throw error;
   }
@@ -219,6 +231,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     limits: options.graphql,
     listLimits: options.listLimits,
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
+    ...(rateLimits === undefined ? {} : { rateLimits }),
   });
   app.decorate('restgraph', { options, events: dispatcher, schema, operations, graphql, tokens, authenticator, databaseDescription: description });
   app.decorateRequest('principal', null as unknown as Principal);
@@ -232,6 +245,37 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.decorate('flushLogs', (callback: () => void) => {
     pinoLogger.flush(() => callback());
   });
+
+  const limitRequest = rateLimits === undefined ? undefined : requestRateLimiter(rateLimits);
+  /** Sets the request's principal and counts it against its quotas, then lets it through (or not). */
+  const admit = (request: FastifyRequest, reply: FastifyReply, principal: Principal, done: (error?: Error) => void): void => {
+    request.principal = principal;
+    if (limitRequest === undefined) {
+      done();
+      return;
+    }
+    let pending: Promise<void> | undefined;
+    try {
+      pending = limitRequest(request, reply, principal);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
+    if (pending === undefined) done();
+    else pending.then(() => done(), (error: unknown) => done(error as Error));
+  };
+  /**
+   * A credential that failed still counts against its address's anonymous quota, so guessing
+   * tokens is rate-limited too; the client sees the 401 (or the 429, once the quota is used up).
+   */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, authError: unknown, done: (error?: Error) => void): void => {
+    request.principal = ANONYMOUS;
+    if (limitRequest === undefined) {
+      done(authError as Error);
+      return;
+    }
+    admit(request, reply, ANONYMOUS, (limitError) => done(limitError ?? (authError as Error)));
+  };
 
   // One onRequest hook for everything every request needs (each hook has a cost of its own):
   // request id, CORS, connection handling while draining, authentication.
@@ -248,28 +292,23 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     const header = request.headers.authorization;
     // Health probes are answered whatever credential they carry (a stale one must not fail them).
     if (header === undefined || request.url === '/healthz' || request.url === '/readyz') {
-      request.principal = ANONYMOUS;
-      done();
+      admit(request, reply, ANONYMOUS, done);
       return;
     }
     let known: Principal | undefined;
     try {
       known = authenticator.authenticateCached(header);
     } catch (error) {
-      done(error as Error);
+      refuse(request, reply, error, done);
       return;
     }
     if (known !== undefined) {
-      request.principal = known;
-      done();
+      admit(request, reply, known, done);
       return;
     }
     authenticator.authenticate(header).then(
-      (principal) => {
-        request.principal = principal;
-        done();
-      },
-      (error: unknown) => done(error as Error),
+      (principal) => admit(request, reply, principal, done),
+      (error: unknown) => refuse(request, reply, error, done),
     );
   });
 
@@ -356,6 +395,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     clearInterval(pruneTimer);
     clearInterval(flushTimer);
     clearInterval(closeIdleTimer);
+    await rateLimits?.limiter.close();
     await db.close();
   });
   return app;

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
+import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
 import type { LogLevel, RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -108,6 +109,23 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     webhooks.disableAfterMs = integer(env, 'RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS', 120, 1, 8760) * 60 * 60 * 1000;
   }
   if (Object.keys(webhooks).length > 0) options.webhooks = webhooks;
+  const rateLimits: NonNullable<RestgraphOptions['rateLimits']> = {};
+  for (const [name, key] of [['RESTGRAPH_RATE_LIMIT', 'default'], ['RESTGRAPH_RATE_LIMIT_ANONYMOUS', 'anonymous'], ['RESTGRAPH_GRAPHQL_RATE_LIMIT', 'graphql']] as const) {
+    const text = env[name];
+    if (!nonEmpty(text)) continue;
+    if (parseRateLimit(text, key) === undefined) throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
+    rateLimits[key] = text;
+  }
+  const store = env.RESTGRAPH_RATE_LIMIT_STORE;
+  if (nonEmpty(store)) {
+    if (store !== 'memory' && store !== 'database' && store !== 'redis') throw new ConfigError('RESTGRAPH_RATE_LIMIT_STORE', `must be memory, database or redis, not "${store}"`);
+    rateLimits.store = store;
+  }
+  if (nonEmpty(env.REDIS_URL)) {
+    if (!/^rediss?:\/\//.test(env.REDIS_URL)) throw new ConfigError('REDIS_URL', 'must be a redis:// or rediss:// URL');
+    rateLimits.redisUrl = env.REDIS_URL;
+  }
+  if (Object.keys(rateLimits).length > 0) options.rateLimits = rateLimits;
   return options;
 }
 

@@ -17,6 +17,8 @@ import type { Principal } from './principal.js';
 export interface OperationContext {
   principal: Principal;
   requestId?: string;
+  /** Where the request came from: anonymous clients are rate-limited by it. */
+  clientAddress?: string;
 }
 
 export interface WriteOptions {

@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import type { ListQuery } from '../core/list-query.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
+import type { GraphqlCharge } from './graphql-service.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/record-store.js';
@@ -13,6 +14,8 @@ export interface GraphqlContext extends Record<PropertyKey, unknown> {
   loaders: RequestLoaders;
   /** The event path, for subscriptions. */
   events?: EventDispatcher;
+  /** What the operation was charged against the GraphQL budget, reported in its response. */
+  charge?: GraphqlCharge;
 }
 
 type Page = { records: StoredRecord[]; more: boolean };

@@ -10,7 +10,7 @@ import websocket from '@fastify/websocket';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
-import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
+import { withCharge, type GraphqlRequestContext, type GraphqlService } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
 
 export interface GraphqlRouteOptions {
@@ -59,7 +59,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
 
     const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       if (request.method === 'GET' && wantsGraphiql(request)) return sendGraphiql(reply);
-      const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id } };
+      const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id, clientAddress: request.ip } };
       const [body, init] = await service.handle({
         method: request.method,
         url: request.url,
@@ -70,6 +70,11 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       });
       reply.code(init.status);
       for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
+      const { charge } = context;
+      if (charge !== undefined) {
+        reply.header('ratelimit-policy', `"graphql";q=${charge.limit};w=${charge.windowSeconds}`);
+        reply.header('ratelimit', `"graphql";r=${charge.remaining};t=${charge.resetSeconds}`);
+      }
       if (init.status === 405) {
         // A mutation over GET (graphql-http writes its own plain body for it).
         reply.header('cache-control', 'no-store');
@@ -83,8 +88,10 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     };
     // Subscriptions (and queries) over WebSocket on the upgrade of GET /graphql: the
     // graphql-transport-ws protocol (graphql-ws).
-    scope.route({ method: 'GET', url: '/graphql', wsHandler: subscriptionHandler(service, options), handler: handle });
-    scope.route({ method: 'POST', url: '/graphql', handler: handle });
+    // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
+    const charged = { graphqlOperation: true };
+    scope.route({ method: 'GET', url: '/graphql', wsHandler: subscriptionHandler(service, options), handler: handle, config: charged });
+    scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
     const sse = sseTransport(service, { authenticate: options.authenticate, recheckCredentialMs: options.recheckCredentialMs });
@@ -97,6 +104,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     scope.route({
       method: ['GET', 'POST'],
       url: '/graphql/stream',
+      config: charged,
       handler: async (request, reply) => {
         // Single-connection mode (reserved streams shared by token) is not offered.
         const query = request.query as Record<string, unknown>;
@@ -201,9 +209,10 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
         ...(payload.operationName === undefined || payload.operationName === null ? {} : { operationName: payload.operationName }),
         ...(payload.variables === undefined || payload.variables === null ? {} : { variables: payload.variables }),
       };
-      return service.prepare(params, { principal, requestId: ctx.extra.request.id });
+      return service.prepare(params, { principal, requestId: ctx.extra.request.id, clientAddress: ctx.extra.request.ip });
     },
-    onNext: (_ctx, _id, _payload, _args, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
+    onNext: (_ctx, _id, _payload, args, result) =>
+      withCharge('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result, args.contextValue),
     onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
   });
 }

@@ -22,7 +22,8 @@ import { createHandler, parseRequestParams, type Handler, type OperationArgs, ty
 import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
-import { RestgraphError } from '../errors.js';
+import { RateLimitedError, RestgraphError } from '../errors.js';
+import type { RateLimitResult, RateLimits } from '../core/rate-limits.js';
 import { toRestgraphError } from '../rest/problem-details.js';
 import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -41,6 +42,8 @@ interface PreparedDocument {
 /** What the HTTP adapter hands over with each request. */
 export interface GraphqlRequestContext {
   operation: OperationContext;
+  /** Set when the operation was charged against the GraphQL budget (for the RateLimit headers). */
+  charge?: GraphqlCharge;
   /** Set when the executed operation's result has errors (its response is then not cacheable). */
   hadErrors?: boolean;
 }
@@ -56,11 +59,24 @@ export interface GraphqlServiceOptions {
   documentCacheSize?: number;
   /** Automatic persisted queries kept (by hash). @default 10000 */
   persistedQueryCacheSize?: number;
+  /** Charges each operation its cost against the GraphQL budget, when one is set. */
+  rateLimits?: RateLimits;
+}
+
+/** What an operation cost and what is left of the budget: `extensions.rateLimit` of its response. */
+export interface GraphqlCharge {
+  cost: number;
+  limit: number;
+  windowSeconds: number;
+  remaining: number;
+  resetSeconds: number;
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 type PromiseOrValue<T> = T | Promise<T>;
+
+type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };
 
 /**
  * The GraphQL endpoint's engine, apart from HTTP: the generated schema, GraphQL-over-HTTP request
@@ -93,10 +109,32 @@ export class GraphqlService {
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
       parseRequestParams: (req) => this.#parseRequestParams(req),
-      onSubscribe: (req, params) => this.prepare(params, req.context.operation),
+      onSubscribe: async (req, params) => {
+        const prepared = await this.prepare(params, req.context.operation);
+        if (!Array.isArray(prepared)) {
+          const charge = (prepared as OperationArgs<GraphqlContext>).contextValue?.charge;
+          if (charge !== undefined) req.context.charge = charge;
+          return prepared;
+        }
+        // Over HTTP a used-up budget is a 429 with Retry-After, not a 200 with errors.
+        const errors = prepared as readonly GraphQLError[];
+        const limited = errors.find((e) => e.extensions.code === 'rate-limited');
+        if (limited !== undefined) {
+          const state = limited.extensions.rateLimit as GraphqlCharge;
+          throw new RateLimitedError(limited.message, {
+            headers: {
+              'retry-after': String(limited.extensions.retryAfter),
+              'ratelimit-policy': `"graphql";q=${state.limit};w=${state.windowSeconds}`,
+              'ratelimit': `"graphql";r=${state.remaining};t=${state.resetSeconds}`,
+            },
+          });
+        }
+        return errors;
+      },
       execute: (args) => this.#execute(args),
-      onOperation: (req, _args, result) => {
+      onOperation: (req, args, result) => {
         if (result.errors !== undefined && result.errors.length > 0) req.context.hadErrors = true;
+        return withCharge(result, args.contextValue);
       },
       formatError: (error) => this.#formatError(error),
     });
@@ -169,7 +207,7 @@ export class GraphqlService {
    * Parse (cached), validate (cached), then the limits: the execution arguments of a request, or
    * its errors. Every transport uses it (HTTP, WebSocket, SSE).
    */
-  prepare(params: RequestParams, ctx: OperationContext): OperationArgs<GraphqlContext> | readonly GraphQLError[] {
+  prepare(params: RequestParams, ctx: OperationContext): PromiseOrValue<OperationArgs<GraphqlContext> | readonly GraphQLError[]> {
     const { limits, listLimits } = this.#options;
     let prepared = this.#documents.get(params.query);
     if (prepared === undefined) {
@@ -218,15 +256,24 @@ export class GraphqlService {
       const coerced = getVariableValues(this.schema, operation.variableDefinitions ?? [], params.variables ?? {});
       if (coerced.errors !== undefined) return coerced.errors.map((e) => withCode(e, 'graphql-validation'));
     }
+    const args = this.#args(prepared.document, params, ctx, operation.operation);
+    // Charged last: a request refused for any other reason costs nothing.
+    const charged = this.#options.rateLimits?.chargeGraphql(ctx.principal, ctx.clientAddress, Math.max(1, cost));
+    if (charged === undefined) return args;
+    if (charged instanceof Promise) return charged.then((result) => charge(args, result, cost));
+    return charge(args, charged, cost);
+  }
+
+  #args(document: DocumentNode, params: RequestParams, ctx: OperationContext, kind: OperationTypeNode): PreparedArgs {
     return {
       schema: this.schema,
-      document: prepared.document,
+      document,
       ...(params.operationName === undefined ? {} : { operationName: params.operationName }),
       ...(params.variables === undefined ? {} : { variableValues: params.variables }),
       contextValue: {
         operations: this.#operations,
         operation: ctx,
-        loaders: new RequestLoaders(this.#operations, ctx, { cache: operation.operation !== OperationTypeNode.SUBSCRIPTION }),
+        loaders: new RequestLoaders(this.#operations, ctx, { cache: kind !== OperationTypeNode.SUBSCRIPTION }),
         ...(this.#options.events === undefined ? {} : { events: this.#options.events }),
       },
     };
@@ -333,3 +380,23 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+
+/** The operation's arguments with what it was charged, or the error of a used-up budget. */
+function charge(args: PreparedArgs, result: RateLimitResult, cost: number): OperationArgs<GraphqlContext> | readonly GraphQLError[] {
+  const state = result.states[0];
+  if (state === undefined) return args;
+  const charged: GraphqlCharge = { cost, limit: state.policy.limit, windowSeconds: state.policy.windowSeconds, remaining: state.remaining, resetSeconds: state.resetSeconds };
+  if (!result.allowed) {
+    const message = `This operation costs ${cost} points and ${state.remaining} of the ${state.policy.limit} per ${state.policy.windowSeconds} s are left; try again in ${result.retryAfterSeconds} s.`;
+    return [new GraphQLError(message, { extensions: { code: 'rate-limited', status: 429, retryAfter: result.retryAfterSeconds, rateLimit: { ...charged, cost: 0 } } })];
+  }
+  args.contextValue.charge = charged;
+  return args;
+}
+
+/** A result with its operation's charge in `extensions.rateLimit` (when the operation was charged). */
+export function withCharge<R extends { extensions?: Record<string, unknown> | undefined }>(result: R, context: unknown): R {
+  const charged = (context as Partial<GraphqlContext> | undefined)?.charge;
+  if (charged === undefined) return result;
+  return { ...result, extensions: { ...result.extensions, rateLimit: charged } };
+}

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
 import type { GraphqlContext } from './graphql-context.js';
-import type { GraphqlService } from './graphql-service.js';
+import { withCharge, type GraphqlService } from './graphql-service.js';
 
 /**
  * Lets a subscription's events be read only as fast as the client takes them. The writer says
@@ -78,14 +78,15 @@ export function sseTransport(
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const handler = createHandler<FastifyRequest, { pacer: WritePacer }, GraphqlContext>({
     schema: service.schema,
-    onSubscribe: (req, params) => {
-      const prepared = service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id });
+    onSubscribe: async (req, params) => {
+      const prepared = await service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id, clientAddress: req.raw.ip });
       // `data: null` makes graphql-sse send the errors as the operation's one result.
       return Array.isArray(prepared) ? { data: null, errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
     },
     onOperation: (_ctx, req, _args, result): OperationResult | undefined =>
       isAsyncIterable(result) ? (paced(result, req.context.pacer) as OperationResult) : undefined,
-    onNext: (_ctx, _req, result) => ('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result),
+    onNext: (ctx, _req, result) =>
+      withCharge('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result, ctx),
   });
 
   return async (request, reply) => {

@@ -1,11 +1,23 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { MethodNotAllowedError } from '../errors.js';
 import { assertAcceptable } from './content-negotiation.js';
 
 export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 const STANDARD_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-type StandardMethod = (typeof STANDARD_METHODS)[number];
+export type StandardMethod = (typeof STANDARD_METHODS)[number];
+
+export interface PathOptions {
+  /** The media type the handlers produce (checked against Accept). @default JSON */
+  produces?: string;
+  /** Route config of every method of the path (e.g. exempt from rate limits). */
+  config?: FastifyContextConfig;
+  /** Quotas of each method besides the server-wide ones. */
+  rateLimits?: Partial<Record<StandardMethod, readonly RateLimitPolicy[]>>;
+}
+
+const EXEMPT: FastifyContextConfig = Object.freeze({ rateLimitExempt: true });
 
 /**
  * Registers one path's handlers, plus what every path answers: HEAD (with GET), OPTIONS with
@@ -15,7 +27,7 @@ export function registerPath(
   app: FastifyInstance,
   url: string,
   handlers: Partial<Record<StandardMethod, RouteHandler>>,
-  options: { produces?: string } = {},
+  options: PathOptions = {},
 ): void {
   const methods = STANDARD_METHODS.filter((m) => handlers[m] !== undefined);
   const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'].join(', ');
@@ -23,9 +35,11 @@ export function registerPath(
     const handler = handlers[method];
     if (handler === undefined) continue;
     // The Accept check runs in the handler: a route-level hook would cost every request more.
+    const rateLimits = options.rateLimits?.[method];
     app.route({
       method,
       url,
+      config: rateLimits === undefined ? { ...options.config } : { ...options.config, rateLimits },
       handler: (request, reply) => {
         assertAcceptable(request, options.produces);
         return handler(request, reply);
@@ -35,6 +49,8 @@ export function registerPath(
   app.route({
     method: 'OPTIONS',
     url,
+    // CORS preflights are the browser's, not the client's: they are not counted.
+    config: EXEMPT,
     handler: async (request, reply) => {
       app.corsPreflight?.(request, reply, allow);
       return reply.code(204).header('allow', allow).send();

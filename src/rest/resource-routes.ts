@@ -2,13 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidQueryError, NotFoundError } from '../errors.js';
 import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
 import type { ListResult, OperationContext, ResourceOperations } from '../core/resource-operations.js';
-import { resourceNamed, type ResourceModel } from '../schema/schema-model.js';
+import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/record-store.js';
 import { assertIfMatch, entityTag, noneMatch } from './conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
-import { registerPath } from './path-routes.js';
+import { registerPath, type PathOptions, type StandardMethod } from './path-routes.js';
+import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -48,6 +49,15 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     return (current: StoredRecord) => assertIfMatch(header, entityTag(JSON.stringify(current)));
   };
 
+  const quotas = (resourceModel: ResourceModel, map: Partial<Record<StandardMethod, RestOperation>>): PathOptions => {
+    const rateLimits: Partial<Record<StandardMethod, readonly RateLimitPolicy[]>> = {};
+    for (const [method, operation] of Object.entries(map) as [StandardMethod, RestOperation][]) {
+      const policy = resourceModel.rateLimits[operation];
+      if (policy !== undefined) rateLimits[method] = [policy];
+    }
+    return { rateLimits };
+  };
+
   registerPath(app, base, {
     GET: async (request, reply) => {
       const query = parseListQuery(resource, request.query as RawQuery, listLimits);
@@ -67,7 +77,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         return response ?? prepared(201, record, { location: itemPath(record.id) });
       });
     },
-  });
+  }, quotas(resource, { GET: 'list', POST: 'create' }));
 
   registerPath(app, `${base}/:id`, {
     GET: async (request, reply) => {
@@ -107,9 +117,11 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
       return reply.code(204).send();
     },
-  });
+  }, quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }));
 
   for (const relation of resource.relations.values()) {
+    // A relation path reads the other resource: its list (hasMany) or get (belongsTo) quota applies.
+    const relationQuotas = quotas(resourceNamed(operations.schema, relation.target), { GET: relation.kind === 'hasMany' ? 'list' : 'get' });
     registerPath(app, `${base}/:id/${relation.name}`, {
       GET: async (request, reply) => {
         const id = parseId(resource.singular, (request.params as IdParams).id);
@@ -122,7 +134,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         if (result.kind === 'many') return sendList(request, reply, result.page);
         return sendRecord(request, reply, query.fields === undefined ? result.record : pick(result.record, [...query.fields, ...query.include]));
       },
-    });
+    }, relationQuotas);
   }
 }
 

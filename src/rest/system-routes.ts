@@ -14,7 +14,9 @@ export function registerSystemRoutes(app: FastifyInstance, schema: SchemaModel, 
     resources: Object.fromEntries([...schema.resources.keys()].map((name) => [name, `/${name}`])),
   });
   registerPath(app, '/', { GET: async (_request, reply) => reply.type(JSON_CONTENT_TYPE).send(index) });
-  registerPath(app, '/healthz', { GET: async (_request, reply) => reply.type(JSON_CONTENT_TYPE).send('{"status":"ok"}') });
+  // Probes are not counted against rate limits: a busy client must not make its host look dead.
+  const probe = { config: { rateLimitExempt: true } };
+  registerPath(app, '/healthz', { GET: async (_request, reply) => reply.type(JSON_CONTENT_TYPE).send('{"status":"ok"}') }, probe);
   registerPath(app, '/readyz', {
     GET: async (_request, reply) => {
       if (isDraining()) throw new ServiceUnavailableError('The server is shutting down.', { headers: { 'retry-after': '1' } });
@@ -25,5 +27,5 @@ export function registerSystemRoutes(app: FastifyInstance, schema: SchemaModel, 
       }
       return reply.type(JSON_CONTENT_TYPE).send('{"status":"ready"}');
     },
-  });
+  }, probe);
 }

@@ -14,6 +14,8 @@ import type {
 import { RESERVED_QUERY_PARAMETERS, RESERVED_RESOURCE_NAMES, SYSTEM_FIELDS } from './schema-model.js';
 import type { SchemaProblem } from '../errors.js';
 import { checkDefault } from './field-json-schema.js';
+import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from './rate-limit-policy.js';
+import { OPERATION_GROUPS, REST_OPERATIONS, type RestOperation } from './schema-model.js';
 
 /**
  * Checks what the JSON Schema cannot (cross references, reserved names, defaults against their
@@ -73,6 +75,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       writableFields,
       relations: new Map(),
       access: compileAccess(resource.access ?? {}),
+      rateLimits: compileResourceRateLimits(name, resource.rateLimits ?? {}, `${at}.rateLimits`, problems),
       ...(resource.owner === undefined ? {} : { owner: resource.owner }),
     });
   }
@@ -110,15 +113,52 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     }
   }
 
+  const rateLimits = compileRateLimits(definition.rateLimits ?? {}, problems);
   if (problems.length > 0) return { problems };
   for (const resource of resources.values()) Object.freeze(resource);
   const model: SchemaModel = Object.freeze({
     versions: Object.freeze([...versions]),
     latestVersion: versions[versions.length - 1] ?? 'v1',
     resources,
+    rateLimits,
     definition,
   });
   return { model, problems };
+}
+
+function policy(text: string, name: string, at: string, problems: SchemaProblem[]): RateLimitPolicy | undefined {
+  const parsed = parseRateLimit(text, name);
+  if (parsed === undefined) problems.push({ path: at, message: `must be ${RATE_LIMIT_FORMAT}, not "${text}"` });
+  return parsed;
+}
+
+function compileRateLimits(definition: NonNullable<SchemaDefinition['rateLimits']>, problems: SchemaProblem[]): SchemaModel['rateLimits'] {
+  const out: Record<string, RateLimitPolicy> = {};
+  for (const name of ['default', 'anonymous', 'graphql'] as const) {
+    const text = definition[name];
+    if (text === undefined) continue;
+    const parsed = policy(text, name, `rateLimits.${name}`, problems);
+    if (parsed !== undefined) out[name] = parsed;
+  }
+  return Object.freeze(out);
+}
+
+/** A group's quota is one counter for all its operations; a named operation's overrides it. */
+function compileResourceRateLimits(resource: string, definition: NonNullable<ResourceDefinition['rateLimits']>, at: string, problems: SchemaProblem[]): ResourceModel['rateLimits'] {
+  const out: Partial<Record<RestOperation, RateLimitPolicy>> = {};
+  for (const group of ['read', 'write'] as const) {
+    const text = definition[group];
+    if (text === undefined) continue;
+    const parsed = policy(text, `${resource}.${group}`, `${at}.${group}`, problems);
+    if (parsed !== undefined) for (const operation of OPERATION_GROUPS[group]) out[operation] = parsed;
+  }
+  for (const operation of REST_OPERATIONS) {
+    const text = definition[operation];
+    if (text === undefined) continue;
+    const parsed = policy(text, `${resource}.${operation}`, `${at}.${operation}`, problems);
+    if (parsed !== undefined) out[operation] = parsed;
+  }
+  return Object.freeze(out);
 }
 
 function compileAccess(access: NonNullable<ResourceDefinition['access']>): Record<AccessOperation, AccessRule> {

@@ -1,3 +1,5 @@
+import type { RateLimitPolicy } from './rate-limit-policy.js';
+
 /**
  * The compiled, validated form of a schema file: what every other layer reads.
  * Built once at start-up by {@link compileSchema}; frozen afterwards.
@@ -39,6 +41,17 @@ export type AccessRuleDefinition = 'public' | 'authenticated' | string[];
 
 export type AccessOperation = 'read' | 'create' | 'update' | 'delete';
 
+/** REST operations a resource can rate-limit on their own; `read` and `write` name groups of them. */
+export type RestOperation = 'list' | 'get' | 'create' | 'replace' | 'update' | 'delete';
+export const REST_OPERATIONS: readonly RestOperation[] = ['list', 'get', 'create', 'replace', 'update', 'delete'];
+export const OPERATION_GROUPS: Readonly<Record<'read' | 'write', readonly RestOperation[]>> = {
+  read: ['list', 'get'],
+  write: ['create', 'replace', 'update', 'delete'],
+};
+
+/** Quotas as written: `"<count>/<window>"`, like `100/1m`. */
+export type RateLimitDefinition = string;
+
 export interface ResourceDefinition {
   description?: string;
   singular?: string;
@@ -46,11 +59,24 @@ export interface ResourceDefinition {
   owner?: string;
   fields?: Record<string, FieldDefinition>;
   relations?: Record<string, RelationDefinition>;
+  /** Quotas of this resource's REST operations, on top of the server-wide ones. */
+  rateLimits?: Partial<Record<RestOperation | 'read' | 'write', RateLimitDefinition>>;
+}
+
+/** Server-wide quotas (the environment overrides them). */
+export interface RateLimitsDefinition {
+  /** Requests per window per credential (per address when anonymous). */
+  default?: RateLimitDefinition;
+  /** Requests per window per address, for requests without a credential. */
+  anonymous?: RateLimitDefinition;
+  /** GraphQL cost points per window per credential. */
+  graphql?: RateLimitDefinition;
 }
 
 /** The schema file's document, after it passed the published JSON Schema. */
 export interface SchemaDefinition {
   versions?: string[];
+  rateLimits?: RateLimitsDefinition;
   resources: Record<string, ResourceDefinition>;
 }
 
@@ -88,6 +114,8 @@ export interface ResourceModel {
   access: Readonly<Record<AccessOperation, AccessRule>>;
   /** Field holding the owner's subject, when rows belong to tokens. */
   owner?: string;
+  /** Quotas of REST operations on this resource (named `<resource>.<operation or group>`). */
+  rateLimits: Readonly<Partial<Record<RestOperation, RateLimitPolicy>>>;
 }
 
 export type AccessRule = { kind: 'public' } | { kind: 'authenticated' } | { kind: 'scopes'; anyOf: readonly string[] };
@@ -97,6 +125,8 @@ export interface SchemaModel {
   versions: readonly string[];
   latestVersion: string;
   resources: ReadonlyMap<string, ResourceModel>;
+  /** Server-wide quotas declared in the file (named `default`, `anonymous`, `graphql`). */
+  rateLimits: Readonly<Partial<Record<keyof RateLimitsDefinition, RateLimitPolicy>>>;
   /** The definition it was compiled from (recorded by migrations). */
   definition: SchemaDefinition;
 }

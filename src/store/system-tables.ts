@@ -91,6 +91,13 @@ function systemTablesDdl(idColumn: string): string {
       "error" text
     );
     create index if not exists "rg_ix_attempts_delivery" on "_restgraph_webhook_attempts" ("deliveryId");
+    -- Rate-limit counters shared by instances (RESTGRAPH_RATE_LIMIT_STORE=database); keys name their window.
+    create table if not exists "_restgraph_rate_limits" (
+      "key" text primary key,
+      "used" bigint not null,
+      "expiresAt" bigint not null
+    );
+    create index if not exists "rg_ix_rate_limits_expires" on "_restgraph_rate_limits" ("expiresAt");
   `;
 }
 

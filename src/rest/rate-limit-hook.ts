@@ -1,0 +1,54 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../core/principal.js';
+import { RateLimits, stateHeader, type PolicySet, type RateLimitResult } from '../core/rate-limits.js';
+import { RateLimitedError } from '../errors.js';
+import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Quotas of this route besides the server-wide ones (a resource operation's). */
+    rateLimits?: readonly RateLimitPolicy[];
+    /** Not counted as a request: health probes, CORS preflights, GraphQL operations (charged by cost instead). */
+    rateLimitExempt?: boolean;
+    /** A GraphQL operation route: charged its cost when a GraphQL budget is set, else counted as a request. */
+    graphqlOperation?: boolean;
+  }
+}
+
+const NONE: readonly RateLimitPolicy[] = Object.freeze([]);
+
+/**
+ * The REST side of rate limiting: counts a request against its route's quotas, adds
+ * `RateLimit-Policy` and `RateLimit` to the response, and refuses with 429 + `Retry-After` when a
+ * quota is used up. Returns a promise only when the counters live outside this process.
+ */
+export function requestRateLimiter(limits: RateLimits): (request: FastifyRequest, reply: FastifyReply, principal: Principal) => Promise<void> | undefined {
+  // Route config objects live as long as the app: the quota set of each is worked out once.
+  const sets = new WeakMap<object, { known: PolicySet; anonymous: PolicySet }>();
+  const graphqlCharged = limits.graphqlPolicy !== undefined;
+  return (request, reply, principal) => {
+    const config = request.routeOptions.config;
+    if (config.rateLimitExempt === true || (config.graphqlOperation === true && graphqlCharged)) return undefined;
+    let routeSets = sets.get(config);
+    if (routeSets === undefined) {
+      routeSets = limits.requestPolicies(config.rateLimits ?? NONE);
+      sets.set(config, routeSets);
+    }
+    const set = principal.kind === 'anonymous' ? routeSets.anonymous : routeSets.known;
+    if (set.policies.length === 0) return undefined;
+    const result = limits.limiter.consume(set.policies, RateLimits.partition(principal, request.ip));
+    if (result instanceof Promise) return result.then((r) => applyResult(reply, set, r));
+    applyResult(reply, set, result);
+    return undefined;
+  };
+}
+
+function applyResult(reply: FastifyReply, set: PolicySet, result: RateLimitResult): void {
+  reply.header('ratelimit-policy', set.header);
+  reply.header('ratelimit', stateHeader(result.states));
+  if (result.allowed) return;
+  const used = result.states.filter((s) => !s.allowed).map((s) => `"${s.policy.name}" (${s.policy.limit} per ${s.policy.windowSeconds} s)`);
+  throw new RateLimitedError(`The quota ${used.join(' and ')} is used up; try again in ${result.retryAfterSeconds} s.`, {
+    headers: { 'retry-after': String(result.retryAfterSeconds) },
+  });
+}

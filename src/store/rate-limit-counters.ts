@@ -1,0 +1,97 @@
+import { sql } from 'kysely';
+import type { SqlDatabase } from './sql-database.js';
+
+/** What a counter holds after an addition was tried. */
+export interface Counted {
+  /** Units used in the window, including this addition when it was made. */
+  used: number;
+  /** False when the addition would have passed the limit (and was not made). */
+  added: boolean;
+}
+
+/**
+ * Rate-limit counters, one per key (policy, partition and window). An addition is made only when
+ * it fits under the limit, atomically, so concurrent requests on several instances never let more
+ * through than the limit. Keys carry their window, so a counter is never reset, only forgotten
+ * after `expiresAt` (epoch ms).
+ */
+export interface CounterStore {
+  add(key: string, units: number, limit: number, expiresAt: number): Counted | Promise<Counted>;
+  close(): Promise<void>;
+}
+
+/** Counters in this process: the default, for one instance. Synchronous, so the request path awaits nothing. */
+export class MemoryCounters implements CounterStore {
+  readonly #counters = new Map<string, { used: number; expiresAt: number }>();
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(sweepIntervalMs = 10_000) {
+    this.#sweeper = setInterval(() => this.sweep(Date.now()), sweepIntervalMs);
+    this.#sweeper.unref();
+  }
+
+  add(key: string, units: number, limit: number, expiresAt: number): Counted {
+    let counter = this.#counters.get(key);
+    if (counter === undefined) {
+      counter = { used: 0, expiresAt };
+      this.#counters.set(key, counter);
+    }
+    if (counter.used + units > limit) return { used: counter.used, added: false };
+    counter.used += units;
+    return { used: counter.used, added: true };
+  }
+
+  /** Forgets the counters of windows that have ended. */
+  sweep(now: number): void {
+    for (const [key, counter] of this.#counters) if (counter.expiresAt <= now) this.#counters.delete(key);
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#counters.clear();
+    return Promise.resolve();
+  }
+}
+
+const TABLE = '_restgraph_rate_limits';
+
+/**
+ * Counters in the database every instance shares (PostgreSQL; SQLite works too, for instances
+ * sharing a file). One statement per addition: an upsert that adds only while the sum fits.
+ */
+export class SqlCounters implements CounterStore {
+  readonly #db: SqlDatabase;
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(db: SqlDatabase, sweepIntervalMs = 60_000) {
+    this.#db = db;
+    this.#sweeper = setInterval(() => void this.sweep(Date.now()).catch(() => undefined), sweepIntervalMs);
+    this.#sweeper.unref();
+  }
+
+  async add(key: string, units: number, limit: number, expiresAt: number): Promise<Counted> {
+    if (units <= limit) {
+      const statement = sql<{ used: number }>`
+        insert into ${sql.table(TABLE)} as c ("key", "used", "expiresAt") values (${key}, ${units}, ${expiresAt})
+        on conflict ("key") do update set "used" = c."used" + excluded."used"
+        where c."used" + excluded."used" <= ${limit}
+        returning "used"`.compile(this.#db.builder);
+      const row = await this.#db.one(statement);
+      if (row !== undefined) return { used: Number(row.used), added: true };
+    }
+    const current = await this.#db.one(
+      this.#db.builder.selectFrom(TABLE).select('used').where('key', '=', key).compile(),
+    );
+    return { used: current === undefined ? 0 : Number(current.used), added: false };
+  }
+
+  /** Deletes the counters of windows that have ended. */
+  async sweep(now: number): Promise<void> {
+    await this.#db.run(this.#db.builder.deleteFrom(TABLE).where('expiresAt', '<=', now).compile());
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    return Promise.resolve();
+  }
+}

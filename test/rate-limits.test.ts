@@ -1,0 +1,380 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app/build-app.js';
+import { parseSchemaText } from '../src/schema/load-schema.js';
+import { actAsAdmin, discardLogs, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
+import { createTestDatabase, TEST_DIALECT } from './helpers/test-database.js';
+import { SchemaError } from '../src/errors.js';
+
+/**
+ * Rate limits (draft-ietf-httpapi-ratelimit-headers): quotas per credential or client address,
+ * per resource operation, GraphQL by cost, counters in memory, in the database or in Redis.
+ */
+
+const SCHEMA = `
+versions: [v1]
+rateLimits:
+  default: 5/1m
+resources:
+  users:
+    access: { read: public, write: public }
+    fields:
+      name: { type: string, required: true }
+    relations:
+      posts: { hasMany: posts, foreignKey: userId }
+  posts:
+    access: { read: public, write: public }
+    rateLimits:
+      create: 2/1m
+      read: 100/1m
+    fields:
+      title: { type: string, required: true }
+      userId: { type: integer, references: users }
+`;
+
+interface Problem {
+  type: string;
+  status: number;
+  code: string;
+  detail: string;
+}
+
+/** A client address of its own for each test, so counters never meet across tests or runs. */
+function address(): string {
+  const bytes = randomBytes(3);
+  return `10.${bytes[0] ?? 0}.${bytes[1] ?? 0}.${bytes[2] ?? 0}`;
+}
+
+/**
+ * Waits for the next window of `seconds` when the current one ends within `margin` of the total
+ * (windows are aligned to the clock), so a burst falls in one window.
+ */
+async function startOfWindow(seconds: number, margin = seconds > 10 ? 5000 : seconds * 750): Promise<void> {
+  const ms = seconds * 1000;
+  const left = ms - (Date.now() % ms);
+  if (left < margin) await new Promise((resolve) => setTimeout(resolve, left + 5));
+}
+
+const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+describe('rate limits: off by default', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('sends no RateLimit headers and never 429s without a quota', async () => {
+    for (let i = 0; i < 30; i++) {
+      const response = await t.app.inject({ method: 'GET', url: '/users' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['ratelimit']).toBeUndefined();
+      expect(response.headers['ratelimit-policy']).toBeUndefined();
+    }
+    const graphql = await t.app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ users { id } }' } });
+    expect(json<{ extensions?: unknown }>(graphql).extensions).toBeUndefined();
+  });
+});
+
+describe('rate limits on REST', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ schema: parseSchemaText(SCHEMA) });
+  });
+  afterAll(() => t.close());
+
+  it('counts down in RateLimit, then answers 429 problem+json with Retry-After, and nothing is written', async () => {
+    const ip = address();
+    await startOfWindow(60);
+    const seen: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['ratelimit-policy']).toBe('"default";q=5;w=60');
+      seen.push(String(response.headers['ratelimit']));
+    }
+    expect(seen.map((h) => /^"default";r=(\d+);t=(\d+)$/.exec(h)?.[1])).toEqual(['4', '3', '2', '1', '0']);
+    for (const h of seen) expect(Number(/t=(\d+)/.exec(h)?.[1])).toBeGreaterThanOrEqual(1);
+
+    const refused = await t.app.inject({ method: 'POST', url: '/users', remoteAddress: ip, headers: { authorization: '' }, payload: { name: 'Mallory' } });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['content-type']).toContain('application/problem+json');
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(refused.headers['ratelimit']).toBe(`"default";r=0;t=${retryAfter}`);
+    const problem = json<Problem>(refused);
+    expect(problem).toMatchObject({ type: 'urn:restgraph:problem:rate-limited', status: 429, code: 'rate-limited' });
+    expect(problem.detail).toContain('"default" (5 per 60 s)');
+    const users = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: address() });
+    expect(json<{ name: string }[]>(users).map((u) => u.name)).not.toContain('Mallory');
+  });
+
+  it('counts each credential on its own, and anonymous clients per address', async () => {
+    await startOfWindow(60);
+    const a = address();
+    for (let i = 0; i < 5; i++) expect((await t.app.inject({ method: 'GET', url: '/users', remoteAddress: a, headers: { authorization: '' } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/users', remoteAddress: a, headers: { authorization: '' } })).statusCode).toBe(429);
+    // Another address, and a credential from the same address, each have their own quota.
+    expect((await t.app.inject({ method: 'GET', url: '/users', remoteAddress: address(), headers: { authorization: '' } })).statusCode).toBe(200);
+    const key = json<{ key: string }>(await t.app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'reader', scopes: ['users:read'] } })).key;
+    const withKey = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: a, headers: bearer(key) });
+    expect(withKey.statusCode).toBe(200);
+    expect(withKey.headers['ratelimit']).toMatch(/^"default";r=4;/);
+  });
+
+  it('counts a bad credential against its address, so token guessing is limited too', async () => {
+    await startOfWindow(60);
+    const ip = address();
+    for (let i = 0; i < 5; i++) {
+      const response = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: bearer(`guess-${i}`) });
+      expect(response.statusCode).toBe(401);
+    }
+    const limited = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: bearer('guess-6') });
+    expect(limited.statusCode).toBe(429);
+  });
+
+  it('a resource operation quota counts besides the default, under its own name', async () => {
+    await startOfWindow(60);
+    const ip = address();
+    const post = () => t.app.inject({ method: 'POST', url: '/posts', remoteAddress: ip, headers: { authorization: '' }, payload: { title: 'x' } });
+    const first = await post();
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['ratelimit-policy']).toBe('"default";q=5;w=60, "posts.create";q=2;w=60');
+    expect(first.headers['ratelimit']).toMatch(/^"default";r=4;t=\d+, "posts.create";r=1;t=\d+$/);
+    expect((await post()).statusCode).toBe(201);
+    const third = await post();
+    expect(third.statusCode).toBe(429);
+    expect(json<Problem>(third).detail).toContain('"posts.create" (2 per 60 s)');
+    expect(third.headers['ratelimit']).toMatch(/"posts.create";r=0;/);
+    // Reads of posts have their own quota (the read group) and still pass.
+    const list = await t.app.inject({ method: 'GET', url: '/v1/posts', remoteAddress: ip, headers: { authorization: '' } });
+    expect(list.statusCode).toBe(200);
+    expect(list.headers['ratelimit-policy']).toBe('"default";q=5;w=60, "posts.read";q=100;w=60');
+    // A relation path reads posts: the posts read quota applies there too.
+    const related = await t.app.inject({ method: 'GET', url: '/users/1/posts', remoteAddress: address(), headers: { authorization: '' } });
+    expect(related.headers['ratelimit-policy']).toBe('"default";q=5;w=60, "posts.read";q=100;w=60');
+  });
+
+  it('health probes and CORS preflights are not counted', async () => {
+    await startOfWindow(60);
+    const ip = address();
+    for (let i = 0; i < 10; i++) {
+      expect((await t.app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip })).statusCode).toBe(200);
+      const preflight = await t.app.inject({
+        method: 'OPTIONS',
+        url: '/users',
+        remoteAddress: ip,
+        headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.statusCode).toBe(204);
+      expect(preflight.headers['ratelimit']).toBeUndefined();
+    }
+    const counted = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } });
+    expect(counted.headers['ratelimit']).toMatch(/^"default";r=4;/);
+  });
+
+  it('unknown paths count too (scanners use up their quota)', async () => {
+    await startOfWindow(60);
+    const ip = address();
+    const response = await t.app.inject({ method: 'GET', url: '/wp-admin', remoteAddress: ip, headers: { authorization: '' } });
+    expect(response.statusCode).toBe(404);
+    expect(response.headers['ratelimit']).toMatch(/^"default";r=4;/);
+  });
+});
+
+describe('rate limits: recovery after the window', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ rateLimits: { default: '3/2s' } });
+  });
+  afterAll(() => t.close());
+
+  it('a burst over the limit gets 429, and the same client passes again once Retry-After has passed', async () => {
+    await startOfWindow(2);
+    const ip = address();
+    const statuses: number[] = [];
+    let retryAfter = 0;
+    for (let i = 0; i < 6; i++) {
+      const response = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } });
+      statuses.push(response.statusCode);
+      if (response.statusCode === 429) retryAfter = Number(response.headers['retry-after']);
+    }
+    // Anonymous reads of the example schema are 401 (read needs a token): counted all the same.
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(2);
+    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 50));
+    const again = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } });
+    expect(again.statusCode).toBe(401);
+    expect(again.headers['ratelimit']).toMatch(/^"default";r=2;t=[12]$/);
+  });
+});
+
+describe('rate limits on GraphQL: charged by cost', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ rateLimits: { default: '2/1m', graphql: '1000/1m' } });
+    const alice = await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Alice' } });
+    expect(alice.statusCode).toBe(201);
+  });
+  afterAll(() => t.close());
+
+  interface Charged {
+    data?: unknown;
+    errors?: { message: string; extensions: { code: string } }[];
+    extensions?: { rateLimit: { cost: number; limit: number; remaining: number; resetSeconds: number; windowSeconds: number } };
+  }
+
+  it('an expensive query is charged more than a cheap one; each response reports cost and remaining budget', async () => {
+    await startOfWindow(60);
+    const ip = address();
+    const key = json<{ key: string }>(await t.app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'gql', scopes: ['users:read', 'posts:read'] } })).key;
+    const ask = (query: string) => t.app.inject({ method: 'POST', url: '/graphql', remoteAddress: ip, headers: bearer(key), payload: { query } });
+
+    const cheap = await ask('{ user(id: "1") { name } }');
+    expect(cheap.statusCode).toBe(200);
+    const cheapBody = json<Charged>(cheap);
+    expect(cheapBody.extensions?.rateLimit).toMatchObject({ cost: 1, limit: 1000, remaining: 999, windowSeconds: 60 });
+    expect(cheap.headers['ratelimit-policy']).toBe('"graphql";q=1000;w=60');
+    expect(cheap.headers['ratelimit']).toMatch(/^"graphql";r=999;t=\d+$/);
+
+    const expensive = await ask('{ users(first: 20) { name posts(first: 10) { title } } }');
+    expect(expensive.statusCode).toBe(200);
+    expect(json<Charged>(expensive).extensions?.rateLimit).toMatchObject({ cost: 220, remaining: 779 });
+
+    // Requests are not counted against the REST quota (2 per minute) on /graphql.
+    for (let i = 0; i < 3; i++) expect((await ask('{ user(id: "1") { name } }')).statusCode).toBe(200);
+
+    const tooMuch = await ask('{ users(first: 800) { name } }');
+    expect(tooMuch.statusCode).toBe(429);
+    expect(Number(tooMuch.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(tooMuch.headers['ratelimit']).toMatch(/^"graphql";r=776;t=\d+$/);
+    const refused = json<Charged>(tooMuch);
+    expect(refused.errors?.[0]?.extensions.code).toBe('rate-limited');
+    expect(refused.errors?.[0]?.message).toContain('costs 800 points and 776 of the 1000');
+    // The refused operation was not charged: a cheap one still fits.
+    expect(json<Charged>(await ask('{ user(id: "1") { name } }')).extensions?.rateLimit.remaining).toBe(775);
+  });
+
+  it('invalid operations are not charged', async () => {
+    const ip = address();
+    const bad = await t.app.inject({ method: 'POST', url: '/graphql', remoteAddress: ip, payload: { query: '{ nope }' } });
+    expect(json<Charged>(bad).errors?.[0]?.extensions.code).toBe('graphql-validation');
+    expect(json<Charged>(bad).extensions).toBeUndefined();
+    const ok = await t.app.inject({ method: 'POST', url: '/graphql', remoteAddress: ip, payload: { query: '{ user(id: "1") { name } }' } });
+    expect(json<Charged>(ok).extensions?.rateLimit.remaining).toBeGreaterThanOrEqual(999 - 1);
+  });
+
+  it('without a GraphQL budget, /graphql requests count against the request quota', async () => {
+    const plain = await startTestApp({ rateLimits: { default: '2/1m' } });
+    try {
+      await startOfWindow(60);
+      const ip = address();
+      const ask = () => plain.app.inject({ method: 'POST', url: '/graphql', remoteAddress: ip, payload: { query: '{ users { id } }' } });
+      expect((await ask()).statusCode).toBe(200);
+      expect((await ask()).statusCode).toBe(200);
+      const third = await ask();
+      expect(third.statusCode).toBe(429);
+      expect(json<Charged>(third).errors?.[0]?.extensions.code).toBe('rate-limited');
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe('rate limits shared between instances', () => {
+  const dir = tempDir();
+  const apps: { close: () => Promise<unknown> }[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+  afterAll(() => dir.cleanup());
+
+  const twoInstances = async (rateLimits: Record<string, string>) => {
+    const db = await createTestDatabase(dir.path, `shared-${randomBytes(3).toString('hex')}`);
+    apps.push({ close: () => db.drop() });
+    const make = async () => {
+      const app = actAsAdmin(await buildApp({ databaseUrl: db.url, logDestination: discardLogs(), adminToken: TEST_ADMIN_TOKEN, rateLimits }));
+      apps.unshift(app);
+      return app;
+    };
+    const a = await make();
+    return [a, await make()] as const;
+  };
+
+  const sharedBurst = async (a: Awaited<ReturnType<typeof twoInstances>>[0], b: Awaited<ReturnType<typeof twoInstances>>[1]) => {
+    await startOfWindow(60);
+    const ip = address();
+    const statuses: number[] = [];
+    // Concurrent requests through both instances: the limit holds across them, exactly.
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? a : b).inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } })),
+    );
+    for (const response of responses) statuses.push(response.statusCode);
+    return statuses;
+  };
+
+  it.skipIf(TEST_DIALECT !== 'postgres')('in PostgreSQL by default: two instances together let exactly the limit through', async () => {
+    const [a, b] = await twoInstances({ default: '5/1m' });
+    const statuses = await sharedBurst(a, b);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
+  it('in Redis with REDIS_URL: two instances together let exactly the limit through', async () => {
+    const [a, b] = await twoInstances({ default: '5/1m', redisUrl: 'redis://127.0.0.1:6379' });
+    const statuses = await sharedBurst(a, b);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
+  it('in the database on request, on SQLite too', async () => {
+    const [a, b] = await twoInstances({ default: '5/1m', store: 'database' });
+    const statuses = await sharedBurst(a, b);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(7);
+  });
+
+  it('in memory, each instance counts alone', async () => {
+    const [a, b] = await twoInstances({ default: '5/1m', store: 'memory' });
+    const statuses = await sharedBurst(a, b);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+  });
+});
+
+describe('rate limit configuration', () => {
+  it('refuses a malformed quota in the schema file, naming its path', () => {
+    let caught: unknown;
+    try {
+      parseSchemaText(SCHEMA.replace('create: 2/1m', 'create: lots'), 'api.yaml');
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(SchemaError);
+    expect((caught as Error).message).toContain('resources.posts.rateLimits.create');
+  });
+
+  it('refuses a window over 31 days', () => {
+    expect(() => parseSchemaText(SCHEMA.replace('default: 5/1m', 'default: 5/32d'))).toThrow(/rateLimits\.default/);
+  });
+
+  it('refuses a malformed quota option and an unreachable Redis at start-up', async () => {
+    const dir = tempDir();
+    try {
+      const db = await createTestDatabase(dir.path);
+      try {
+        await expect(buildApp({ databaseUrl: db.url, logDestination: discardLogs(), rateLimits: { default: 'ten per minute' } })).rejects.toThrow(
+          'Invalid configuration rateLimits.default: must be "<count>/<window>"',
+        );
+        await expect(buildApp({ databaseUrl: db.url, logDestination: discardLogs(), rateLimits: { default: '10/1m', redisUrl: 'redis://127.0.0.1:1' } })).rejects.toThrow(
+          'Invalid configuration REDIS_URL: cannot reach Redis',
+        );
+        await expect(buildApp({ databaseUrl: db.url, logDestination: discardLogs(), rateLimits: { default: '10/1m', store: 'redis' } })).rejects.toThrow(
+          'RESTGRAPH_RATE_LIMIT_STORE=redis needs REDIS_URL',
+        );
+      } finally {
+        await db.drop();
+      }
+    } finally {
+      dir.cleanup();
+    }
+  });
+});
