@@ -18,6 +18,7 @@ import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
+import { resourcesIn } from '../schema/version-view.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
 import { migrateToSchema } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
@@ -317,8 +318,9 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);
   const routeOptions = { operations, idempotency, listLimits: options.listLimits };
-  for (const prefix of ['', ...schema.versions.map((v) => `/${v}`)]) {
-    for (const resource of schema.resources.values()) registerResourceRoutes(app, routeOptions, resource, prefix);
+  // Unversioned paths serve the latest version; each version serves the resources it has.
+  for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
+    for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));

@@ -22,6 +22,8 @@ export interface OperationContext {
 }
 
 export interface WriteOptions {
+  /** Replace only: fields left as they are (those the client's API version does not have). */
+  keep?: readonly string[];
   /**
    * Update only: whether an object given for a json field is merged into the stored value
    * (JSON Merge Patch, REST's PATCH) rather than replacing it (GraphQL's update). @default true
@@ -159,7 +161,9 @@ export class ResourceOperations {
   /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
   async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     authorize(ctx.principal, resource, 'update');
-    const values = this.#validator.validate(resource, 'replace', this.#withOwner(ctx, resource, body, true), id);
+    const validated = this.#validator.validate(resource, 'replace', this.#withOwner(ctx, resource, body, true), id);
+    const keep = options.keep;
+    const values = keep === undefined ? validated : Object.fromEntries(Object.entries(validated).filter(([name]) => !keep.includes(name)));
     return this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);

@@ -21,6 +21,7 @@ import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery
 import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import type { QueryOperator, SortKey, StoredRecord } from '../store/record-store.js';
 import { canonicalFields } from '../store/record-store.js';
+import { resourcesIn, viewOf } from '../schema/version-view.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, describe, idOf, pascal } from './schema-parts.js';
@@ -138,11 +139,17 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     return input;
   };
 
-  for (const resource of model.resources.values()) {
+  // GraphQL serves the latest version: its resources and fields, with its deprecations.
+  const served = resourcesIn(model, model.latestVersion);
+  const latest = (resource: ResourceModel) => viewOf(model, resource, model.latestVersion);
+  const shownFields = (resource: ResourceModel) => canonicalFields(resource).filter((f) => latest(resource).apiNameOf.has(f.name));
+  const deprecationOf = (resource: ResourceModel, field: FieldModel) => latest(resource).fields.find((v) => v.field === field)?.deprecationReason;
+
+  for (const resource of served) {
     const typeName = resource.typeName;
     const sortKeys = new Map<string, SortKey>();
     const sortValues: GraphQLEnumValueConfigMap = {};
-    for (const field of canonicalFields(resource)) {
+    for (const field of shownFields(resource)) {
       if (field.type === 'json') continue;
       for (const direction of ['asc', 'desc'] as const) {
         const value = `${constantCase(field.name)}_${direction.toUpperCase()}`;
@@ -182,17 +189,18 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     const filter = new GraphQLInputObjectType({
       name: `${typeName}Filter`,
       description: `Conditions on ${resource.name}; all must hold.`,
-      fields: () => Object.fromEntries(canonicalFields(resource).map((f) => [f.name, { type: filterInputOf(resource, f) }])),
+      fields: () => Object.fromEntries(shownFields(resource).map((f) => [f.name, { type: filterInputOf(resource, f) }])),
     });
     const sort = new GraphQLEnumType({ name: `${typeName}Sort`, values: sortValues });
     const inputFields = (forCreate: boolean): GraphQLInputFieldConfigMap =>
       Object.fromEntries(
-        resource.writableFields.map((field) => {
+        resource.writableFields.filter((field) => latest(resource).apiNameOf.has(field.name)).map((field) => {
           const scalar = scalarOf(resource, field);
           // The owner field is filled in from the token, so it may be left out even when required.
           const required = forCreate && field.required && field.default === undefined && field.name !== resource.owner;
           // GraphQL deprecates only optional input fields.
-          const deprecated = field.deprecated !== undefined && !required ? { deprecationReason: field.deprecated } : {};
+          const reason = deprecationOf(resource, field);
+          const deprecated = reason !== undefined && !required ? { deprecationReason: reason } : {};
           return [field.name, { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field), ...deprecated }];
         }),
       );
@@ -281,22 +289,22 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
 
   const objectFields = (resource: ResourceModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
     const fields: GraphQLFieldConfigMap<StoredRecord, GraphqlContext> = {};
-    for (const field of canonicalFields(resource)) {
+    for (const field of shownFields(resource)) {
       const scalar = scalarOf(resource, field);
       const required = field.system || field.required;
       fields[field.name] = {
         type: required ? new GraphQLNonNull(scalar) : scalar,
         ...describe(field),
-        ...(field.deprecated === undefined ? {} : { deprecationReason: field.deprecated }),
+        ...(deprecationOf(resource, field) === undefined ? {} : { deprecationReason: deprecationOf(resource, field) }),
       };
     }
-    for (const relation of resource.relations.values()) Object.assign(fields, relationFields(resource, relation));
+    for (const relation of latest(resource).relations.values()) Object.assign(fields, relationFields(resource, relation));
     return fields;
   };
 
   const query: GraphQLFieldConfigMap<unknown, GraphqlContext> = {};
   const mutation: GraphQLFieldConfigMap<unknown, GraphqlContext> = {};
-  for (const resource of model.resources.values()) {
+  for (const resource of served) {
     const t = typeOf(resource);
     const singular = camel(resource.singular);
     const plural = camel(resource.name);

@@ -1,4 +1,5 @@
 import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLObjectType } from 'graphql';
+import { resourcesIn } from '../schema/version-view.js';
 import { authorize } from '../core/access-policy.js';
 import { SlowConsumerError } from '../errors.js';
 import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
@@ -100,7 +101,7 @@ export function subscriptionFields(
   objectOf: (resource: ResourceModel) => GraphQLObjectType,
 ): GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> {
   const subscription: GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> = {};
-  for (const resource of model.resources.values()) {
+  for (const resource of resourcesIn(model, model.latestVersion)) {
     const object = objectOf(resource);
     for (const kind of ['created', 'updated', 'deleted'] as const) {
       const type = `${resource.singular}.${kind}`;

@@ -8,7 +8,10 @@ import type { StoredRecord } from '../store/record-store.js';
 import { assertIfMatch, entityTag, noneMatch } from './conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
-import { registerPath, type PathOptions, type StandardMethod } from './path-routes.js';
+import { registerPath, type PathOptions, type RouteHandler, type StandardMethod } from './path-routes.js';
+import { VersionTranslator } from './version-translation.js';
+import { addLink, deprecationHeaders } from './version-headers.js';
+import { viewOf } from '../schema/version-view.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -25,12 +28,28 @@ type IdParams = { id: string };
  * The REST adapter of one resource under one prefix (`''` for the latest version, `/v1`, …):
  * collection, item and relation paths, each a thin translation between HTTP and the core operations.
  */
-export function registerResourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions, resource: ResourceModel, prefix: string): void {
+export function registerResourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions, resource: ResourceModel, prefix: string, version: string): void {
   const { operations, idempotency, listLimits } = options;
+  const schema = operations.schema;
   const base = `${prefix}/${resource.name}`;
   const itemPath = (id: unknown): string => `${base}/${String(id)}`;
+  // This version's names and fields; storage has every field under its latest name.
+  const tr = new VersionTranslator(schema, viewOf(schema, resource, version));
+  const lifeCycle = prefix === '' ? undefined : deprecationHeaders(schema, version);
+  const handler = (fn: RouteHandler): RouteHandler => {
+    if (tr.identity && lifeCycle === undefined) return fn;
+    return async (request, reply) => {
+      if (lifeCycle !== undefined) lifeCycle(request, reply);
+      try {
+        return await fn(request, reply);
+      } catch (error) {
+        throw tr.error(error);
+      }
+    };
+  };
 
-  const sendRecord = (request: FastifyRequest, reply: FastifyReply, record: StoredRecord): FastifyReply => {
+  const sendRecord = (request: FastifyRequest, reply: FastifyReply, stored: StoredRecord, include: readonly string[] = [], view = tr): FastifyReply => {
+    const record = view.record(stored, include);
     const body = JSON.stringify(record);
     const tag = entityTag(body);
     reply.header('etag', tag);
@@ -39,14 +58,14 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   };
 
   const prepared = (status: number, record: StoredRecord, extra: Record<string, string> = {}): PreparedResponse => {
-    const body = JSON.stringify(record);
+    const body = JSON.stringify(tr.record(record));
     return { status, headers: { 'content-type': JSON_CONTENT_TYPE, etag: entityTag(body), ...extra }, body };
   };
 
   const ifMatch = (request: FastifyRequest) => {
     const header = request.headers['if-match'];
     if (header === undefined) return undefined;
-    return (current: StoredRecord) => assertIfMatch(header, entityTag(JSON.stringify(current)));
+    return (current: StoredRecord) => assertIfMatch(header, entityTag(JSON.stringify(tr.record(current))));
   };
 
   const quotas = (resourceModel: ResourceModel, map: Partial<Record<StandardMethod, RestOperation>>): PathOptions => {
@@ -59,15 +78,15 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   };
 
   registerPath(app, base, {
-    GET: async (request, reply) => {
-      const query = parseListQuery(resource, request.query as RawQuery, listLimits);
-      return sendList(request, reply, await operations.list(context(request), resource, query));
-    },
-    POST: async (request, reply) => {
+    GET: handler(async (request, reply) => {
+      const query = parseListQuery(resource, tr.query(request.query as RawQuery), listLimits);
+      return sendList(request, reply, await operations.list(context(request), resource, query), tr, query.include);
+    }),
+    POST: handler(async (request, reply) => {
       assertPlainJsonBody(request);
       return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
         let response: PreparedResponse | undefined;
-        const record = await operations.create(context(request), resource, request.body, {
+        const record = await operations.create(context(request), resource, tr.body(request.body), {
           beforeCommit: async (tx, created) => {
             if (created === undefined || commit === undefined) return;
             response = prepared(201, created, { location: itemPath(created.id) });
@@ -76,31 +95,33 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         });
         return response ?? prepared(201, record, { location: itemPath(record.id) });
       });
-    },
+    }),
   }, quotas(resource, { GET: 'list', POST: 'create' }));
 
+  // A replace through a version that lacks some fields leaves them as they are.
+  const keep = tr.view.hidden.length === 0 ? {} : { keep: tr.view.hidden };
   registerPath(app, `${base}/:id`, {
-    GET: async (request, reply) => {
+    GET: handler(async (request, reply) => {
       const id = parseId(resource.singular, (request.params as IdParams).id);
-      const { include, fields } = parseItemQuery(resource, request.query as RawQuery, listLimits);
+      const { include, fields } = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
       const record = await operations.get(context(request), resource, id, include);
-      return sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]));
-    },
-    PUT: async (request, reply) => {
+      return sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]), include);
+    }),
+    PUT: handler(async (request, reply) => {
       assertPlainJsonBody(request);
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
-      const record = await operations.replace(context(request), resource, id, request.body, precondition === undefined ? {} : { precondition });
+      const record = await operations.replace(context(request), resource, id, tr.body(request.body), precondition === undefined ? keep : { ...keep, precondition });
       const response = prepared(200, record);
       return reply.code(200).headers(response.headers).send(response.body);
-    },
-    PATCH: async (request, reply) => {
+    }),
+    PATCH: handler(async (request, reply) => {
       assertHasBody(request);
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
       return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
         let response: PreparedResponse | undefined;
-        const record = await operations.update(context(request), resource, id, request.body, {
+        const record = await operations.update(context(request), resource, id, tr.body(request.body), {
           ...(precondition === undefined ? {} : { precondition }),
           beforeCommit: async (tx, updated) => {
             if (updated === undefined || commit === undefined) return;
@@ -110,38 +131,38 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         });
         return response ?? prepared(200, record);
       });
-    },
-    DELETE: async (request, reply) => {
+    }),
+    DELETE: handler(async (request, reply) => {
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
       await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
       return reply.code(204).send();
-    },
+    }),
   }, quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }));
 
-  for (const relation of resource.relations.values()) {
+  for (const relation of tr.view.relations.values()) {
+    const target = resourceNamed(schema, relation.target);
+    const targetTr = new VersionTranslator(schema, viewOf(schema, target, version));
     // A relation path reads the other resource: its list (hasMany) or get (belongsTo) quota applies.
-    const relationQuotas = quotas(resourceNamed(operations.schema, relation.target), { GET: relation.kind === 'hasMany' ? 'list' : 'get' });
+    const relationQuotas = quotas(target, { GET: relation.kind === 'hasMany' ? 'list' : 'get' });
     registerPath(app, `${base}/:id/${relation.name}`, {
-      GET: async (request, reply) => {
+      GET: handler(async (request, reply) => {
         const id = parseId(resource.singular, (request.params as IdParams).id);
-        const target = resourceNamed(operations.schema, relation.target);
-        const query =
-          relation.kind === 'hasMany'
-            ? parseListQuery(target, request.query as RawQuery, listLimits)
-            : { ...emptyQuery(listLimits), ...parseItemQuery(target, request.query as RawQuery, listLimits) };
+        const raw = targetTr.query(request.query as RawQuery);
+        const query = relation.kind === 'hasMany' ? parseListQuery(target, raw, listLimits) : { ...emptyQuery(listLimits), ...parseItemQuery(target, raw, listLimits) };
         const result = await operations.related(context(request), resource, id, relation, query);
-        if (result.kind === 'many') return sendList(request, reply, result.page);
-        return sendRecord(request, reply, query.fields === undefined ? result.record : pick(result.record, [...query.fields, ...query.include]));
-      },
+        if (result.kind === 'many') return sendList(request, reply, result.page, targetTr, query.include);
+        return sendRecord(request, reply, query.fields === undefined ? result.record : pick(result.record, [...query.fields, ...query.include]), query.include, targetTr);
+      }),
     }, relationQuotas);
   }
 }
 
-function sendList(request: FastifyRequest, reply: FastifyReply, result: ListResult): FastifyReply {
-  if (result.next !== undefined) reply.header('link', `<${nextPageUrl(request, result.next)}>; rel="next"`);
+function sendList(request: FastifyRequest, reply: FastifyReply, result: ListResult, tr: VersionTranslator, include: readonly string[]): FastifyReply {
+  if (result.next !== undefined) addLink(reply, `<${nextPageUrl(request, result.next)}>; rel="next"`);
   if (result.total !== undefined) reply.header('x-total-count', String(result.total));
-  return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(result.records));
+  const records = tr.identity && include.length === 0 ? result.records : result.records.map((r) => tr.record(r, include));
+  return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(records));
 }
 
 /** The same request with `after` set to the next cursor (and no `offset`): RFC 8288 rel="next". */

@@ -15,7 +15,7 @@ import { RESERVED_QUERY_PARAMETERS, RESERVED_RESOURCE_NAMES, SYSTEM_FIELDS } fro
 import type { SchemaProblem } from '../errors.js';
 import { checkDefault } from './field-json-schema.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from './rate-limit-policy.js';
-import { OPERATION_GROUPS, REST_OPERATIONS, type RestOperation } from './schema-model.js';
+import { OPERATION_GROUPS, REST_OPERATIONS, type RestOperation, type VersionModel } from './schema-model.js';
 
 /**
  * Checks what the JSON Schema cannot (cross references, reserved names, defaults against their
@@ -23,7 +23,23 @@ import { OPERATION_GROUPS, REST_OPERATIONS, type RestOperation } from './schema-
  */
 export function compileSchema(definition: SchemaDefinition): { model?: SchemaModel; problems: SchemaProblem[] } {
   const problems: SchemaProblem[] = [];
-  const versions = definition.versions ?? ['v1'];
+  const versionInfo = compileVersions(definition.versions ?? ['v1'], problems);
+  const versions = [...versionInfo.keys()];
+  const checkVersion = (at: string, name: string | undefined): number | undefined => {
+    if (name === undefined) return undefined;
+    const info = versionInfo.get(name);
+    if (info === undefined) problems.push({ path: at, message: `"${name}" is not one of the versions (${versions.join(', ')})` });
+    return info?.index;
+  };
+  const checkLifeCycle = (at: string, item: { addedIn?: string; deprecatedIn?: string; removedIn?: string }): void => {
+    const added = checkVersion(`${at}.addedIn`, item.addedIn) ?? 0;
+    const deprecated = checkVersion(`${at}.deprecatedIn`, item.deprecatedIn);
+    const removed = checkVersion(`${at}.removedIn`, item.removedIn);
+    if (removed !== undefined && removed <= added) problems.push({ path: `${at}.removedIn`, message: 'must be a later version than addedIn (and not the first version)' });
+    if (deprecated !== undefined && (deprecated < added || (removed !== undefined && deprecated >= removed))) {
+      problems.push({ path: `${at}.deprecatedIn`, message: 'must be a version in which it exists (from addedIn, before removedIn)' });
+    }
+  };
   const resources = new Map<string, ResourceModel>();
   const typeNames = new Map<string, string>();
 
@@ -41,6 +57,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     if (clash !== undefined) problems.push({ path: at, message: `singular name "${singular}" is also used by resource "${clash}"` });
     typeNames.set(typeName, name);
 
+    checkLifeCycle(at, resource);
     const fields = new Map<string, FieldModel>(SYSTEM_FIELDS.map((f) => [f.name, f]));
     const writableFields: FieldModel[] = [];
     for (const [fieldName, field] of Object.entries(resource.fields ?? {})) {
@@ -53,6 +70,19 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
         problems.push({ path: fieldAt, message: `"${fieldName}" is a reserved query parameter; choose another field name` });
       }
       problems.push(...checkField(fieldAt, field, definition));
+      checkLifeCycle(fieldAt, field);
+      if ((field.addedIn !== undefined || field.removedIn !== undefined) && field.required === true && field.default === undefined) {
+        problems.push({ path: `${fieldAt}.required`, message: 'a field that some versions lack cannot be required without a default (clients of those versions could not send it)' });
+      }
+      if ((field.renamedFrom === undefined) !== (field.renamedIn === undefined)) {
+        problems.push({ path: fieldAt, message: 'renamedFrom and renamedIn go together: the old name, and the version that brought the new one' });
+      } else if (field.renamedFrom !== undefined) {
+        const renamedIn = checkVersion(`${fieldAt}.renamedIn`, field.renamedIn);
+        if (renamedIn === 0) problems.push({ path: `${fieldAt}.renamedIn`, message: 'cannot be the first version (no version has the old name)' });
+        if (field.renamedFrom === fieldName || field.renamedFrom in (resource.fields ?? {}) || SYSTEM_FIELDS.some((f) => f.name === field.renamedFrom)) {
+          problems.push({ path: `${fieldAt}.renamedFrom`, message: `"${field.renamedFrom}" is the name of a field; an old name must be free` });
+        }
+      }
       const model: FieldModel = Object.freeze({ ...field, name: fieldName, required: field.required ?? false, unique: field.unique ?? false, system: false });
       fields.set(fieldName, model);
       writableFields.push(model);
@@ -118,12 +148,51 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
   for (const resource of resources.values()) Object.freeze(resource);
   const model: SchemaModel = Object.freeze({
     versions: Object.freeze([...versions]),
+    versionInfo,
     latestVersion: versions[versions.length - 1] ?? 'v1',
     resources,
     rateLimits,
     definition,
   });
   return { model, problems };
+}
+
+function compileVersions(definitions: NonNullable<SchemaDefinition['versions']>, problems: SchemaProblem[]): Map<string, VersionModel> {
+  const out = new Map<string, VersionModel>();
+  definitions.forEach((definition, index) => {
+    const at = `versions[${index}]`;
+    const item = typeof definition === 'string' ? { name: definition } : definition;
+    if (out.has(item.name)) {
+      problems.push({ path: at, message: `"${item.name}" is listed twice` });
+      return;
+    }
+    const date = (key: 'deprecated' | 'sunset'): Date | undefined => {
+      const text = item[key];
+      if (text === undefined) return undefined;
+      const time = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) ? Date.parse(text) : NaN;
+      if (Number.isNaN(time)) problems.push({ path: `${at}.${key}`, message: `"${text}" is not a date like 2026-06-30 or 2026-06-30T00:00:00Z` });
+      return Number.isNaN(time) ? undefined : new Date(time);
+    };
+    const deprecatedAt = date('deprecated');
+    const sunsetAt = date('sunset');
+    if (sunsetAt !== undefined && deprecatedAt === undefined) problems.push({ path: `${at}.sunset`, message: 'a version with a sunset must say when it was deprecated' });
+    if (index === definitions.length - 1 && deprecatedAt !== undefined) problems.push({ path: `${at}.deprecated`, message: 'the latest version cannot be deprecated (nothing succeeds it)' });
+    out.set(item.name, {
+      name: item.name,
+      index: out.size,
+      ...(typeof definition === 'object' && definition.description !== undefined ? { description: definition.description } : {}),
+      ...(deprecatedAt === undefined ? {} : { deprecatedAt }),
+      ...(sunsetAt === undefined ? {} : { sunsetAt }),
+    });
+  });
+  const names = [...out.keys()];
+  for (const [i, name] of names.entries()) {
+    const successor = names[i + 1];
+    const info = out.get(name);
+    if (info !== undefined && successor !== undefined) info.successor = successor;
+  }
+  for (const info of out.values()) Object.freeze(info);
+  return out;
 }
 
 function policy(text: string, name: string, at: string, problems: SchemaProblem[]): RateLimitPolicy | undefined {

@@ -28,6 +28,15 @@ export interface FieldDefinition {
   default?: unknown;
   references?: string;
   onDelete?: OnDelete;
+  /** The first version that has the field (earlier versions do not show or accept it). */
+  addedIn?: string;
+  /** The version from which the field is deprecated (shown as such; it keeps working). */
+  deprecatedIn?: string;
+  /** The first version without the field (its values stay stored for earlier versions). */
+  removedIn?: string;
+  /** The field's name before `renamedIn`: earlier versions show and accept it under that name. */
+  renamedFrom?: string;
+  renamedIn?: string;
 }
 
 export interface RelationDefinition {
@@ -61,7 +70,16 @@ export interface ResourceDefinition {
   relations?: Record<string, RelationDefinition>;
   /** Quotas of this resource's REST operations, on top of the server-wide ones. */
   rateLimits?: Partial<Record<RestOperation | 'read' | 'write', RateLimitDefinition>>;
+  /** The first version that serves the resource. */
+  addedIn?: string;
+  /** The version from which the resource is deprecated. */
+  deprecatedIn?: string;
+  /** The first version that no longer serves it (its rows stay for earlier versions). */
+  removedIn?: string;
 }
+
+/** A version as written: its name, or the name with its deprecation dates. */
+export type VersionDefinition = string | { name: string; deprecated?: string; sunset?: string; description?: string };
 
 /** Server-wide quotas (the environment overrides them). */
 export interface RateLimitsDefinition {
@@ -75,7 +93,7 @@ export interface RateLimitsDefinition {
 
 /** The schema file's document, after it passed the published JSON Schema. */
 export interface SchemaDefinition {
-  versions?: string[];
+  versions?: VersionDefinition[];
   rateLimits?: RateLimitsDefinition;
   resources: Record<string, ResourceDefinition>;
 }
@@ -120,9 +138,25 @@ export interface ResourceModel {
 
 export type AccessRule = { kind: 'public' } | { kind: 'authenticated' } | { kind: 'scopes'; anyOf: readonly string[] };
 
+/** An API version and its life cycle. */
+export interface VersionModel {
+  name: string;
+  /** Position in `versions`, oldest 0: versions compare by it. */
+  index: number;
+  description?: string;
+  /** When it was (or will be) deprecated: `Deprecation` header (RFC 9745). */
+  deprecatedAt?: Date;
+  /** When it stops being served: `Sunset` header (RFC 8594). */
+  sunsetAt?: Date;
+  /** The next version, which deprecated responses link to. */
+  successor?: string;
+}
+
 export interface SchemaModel {
   /** Oldest first; the last is the latest, served at unversioned paths. */
   versions: readonly string[];
+  /** Each version's life cycle, by name. */
+  versionInfo: ReadonlyMap<string, VersionModel>;
   latestVersion: string;
   resources: ReadonlyMap<string, ResourceModel>;
   /** Server-wide quotas declared in the file (named `default`, `anonymous`, `graphql`). */

@@ -43,6 +43,22 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
     const newFields = resource.fields ?? {};
     for (const [fieldName, field] of Object.entries(newFields)) {
       const was = oldFields[fieldName];
+      const renamedFrom = field.renamedFrom;
+      if (was === undefined && renamedFrom !== undefined && oldFields[renamedFrom] !== undefined && !(renamedFrom in newFields)) {
+        // Renamed: the column keeps its values under the new name (older API versions still show the old one).
+        const old = oldFields[renamedFrom];
+        changes.push({
+          description: `rename field ${name}.${renamedFrom} to ${fieldName}`,
+          destructive: false,
+          statements: [
+            ...(hasIndex(old) ? [`drop index if exists ${q(indexName(name, renamedFrom, old))}`] : []),
+            `alter table ${q(name)} rename column ${q(renamedFrom)} to ${q(fieldName)}`,
+            ...(hasIndex(old) ? [createIndex(rules, name, fieldName, old)] : []),
+          ],
+        });
+        changes.push(...alterColumn(rules, name, fieldName, old, field));
+        continue;
+      }
       if (was === undefined) {
         changes.push(addColumn(rules, name, fieldName, field));
         if (field.required === true && field.default === undefined) {
@@ -52,8 +68,9 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
       }
       changes.push(...alterColumn(rules, name, fieldName, was, field));
     }
+    const renamed = new Set(Object.values(newFields).map((f) => f.renamedFrom));
     for (const [fieldName, field] of Object.entries(oldFields)) {
-      if (fieldName in newFields) continue;
+      if (fieldName in newFields || renamed.has(fieldName)) continue;
       changes.push({
         description: `drop field ${name}.${fieldName} and every value stored in it`,
         destructive: true,

@@ -1,0 +1,125 @@
+import type { RawQuery } from '../core/list-query.js';
+import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } from '../errors.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import { viewOf, type ResourceView } from '../schema/version-view.js';
+import type { StoredRecord } from '../store/record-store.js';
+
+/** Errors raised in a version's own names: their locations need no renaming. */
+const inApiNames = new WeakSet<Error>();
+
+const LIST_PARAMETERS = new Set(['limit', 'offset', 'after', 'count']);
+const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(\[[A-Za-z]*\])?$/;
+
+/**
+ * Translates between one API version's representation of a resource and storage (which holds
+ * every field under its latest name): request bodies and query parameters in, records out, error
+ * locations back. For a version that shows the resource as stored it does nothing at all.
+ */
+export class VersionTranslator {
+  readonly view: ResourceView;
+  readonly #schema: SchemaModel;
+
+  constructor(schema: SchemaModel, view: ResourceView) {
+    this.#schema = schema;
+    this.view = view;
+  }
+
+  get identity(): boolean {
+    return this.view.identity;
+  }
+
+  /**
+   * A name of the resource (a field's current name, or a relation) that this version does not use:
+   * unknown to its clients. (Other unknown names go on to the parser or validator, which name them.)
+   */
+  #unknown(name: string): boolean {
+    if (this.view.resource.fields.has(name)) return !this.view.byApiName.has(name);
+    return this.view.resource.relations.has(name) && !this.view.relations.has(name);
+  }
+
+  #toStorage(name: string): string {
+    return this.view.byApiName.get(name)?.field.name ?? name;
+  }
+
+  /** List (or item) query parameters in this version's names → storage names. @throws InvalidQueryError */
+  query(raw: RawQuery): RawQuery {
+    if (this.identity) return raw;
+    const problems: ErrorDetail[] = [];
+    const out: RawQuery = {};
+    const names = (parameter: string, value: string, prefix = false): string =>
+      value
+        .split(',')
+        .map((part) => {
+          const term = part.trim();
+          const sign = prefix && /^[-+]/.test(term) ? term.charAt(0) : '';
+          const name = term.slice(sign.length);
+          if (this.#unknown(name)) problems.push({ parameter, detail: `"${name}" is not a field of ${this.view.resource.name} in ${this.view.version.name}` });
+          return sign + this.#toStorage(name);
+        })
+        .join(',');
+    for (const [key, value] of Object.entries(raw)) {
+      if (value === undefined || Array.isArray(value) || LIST_PARAMETERS.has(key)) out[key] = value;
+      else if (key === 'sort') out[key] = names('sort', value, true);
+      else if (key === 'fields' || key === 'include') out[key] = names(key, value);
+      else {
+        const match = FILTER_KEY.exec(key);
+        const name = match?.[1];
+        if (name === undefined) out[key] = value;
+        else if (this.#unknown(name)) problems.push({ parameter: key, detail: `is not a known query parameter (${name} is not a field of ${this.view.resource.name} in ${this.view.version.name})` });
+        else out[`${this.#toStorage(name)}${match?.[2] ?? ''}`] = value;
+      }
+    }
+    if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+    return out;
+  }
+
+  /** A request body in this version's names → storage names. @throws ValidationError naming fields this version lacks */
+  body(body: unknown): unknown {
+    if (this.identity || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+    const out: Record<string, unknown> = {};
+    const problems: ErrorDetail[] = [];
+    for (const [key, value] of Object.entries(body)) {
+      if (this.#unknown(key)) problems.push({ pointer: `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, detail: `is not a field of ${this.view.resource.name} in ${this.view.version.name}` });
+      else out[this.#toStorage(key)] = value;
+    }
+    if (problems.length > 0) {
+      const error = new ValidationError(`The ${this.view.resource.singular} is not valid: ${problems.map((p) => `${p.pointer ?? ''} ${p.detail}`).join('; ')}`, { errors: problems });
+      inApiNames.add(error);
+      throw error;
+    }
+    return out;
+  }
+
+  /** A stored record (with embedded relations) → this version's representation. */
+  record(record: StoredRecord, include: readonly string[] = []): StoredRecord {
+    if (this.identity && include.length === 0) return record;
+    const out: StoredRecord = {};
+    for (const [key, value] of Object.entries(record)) {
+      const apiName = this.view.apiNameOf.get(key);
+      if (apiName !== undefined) out[apiName] = value;
+      else {
+        const relation = this.view.relations.get(key);
+        if (relation === undefined) continue;
+        const target = new VersionTranslator(this.#schema, viewOf(this.#schema, this.#schema.resources.get(relation.target) ?? this.view.resource, this.view.version.name));
+        out[key] = Array.isArray(value) ? value.map((v) => target.record(v as StoredRecord)) : value === null || value === undefined ? value : target.record(value as StoredRecord);
+      }
+    }
+    return out;
+  }
+
+  /** An error whose locations name storage fields → this version's names. */
+  error(error: unknown): unknown {
+    if (this.identity || !(error instanceof RestgraphError) || error.errors === undefined || inApiNames.has(error)) return error;
+    const rename = (detail: ErrorDetail): ErrorDetail => {
+      if (detail.pointer === undefined) return detail;
+      const [, first = '', rest = ''] = /^\/([^/]*)(.*)$/.exec(detail.pointer) ?? [];
+      const apiName = this.view.apiNameOf.get(first);
+      return apiName === undefined ? detail : { ...detail, pointer: `/${apiName}${rest}` };
+    };
+    if (error instanceof ValidationError) {
+      const errors = error.errors.map(rename);
+      return new ValidationError(`The ${this.view.resource.singular} is not valid: ${errors.map((p) => `${p.pointer ?? ''} ${p.detail}`).join('; ')}`, { errors });
+    }
+    return error;
+  }
+}
