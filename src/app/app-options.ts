@@ -27,8 +27,12 @@ export interface RestgraphOptions {
   cors?: CorsOptions | false;
   /** How long an Idempotency-Key replays its response. @default 86_400_000 (24 h) */
   idempotencyTtlMs?: number;
-  /** Longest time a request may take before a 503. @default 30_000 (30 s) */
+  /** Longest time a client may take to send its whole request (headers and body) before a 408. @default 30_000 (30 s) */
   requestTimeoutMs?: number;
+  /** Largest request line and headers Node.js reads, in bytes; more is a 431. @default 16_384 (16 KiB) */
+  maxHeaderBytes?: number;
+  /** Longest URL (path and query string) accepted, in bytes; longer is a 414. @default 8_192 (8 KiB) */
+  maxUrlLength?: number;
   /** Apply destructive migrations (dropping fields or resources) at start-up. @default false */
   allowDestructiveMigrations?: boolean;
   /** Trust X-Forwarded-* headers (behind a proxy or load balancer). @default false */
@@ -51,6 +55,8 @@ export interface RestgraphOptions {
   webhooks?: Partial<WebhookOptions>;
   /** Rate limits; see {@link RateLimitOptions}. The schema file's `rateLimits` apply where these are not set. */
   rateLimits?: Partial<RateLimitOptions>;
+  /** `GET /metrics` (Prometheus) and who may read it; see {@link MetricsOptions}. */
+  metrics?: Partial<MetricsOptions>;
 }
 
 /** Server-wide quotas (`"<count>/<window>"`, like `100/1m`) and where their counters live. */
@@ -70,6 +76,16 @@ export interface RateLimitOptions {
   redisUrl: string | undefined;
 }
 
+/** The Prometheus endpoint. Reading it needs a token with the `metrics:read` (or `admin`) scope unless `public`. */
+export interface MetricsOptions {
+  /** Serve `GET /metrics` and record request metrics (false: a 404, and nothing recorded). @default true */
+  enabled: boolean;
+  /** Serve it without a credential (for a port only the scraper reaches). @default false */
+  public: boolean;
+  /** Include the Node.js process metrics (CPU, memory, event loop lag, GC) of prom-client. @default true */
+  processMetrics: boolean;
+}
+
 export interface EventOptions {
   /** How long events are kept in the outbox (and can be replayed). @default 7 days */
   retentionMs: number;
@@ -84,6 +100,10 @@ export interface EventOptions {
 export interface GraphqlOptions extends GraphqlLimits {
   /** max-age (seconds) of Cache-Control on successful GET query responses. @default 0 (revalidate with the ETag) */
   getMaxAgeSeconds: number;
+  /** Largest graphql-ws message accepted, in bytes; a bigger one closes the socket with 1009. @default 1_048_576 (1 MiB) */
+  maxWebSocketMessageBytes: number;
+  /** Most operations one graphql-ws connection may run at once. @default 100 */
+  maxSubscriptionsPerConnection: number;
 }
 
 export interface ResolvedOptions {
@@ -97,6 +117,8 @@ export interface ResolvedOptions {
   cors: CorsOptions | false;
   idempotencyTtlMs: number;
   requestTimeoutMs: number;
+  maxHeaderBytes: number;
+  maxUrlLength: number;
   allowDestructiveMigrations: boolean;
   trustProxy: boolean;
   adminToken: string | undefined;
@@ -108,6 +130,7 @@ export interface ResolvedOptions {
   events: EventOptions;
   webhooks: WebhookOptions;
   rateLimits: RateLimitOptions;
+  metrics: MetricsOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -121,6 +144,8 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   cors: Object.freeze({ origins: '*', maxAgeSeconds: 600 }), // 10 min
   idempotencyTtlMs: 24 * 60 * 60 * 1000, // 24 h
   requestTimeoutMs: 30_000, // 30 s
+  maxHeaderBytes: 16 * 1024, // 16 KiB, Node.js's own default
+  maxUrlLength: 8 * 1024, // 8 KiB
   allowDestructiveMigrations: false,
   trustProxy: false,
   adminToken: undefined,
@@ -135,6 +160,8 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxTokens: 5_000,
     introspection: process.env.NODE_ENV !== 'production',
     getMaxAgeSeconds: 0,
+    maxWebSocketMessageBytes: 1024 * 1024, // 1 MiB
+    maxSubscriptionsPerConnection: 100,
   }),
   onSqlStatement: undefined,
   events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, pollIntervalMs: 1000, maxLag: 10_000 }),
@@ -148,6 +175,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     pollIntervalMs: 500,
   }),
   rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, store: undefined, redisUrl: undefined }),
+  metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -163,6 +191,8 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     cors: options.cors ?? DEFAULT_OPTIONS.cors,
     idempotencyTtlMs: options.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
+    maxHeaderBytes: options.maxHeaderBytes ?? DEFAULT_OPTIONS.maxHeaderBytes,
+    maxUrlLength: options.maxUrlLength ?? DEFAULT_OPTIONS.maxUrlLength,
     allowDestructiveMigrations: options.allowDestructiveMigrations ?? DEFAULT_OPTIONS.allowDestructiveMigrations,
     trustProxy: options.trustProxy ?? DEFAULT_OPTIONS.trustProxy,
     adminToken: options.adminToken,
@@ -174,5 +204,6 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     events: Object.freeze({ ...DEFAULT_OPTIONS.events, ...options.events }),
     webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
+    metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
   });
 }

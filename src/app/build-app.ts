@@ -34,6 +34,10 @@ import { createRateLimits } from './rate-limit-setup.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { requestRateLimiter } from '../rest/rate-limit-hook.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
+import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
+import type { RequestMetrics } from './request-metrics.js';
+import { registerMetricsRoute } from '../rest/metrics-routes.js';
+import { UriTooLongError } from '../errors.js';
 
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
 export interface RestgraphContext {
@@ -109,19 +113,24 @@ function accessLogWriter(destination: { write(line: string): unknown }, enabled:
 
 /**
  * Fastify's request logging, replaced by our one access line. Fastify tells its log controller of
- * every finished response anyway, so the line costs no onResponse hook.
+ * every finished response anyway, so the line (and the request metrics) cost no onResponse hook.
  */
 class AccessLogController extends LogController {
   readonly #write: ReturnType<typeof accessLogWriter>;
+  readonly #requests: RequestMetrics | undefined;
 
-  constructor(write: ReturnType<typeof accessLogWriter>) {
+  constructor(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined) {
     super({ disableRequestLogging: true, requestIdLogLabel: 'requestId' });
     this.#write = write;
+    this.#requests = requests;
   }
 
   // One log line per request, after the response, with what an operator needs and nothing secret.
   override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.#write(request.id, request.method, request.url, reply.statusCode, reply.elapsedTime);
+    const elapsedMs = reply.elapsedTime;
+    this.#write(request.id, request.method, request.url, reply.statusCode, elapsedMs);
+    // Labelled by route pattern (`/users/:id`), never by URL: the label values stay few.
+    this.#requests?.record(request.routeOptions.url, request.method, reply.statusCode, elapsedMs);
   }
 }
 
@@ -197,25 +206,33 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   const flushTimer = setInterval(() => pinoLogger.flush(), 1000);
   flushTimer.unref();
 
+  const metrics = options.metrics.enabled ? new AppMetrics({ processMetrics: options.metrics.processMetrics }) : undefined;
   const app = Fastify({
     loggerInstance: logger,
     // No child logger per request (it costs more than the line it writes); the request id is
     // logged explicitly instead.
     childLoggerFactory: (parent) => parent,
     // Fastify logs two lines per request; we log one, when the response has gone out.
-    logController: new AccessLogController(writeAccessLine),
+    logController: new AccessLogController(writeAccessLine, metrics?.requests),
     bodyLimit: options.bodyLimitBytes,
     // Node's limit on receiving a request. (Fastify's handlerTimeout costs a third of the
     // throughput of a simple read, so handlers are not timed out individually.)
     requestTimeout: options.requestTimeoutMs,
+    // Node counts the URL and the header names and values, and refuses (431, answerClientError)
+    // once they reach maxHeaderSize: +1 lets exactly maxHeaderBytes through. It checks the request
+    // timeout every connectionsCheckingInterval (30 s by default): at most every second.
+    http: { maxHeaderSize: options.maxHeaderBytes + 1, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) },
     trustProxy: options.trustProxy,
     // Draining is answered by our own hook, as problem+json.
     return503OnClosing: false,
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: metrics === undefined ? answerClientError : (error, socket) => metrics.clientError(answerClientError(error, socket)),
     // Errors the router raises (a malformed URL, an over-long path segment) become problem+json too.
     frameworkErrors: (error, request, reply) => {
+      const started = performance.now();
       reply.header('x-request-id', request.id);
       sendProblem(reply, request, toRestgraphError(error));
+      // Fastify tells no log controller of these: they are counted here, as matching no route.
+      metrics?.requests.record(undefined, request.method, reply.statusCode, performance.now() - started);
     },
     requestIdHeader: false,
     genReqId: (request) => {
@@ -281,8 +298,13 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   // One onRequest hook for everything every request needs (each hook has a cost of its own):
   // request id, CORS, connection handling while draining, authentication.
   const applyCors = corsHeaders(options.cors);
+  const maxUrlLength = options.maxUrlLength;
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (request.url.length > maxUrlLength) {
+      done(new UriTooLongError(`The URL is ${request.url.length} bytes long; this server accepts at most ${maxUrlLength}.`));
+      return;
+    }
     if (applyCors !== undefined && request.headers.origin !== undefined) applyCors(request, reply);
     // While draining, requests still arriving on open connections are served, and their
     // connections closed after the response; /readyz already tells load balancers to go elsewhere.
@@ -317,6 +339,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerBodyParsers(app);
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);
+  if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
   const routeOptions = { operations, idempotency, listLimits: options.listLimits };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
@@ -325,23 +348,30 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
   const webhookStore = new WebhookStore(db);
-  const webhooks = new WebhookService(webhookStore, dispatcher, schema, options.webhooks, (error, message) =>
-    app.log.warn(error === undefined ? {} : { err: error }, message),
+  const webhooks = new WebhookService(
+    webhookStore,
+    dispatcher,
+    schema,
+    options.webhooks,
+    (error, message) => app.log.warn(error === undefined ? {} : { err: error }, message),
+    metrics?.webhookOutcome,
   );
+  metrics?.watch({ db, outbox: eventStore, dispatcher, webhooks: webhookStore });
   registerWebhookRoutes(app, webhooks);
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
     reauthenticate: (header) => authenticator.authenticate(header),
+    openStreams: metrics?.openStreams('event-stream'),
   });
   registerGraphqlRoutes(app, graphql, {
     getMaxAgeSeconds: options.graphql.getMaxAgeSeconds,
     publishSchema: options.graphql.introspection,
     authenticate: (header) => authenticator.authenticate(header),
-    maxSubscriptionsPerConnection: 100,
+    maxSubscriptionsPerConnection: options.graphql.maxSubscriptionsPerConnection,
     // Subscriptions re-check their credential as often as /v1/events streams do.
     recheckCredentialMs: options.events.heartbeatMs,
-    // WebSocket messages are limited like request bodies.
-    maxMessageBytes: options.bodyLimitBytes,
+    maxMessageBytes: options.graphql.maxWebSocketMessageBytes,
+    openStreams: metrics === undefined ? undefined : { webSocket: metrics.openStreams('graphql-ws'), sse: metrics.openStreams('graphql-sse') },
   });
 
   if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {

@@ -30,6 +30,15 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   }
   if (env.RESTGRAPH_BODY_LIMIT !== undefined) options.bodyLimitBytes = integer(env, 'RESTGRAPH_BODY_LIMIT', 1024 * 1024, 1, 1024 * 1024 * 1024);
   if (env.RESTGRAPH_REQUEST_TIMEOUT_MS !== undefined) options.requestTimeoutMs = integer(env, 'RESTGRAPH_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000);
+  const maxHeaderBytes = integer(env, 'RESTGRAPH_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024);
+  const maxUrlLength = integer(env, 'RESTGRAPH_MAX_URL_LENGTH', 8 * 1024, 64, 1024 * 1024);
+  // Node.js counts the request line (and so the URL) toward the header limit: a longer URL
+  // limit could never be reached, and its 414 would be a 431.
+  if (maxUrlLength > maxHeaderBytes) {
+    throw new ConfigError('RESTGRAPH_MAX_URL_LENGTH', `must not be larger than RESTGRAPH_MAX_HEADER_BYTES (${maxHeaderBytes}): the URL counts toward the header limit`);
+  }
+  if (env.RESTGRAPH_MAX_HEADER_BYTES !== undefined) options.maxHeaderBytes = maxHeaderBytes;
+  if (env.RESTGRAPH_MAX_URL_LENGTH !== undefined) options.maxUrlLength = maxUrlLength;
   const pageLimits: RestgraphOptions['listLimits'] = {};
   if (env.RESTGRAPH_DEFAULT_PAGE_SIZE !== undefined) pageLimits.defaultLimit = integer(env, 'RESTGRAPH_DEFAULT_PAGE_SIZE', 100, 1, 100_000);
   if (env.RESTGRAPH_MAX_PAGE_SIZE !== undefined) pageLimits.maxLimit = integer(env, 'RESTGRAPH_MAX_PAGE_SIZE', 1000, 1, 100_000);
@@ -74,6 +83,8 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     ['RESTGRAPH_GRAPHQL_MAX_DIRECTIVES', 'maxDirectives', 50, 0, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_TOKENS', 'maxTokens', 5_000, 10, 10_000_000],
     ['RESTGRAPH_GRAPHQL_GET_MAX_AGE', 'getMaxAgeSeconds', 0, 0, 31_536_000],
+    ['RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES', 'maxWebSocketMessageBytes', 1024 * 1024, 1024, 1024 * 1024 * 1024],
+    ['RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS', 'maxSubscriptionsPerConnection', 100, 1, 100_000],
   ] as const;
   for (const [name, key, fallback, min, max] of graphqlIntegers) {
     if (env[name] !== undefined) graphql[key] = integer(env, name, fallback, min, max);
@@ -126,6 +137,10 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     rateLimits.redisUrl = env.REDIS_URL;
   }
   if (Object.keys(rateLimits).length > 0) options.rateLimits = rateLimits;
+  const metrics: NonNullable<RestgraphOptions['metrics']> = {};
+  if (nonEmpty(env.RESTGRAPH_METRICS)) metrics.enabled = boolean(env, 'RESTGRAPH_METRICS');
+  if (nonEmpty(env.RESTGRAPH_METRICS_PUBLIC)) metrics.public = boolean(env, 'RESTGRAPH_METRICS_PUBLIC');
+  if (Object.keys(metrics).length > 0) options.metrics = metrics;
   return options;
 }
 

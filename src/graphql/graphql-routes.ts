@@ -16,7 +16,7 @@ import { sseTransport } from './sse-transport.js';
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
   authenticate: (header: string) => Promise<Principal>;
-  /** Largest WebSocket message accepted (bytes); the request body limit. */
+  /** Largest WebSocket message accepted (bytes); a bigger one closes the socket with 1009. */
   maxMessageBytes: number;
   /**
    * How often a WebSocket or graphql-sse connection's credential is checked again: one that no
@@ -29,6 +29,14 @@ export interface GraphqlRouteOptions {
   getMaxAgeSeconds: number;
   /** Whether /graphql/schema.graphql serves the SDL (follows the introspection switch). */
   publishSchema: boolean;
+  /** Count the open graphql-ws connections and graphql-sse streams (metrics gauges). */
+  openStreams?: { webSocket: OpenCount; sse: OpenCount };
+}
+
+/** A gauge of things open now. */
+interface OpenCount {
+  inc(): void;
+  dec(): void;
 }
 
 const ALLOW = 'GET, POST, OPTIONS';
@@ -90,7 +98,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
     const charged = { graphqlOperation: true };
-    scope.route({ method: 'GET', url: '/graphql', wsHandler: subscriptionHandler(service, options), handler: handle, config: charged });
+    scope.route({ method: 'GET', url: '/graphql', wsHandler: countedSockets(subscriptionHandler(service, options), options.openStreams?.webSocket), handler: handle, config: charged });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
@@ -114,7 +122,11 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
         // One stream per connection, closed with it: shutdown need not wait for keep-alive.
         reply.header('connection', 'close');
         sseStreams.add(reply);
-        reply.raw.once('close', () => sseStreams.delete(reply));
+        options.openStreams?.sse.inc();
+        reply.raw.once('close', () => {
+          sseStreams.delete(reply);
+          options.openStreams?.sse.dec();
+        });
         // graphql-sse writes the response itself (with the headers set so far).
         reply.hijack();
         await sse(request, reply);
@@ -215,6 +227,16 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
       withCharge('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result, args.contextValue),
     onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
   });
+}
+
+/** The WebSocket handler, counting its sockets from upgrade to close. */
+function countedSockets(handler: ReturnType<typeof makeHandler>, open: OpenCount | undefined): ReturnType<typeof makeHandler> {
+  if (open === undefined) return handler;
+  return function counted(this: ThisParameterType<typeof handler>, socket, request) {
+    open.inc();
+    socket.once('close', () => open.dec());
+    return handler.call(this, socket, request);
+  };
 }
 
 /**

@@ -14,6 +14,8 @@ export interface EventStreamOptions {
    * stream is open ends it, as it would end the next request.
    */
   reauthenticate: (header: string) => Promise<unknown>;
+  /** Counts the streams open (a metrics gauge). */
+  openStreams?: { inc(): void; dec(): void };
 }
 
 /** How long a stream being ended may take to flush its last comment before it is cut. */
@@ -95,9 +97,11 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     // Assigned once below; `end` may run inside subscribe() itself (a stopping server), before it is.
     // eslint-disable-next-line prefer-const
     let subscription: Subscription | undefined;
+    options.openStreams?.inc();
     const end = (comment?: string): void => {
       if (ended) return;
       ended = true;
+      options.openStreams?.dec();
       clearInterval(heartbeat);
       subscription?.unsubscribe();
       if (comment === undefined || !raw.writable) {

@@ -79,11 +79,12 @@ export function toRestgraphError(error: unknown): RestgraphError {
 /**
  * Answers errors Node's HTTP parser raises before Fastify sees a request (headers too large, a
  * client too slow to send its request, malformed HTTP) with problem+json on the raw socket.
+ * Returns the status sent, or undefined when the socket could take no answer.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+export function answerClientError(error: Error & { code?: string }, socket: Socket): number | undefined {
   if (!socket.writable) {
     socket.destroy();
-    return;
+    return undefined;
   }
   const [status, problem] =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -102,6 +103,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  return status;
 }
 
 /** Installs the error and not-found handlers: every error a client sees is problem+json. */

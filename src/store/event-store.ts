@@ -97,6 +97,17 @@ export class EventStore {
     return last;
   }
 
+  /**
+   * How far the outbox is ahead of a reader at `afterId` (for metrics): the newest id stored, and
+   * when the first event after `afterId` occurred (undefined when there is none). Two lookups by
+   * primary key, whatever the backlog.
+   */
+  async backlogAfter(afterId: number): Promise<{ newestId: number; oldestOccurredAt: string | undefined }> {
+    const newest = await this.#db.one(this.#db.builder.selectFrom(TABLE).select((eb) => eb.fn.max('id').as('id')).compile());
+    const oldest = await this.#db.one(this.#db.builder.selectFrom(TABLE).select('occurredAt').where('id', '>', afterId).orderBy('id').limit(1).compile());
+    return { newestId: Number(newest?.id ?? 0), oldestOccurredAt: oldest === undefined ? undefined : String(oldest.occurredAt) };
+  }
+
   /** The id of the oldest event still kept, or undefined when there is none. */
   async firstId(): Promise<number | undefined> {
     const row = await this.#db.one(this.#db.builder.selectFrom(TABLE).select((eb) => eb.fn.min('id').as('id')).compile());

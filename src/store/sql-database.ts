@@ -43,6 +43,18 @@ export interface ChangeSignals {
   listen(channel: string, onSignal: () => void): Promise<void>;
 }
 
+/** What a database's connections are doing at one moment (for metrics). */
+export interface ConnectionStats {
+  /** Connections open now (PostgreSQL: the pool's, idle or in use; SQLite: the writer and the reader). */
+  open: number;
+  /** Of those, the ones doing nothing. */
+  idle: number;
+  /** Queries waiting for a connection (PostgreSQL), or transactions waiting for the write lock (SQLite). */
+  waiting: number;
+  /** Most connections there may be. */
+  max: number;
+}
+
 export interface SqlDatabase extends SqlExecutor {
   readonly dialect: SqlDialectName;
   /** Builds and compiles queries only; execution goes through {@link SqlExecutor}. */
@@ -63,5 +75,7 @@ export interface SqlDatabase extends SqlExecutor {
   readonly signals: ChangeSignals | undefined;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** Its connections now; costs no query. */
+  connectionStats(): ConnectionStats;
   close(): Promise<void>;
 }

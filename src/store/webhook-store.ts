@@ -155,6 +155,14 @@ export class WebhookStore {
     }
   }
 
+  /** Deliveries waiting for an attempt (due now or later), of every endpoint (for metrics; an index range). */
+  async pendingCount(): Promise<number> {
+    const row = await this.#db.one(
+      this.#db.builder.selectFrom(DELIVERIES).select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'pending').compile(),
+    );
+    return Number(row?.n ?? 0);
+  }
+
   /**
    * The deliveries to attempt now, and leases them until `leaseUntil`: for each active endpoint,
    * its oldest pending delivery (one at a time per endpoint keeps them in event order), when it

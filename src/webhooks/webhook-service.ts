@@ -32,6 +32,12 @@ export interface DeliveryView extends Omit<DeliveryRecord, 'payload'> {
   attemptLog: Omit<AttemptRecord, 'deliveryId'>[];
 }
 
+/**
+ * What came of one attempt: delivered, failed with a retry scheduled, or failed for good (no retry
+ * left); `endpoint-disabled` is reported besides, when a failure disables its endpoint.
+ */
+export type WebhookOutcome = 'succeeded' | 'retry-scheduled' | 'failed' | 'endpoint-disabled';
+
 /** Attempts in flight at once (each to a different endpoint). */
 const MAX_IN_FLIGHT = 20;
 
@@ -50,14 +56,24 @@ export class WebhookService {
   readonly #sender: WebhookSender;
   readonly #log: (error: unknown, message: string) => void;
   readonly #feeder: WebhookFeeder;
+  readonly #onOutcome: (outcome: WebhookOutcome) => void;
   #timer: NodeJS.Timeout | undefined;
   #claiming = false;
   #wakeAgain = false;
   #inFlight = 0;
   #stopped = false;
 
-  constructor(store: WebhookStore, events: EventDispatcher, schema: SchemaModel, options: WebhookOptions, log: (error: unknown, message: string) => void) {
+  /** `onOutcome` hears of every attempt's outcome (metrics). */
+  constructor(
+    store: WebhookStore,
+    events: EventDispatcher,
+    schema: SchemaModel,
+    options: WebhookOptions,
+    log: (error: unknown, message: string) => void,
+    onOutcome: (outcome: WebhookOutcome) => void = () => undefined,
+  ) {
     this.#store = store;
+    this.#onOutcome = onOutcome;
     this.#options = options;
     this.#guard = new TargetGuard({ allow: options.allowHosts });
     this.#sender = new WebhookSender(this.#guard, options);
@@ -245,6 +261,7 @@ export class WebhookService {
       next = { status: 'pending', nextAttemptAt: new Date(finished + delayMs).toISOString() };
     }
     await this.#store.recordAttempt(delivery, attempt, next);
+    this.#onOutcome(ok ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retry-scheduled');
     if (ok) {
       if (webhook.failingSince !== null) await this.#store.update(webhook.id, { failingSince: null }, new Date().toISOString());
     } else if (webhook.failingSince === null) {
@@ -252,6 +269,7 @@ export class WebhookService {
     } else if (finished - Date.parse(webhook.failingSince) >= this.#options.disableAfterMs) {
       const reason = `Disabled at ${new Date(finished).toISOString()}: every delivery failed since ${webhook.failingSince} (last: ${outcome.error ?? `HTTP ${outcome.status ?? '?'}`}).`;
       await this.#store.update(webhook.id, { status: 'disabled', disabledReason: reason }, new Date().toISOString());
+      this.#onOutcome('endpoint-disabled');
       this.#log(undefined, `webhook ${webhook.id} disabled: ${reason}`);
     }
   }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
-import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
+import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
 import { PostgresSignals } from './postgres-signals.js';
 
@@ -150,6 +150,12 @@ export class PostgresDatabase implements SqlDatabase {
 
   async ping(): Promise<void> {
     await this.#pool.query('select 1');
+  }
+
+  /** The pool's figures (the LISTEN connection of {@link PostgresSignals} is not in it). */
+  connectionStats(): ConnectionStats {
+    const pool = this.#pool;
+    return { open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
   }
 
   async close(): Promise<void> {

@@ -2,7 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
+import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
 
 type Statement = BetterSqlite3.Statement<unknown[], SqlRow>;
@@ -38,6 +38,8 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
   #lock: Promise<void> | undefined;
+  /** Transactions waiting for #lock. */
+  #waiting = 0;
   readonly #onStatement: ((sql: string) => void) | undefined;
 
   constructor(options: SqliteDatabaseOptions) {
@@ -79,7 +81,16 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    while (this.#lock !== undefined) await this.#lock;
+    // The lock is taken in the same tick the loop sees it free (no await between), so two waiters
+    // woken together cannot both take it. Waiters are counted for metrics.
+    while (this.#lock !== undefined) {
+      this.#waiting++;
+      try {
+        await this.#lock;
+      } finally {
+        this.#waiting--;
+      }
+    }
     let release!: () => void;
     this.#lock = new Promise<void>((resolve) => (release = resolve));
     const writer = this.#writer;
@@ -134,6 +145,12 @@ export class SqliteDatabase implements SqlDatabase {
 
   async ping(): Promise<void> {
     await this.all({ sql: 'select 1 as ok', parameters: [] });
+  }
+
+  /** The writer is in use while a transaction holds the lock; the reader is never held across an await. */
+  connectionStats(): ConnectionStats {
+    const open = this.#reader === this.#writer ? 1 : 2;
+    return { open, idle: open - (this.#lock === undefined ? 0 : 1), waiting: this.#waiting, max: open };
   }
 
   async close(): Promise<void> {

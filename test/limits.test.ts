@@ -1,0 +1,316 @@
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RestgraphOptions } from '../src/app/app-options.js';
+import { optionsFromEnv } from '../src/app/options-from-env.js';
+import { ConfigError } from '../src/errors.js';
+import { finish, freePort, killAll, startCli, waitReady, type Running } from './helpers/cli-process.js';
+import { ADMIN, listenApp, tempDatabase, waitUntil, type ListeningApp } from './helpers/event-stream.js';
+import { parsePrometheusText, valueOf } from './helpers/prometheus-text.js';
+import { codes, refusalOf, WebSocketImpl, wsClient, type SubscriptionClient } from './helpers/subscription-clients.js';
+import { json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
+
+/**
+ * Every configurable limit, exceeded and not: the body, the page size, the URL, the request line
+ * and headers, the time to send a request, WebSocket messages and operations per WebSocket. At
+ * the limit a request passes; one byte (or one item) more gets its documented error. Then the
+ * environment variables: each read, and a bad value refused at start-up naming the variable.
+ */
+
+const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
+
+interface Problem {
+  type: string;
+  status: number;
+  code: string;
+  detail: string;
+  instance?: string;
+  requestId?: string;
+  errors?: { parameter?: string; detail: string }[];
+}
+
+let apps: TestApp[] = [];
+let servers: { server: ListeningApp; cleanup: () => Promise<void> }[] = [];
+let clients: SubscriptionClient[] = [];
+let children: Running[] = [];
+let dirs: ReturnType<typeof tempDir>[] = [];
+
+afterEach(async () => {
+  for (const client of clients) await client.dispose();
+  await killAll(children);
+  for (const t of apps) await t.close();
+  for (const { server, cleanup } of servers) {
+    await server.close();
+    await cleanup();
+  }
+  for (const dir of dirs) dir.cleanup();
+  apps = [];
+  servers = [];
+  clients = [];
+  children = [];
+  dirs = [];
+});
+
+async function start(options: RestgraphOptions): Promise<TestApp> {
+  const t = await startTestApp(options);
+  apps.push(t);
+  return t;
+}
+
+async function listen(options: RestgraphOptions): Promise<ListeningApp> {
+  const db = await tempDatabase();
+  const server = await listenApp(db.url, options);
+  servers.push({ server, cleanup: db.cleanup });
+  return server;
+}
+
+function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, code: string): Problem {
+  expect(response.statusCode, response.body).toBe(status);
+  expect(response.headers['content-type']).toBe(PROBLEM_TYPE);
+  const problem = json<Problem>(response);
+  expect(problem).toMatchObject({ type: `urn:restgraph:problem:${code}`, status, code });
+  return problem;
+}
+
+/** Sends `text` on a new TCP connection, in parts `pauseMs` apart; resolves to everything read until the server closes it. */
+function rawHttp(port: number, parts: string[], pauseMs = 0): Promise<{ statusLine: string; headers: string; body: string; elapsedMs: number }> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    socket.once('error', reject);
+    socket.once('close', () => {
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...headers] = head.split('\r\n');
+      resolve({ statusLine, headers: headers.join('\n').toLowerCase(), body, elapsedMs: Date.now() - started });
+    });
+    void (async () => {
+      for (const [index, part] of parts.entries()) {
+        if (index > 0) await new Promise((r) => setTimeout(r, pauseMs));
+        if (!socket.destroyed) socket.write(part);
+      }
+    })();
+  });
+}
+
+describe('request body', () => {
+  it('a body of exactly the limit is read; one byte more is a 413 payload-too-large', async () => {
+    const t = await start({ bodyLimitBytes: 1024 });
+    const body = (size: number): string => {
+      const shell = JSON.stringify({ name: 'Sized', bio: '' });
+      return JSON.stringify({ name: 'Sized', bio: 'x'.repeat(size - shell.length) });
+    };
+    expect(Buffer.byteLength(body(1024))).toBe(1024);
+    const at = await t.app.inject({ method: 'POST', url: '/users', headers: { 'content-type': 'application/json' }, payload: body(1024) });
+    expect(at.statusCode, at.body).toBe(201);
+    const over = await t.app.inject({ method: 'POST', url: '/users', headers: { 'content-type': 'application/json' }, payload: body(1025) });
+    expect(expectProblem(over, 413, 'payload-too-large').instance).toBe('/users');
+  });
+});
+
+describe('page size', () => {
+  it('limit up to the maximum is served; above it is a 400 invalid-query naming limit; no limit gives the default page', async () => {
+    const t = await start({ listLimits: { defaultLimit: 3, maxLimit: 5 } });
+    for (let i = 0; i < 7; i++) expect((await t.app.inject({ method: 'POST', url: '/users', payload: { name: `U${i}` } })).statusCode).toBe(201);
+    expect(json<unknown[]>(await t.app.inject({ method: 'GET', url: '/users?limit=5' }))).toHaveLength(5);
+    expect(json<unknown[]>(await t.app.inject({ method: 'GET', url: '/users' }))).toHaveLength(3);
+    const problem = expectProblem(await t.app.inject({ method: 'GET', url: '/users?limit=6' }), 400, 'invalid-query');
+    expect(problem.errors).toEqual([{ parameter: 'limit', detail: 'must be an integer from 1 to 5' }]);
+  });
+});
+
+describe('URL length', () => {
+  it('a URL of exactly maxUrlLength is served; one byte more is a 414 uri-too-long (problem+json, with the request id)', async () => {
+    const t = await start({ maxUrlLength: 64 });
+    const url = (length: number): string => `/users?name=${'a'.repeat(length - '/users?name='.length)}`;
+    expect(url(64)).toHaveLength(64);
+    const at = await t.app.inject({ method: 'GET', url: url(64) });
+    expect(at.statusCode, at.body).toBe(200);
+    const over = await t.app.inject({ method: 'GET', url: url(65) });
+    const problem = expectProblem(over, 414, 'uri-too-long');
+    expect(problem.detail).toBe('The URL is 65 bytes long; this server accepts at most 64.');
+    expect(problem.requestId).toBe(over.headers['x-request-id']);
+    // Refused before authentication: a URL that long is never looked at further.
+    expect(expectProblem(await t.app.inject({ method: 'GET', url: url(65), headers: { authorization: 'Bearer rg_unknown' } }), 414, 'uri-too-long').code).toBe('uri-too-long');
+  });
+});
+
+describe('request line and headers', () => {
+  /**
+   * A request whose size, as Node.js counts it against maxHeaderSize (the URL, and each header's
+   * name and value; not the method, version, separators or line ends), is exactly `size`.
+   */
+  function requestOfCountedSize(size: number, path = '/healthz'): string {
+    const fixed = path.length + 'host'.length + 'x'.length + 'x-pad'.length + 'connection'.length + 'close'.length;
+    return `GET ${path} HTTP/1.1\r\nhost: x\r\nx-pad: ${'p'.repeat(size - fixed)}\r\nconnection: close\r\n\r\n`;
+  }
+
+  it('up to maxHeaderBytes are read; beyond is a 431 header-fields-too-large (problem+json), counted in the metrics; the URL counts too', async () => {
+    const server = await listen({ maxHeaderBytes: 2048 });
+    const at = await rawHttp(server.port, [requestOfCountedSize(2048)]);
+    expect(at.statusLine).toBe('HTTP/1.1 200 OK');
+    const over = await rawHttp(server.port, [requestOfCountedSize(2049)]);
+    expect(over.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    expect(over.headers).toContain(`content-type: ${PROBLEM_TYPE}`);
+    expect(JSON.parse(over.body)).toEqual({
+      type: 'urn:restgraph:problem:header-fields-too-large',
+      title: 'Request header fields too large',
+      status: 431,
+      detail: 'The request headers (or its URL) are larger than this server accepts.',
+      code: 'header-fields-too-large',
+    });
+    // A long URL counts toward the same limit.
+    const longUrl = await rawHttp(server.port, [`GET /healthz?q=${'u'.repeat(2100)} HTTP/1.1\r\nhost: x\r\n\r\n`]);
+    expect(longUrl.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+
+    const metrics = parsePrometheusText((await server.app.inject({ method: 'GET', url: '/metrics' })).body);
+    expect(valueOf(metrics, 'restgraph_http_client_errors_total', { status: '431' })).toBe(2);
+  });
+});
+
+describe('time to send a request', () => {
+  it('a client sending its headers within requestTimeoutMs is served; one taking longer gets a 408 request-timeout and its connection closed', async () => {
+    const server = await listen({ requestTimeoutMs: 400 });
+    const request = 'GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n';
+    const slowButInTime = await rawHttp(server.port, [request.slice(0, 20), request.slice(20)], 150);
+    expect(slowButInTime.statusLine).toBe('HTTP/1.1 200 OK');
+
+    const stalled = await rawHttp(server.port, [request.slice(0, 20)]);
+    expect(stalled.statusLine).toBe('HTTP/1.1 408 Request Timeout');
+    expect(JSON.parse(stalled.body)).toMatchObject({ code: 'request-timeout', status: 408 });
+    // Cut after the timeout, and (checked at most every second) not long after.
+    expect(stalled.elapsedMs).toBeGreaterThanOrEqual(390);
+    expect(stalled.elapsedMs).toBeLessThan(2500);
+  });
+});
+
+describe('WebSocket messages', () => {
+  /** Opens a graphql-transport-ws socket as admin; resolves with what it receives and how it closed. */
+  async function socket(server: ListeningApp): Promise<{ send: (text: string) => void; messages: string[]; closed: Promise<number> }> {
+    const ws = new WebSocketImpl(`${server.base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: { authorization: ADMIN } });
+    const messages: string[] = [];
+    ws.on('message', (data) => messages.push(data.toString('utf8')));
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      ws.on('open', resolve);
+      ws.on('error', reject);
+    });
+    return { send: (text) => ws.send(text), messages, closed };
+  }
+
+  const padded = (size: number, message: Record<string, unknown>): string => {
+    const shell = JSON.stringify({ ...message, pad: '' });
+    return JSON.stringify({ ...message, pad: 'w'.repeat(size - shell.length) });
+  };
+
+  it('a message of exactly maxWebSocketMessageBytes is read; one byte more closes the socket with 1009 (message too big)', async () => {
+    const server = await listen({ graphql: { maxWebSocketMessageBytes: 1024 } });
+    const ws = await socket(server);
+    const init = padded(1024, { type: 'connection_init', payload: {} });
+    expect(Buffer.byteLength(init)).toBe(1024);
+    ws.send(init);
+    await waitUntil(() => ws.messages.includes('{"type":"connection_ack"}'), 'connection_ack');
+    ws.send(padded(1025, { type: 'subscribe', id: '1', payload: { query: 'subscription { userCreated { id } }' } }));
+    expect(await ws.closed).toBe(1009);
+  });
+});
+
+describe('operations per WebSocket connection', () => {
+  it('maxSubscriptionsPerConnection run at once; one more is refused with query-too-complex naming the limit', async () => {
+    const server = await listen({ graphql: { maxSubscriptionsPerConnection: 2 } });
+    const client = wsClient(server.base, { connectionParams: { Authorization: ADMIN }, lazy: false });
+    clients.push(client);
+    const query = 'subscription { userCreated { id } }';
+    const running = [client.run(query), client.run(query)];
+    await waitUntil(() => server.app.restgraph.events.subscriberCount === 2, 'two subscriptions');
+    const errors = refusalOf(await client.run(query).waitForEnd());
+    expect(codes(errors)).toEqual(['query-too-complex']);
+    expect(errors[0]?.extensions).toEqual({ code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: 2 });
+    expect(running.every((r) => !r.ended)).toBe(true);
+  });
+});
+
+describe('configuration from the environment', () => {
+  const good: [Record<string, string>, (options: ReturnType<typeof optionsFromEnv>) => unknown, unknown][] = [
+    [{ RESTGRAPH_BODY_LIMIT: '2048' }, (o) => o.bodyLimitBytes, 2048],
+    [{ RESTGRAPH_REQUEST_TIMEOUT_MS: '5000' }, (o) => o.requestTimeoutMs, 5000],
+    [{ RESTGRAPH_DEFAULT_PAGE_SIZE: '20', RESTGRAPH_MAX_PAGE_SIZE: '50' }, (o) => o.listLimits, { defaultLimit: 20, maxLimit: 50 }],
+    [{ RESTGRAPH_MAX_HEADER_BYTES: '32768' }, (o) => o.maxHeaderBytes, 32_768],
+    [{ RESTGRAPH_MAX_URL_LENGTH: '4096' }, (o) => o.maxUrlLength, 4096],
+    [{ RESTGRAPH_MAX_HEADER_BYTES: '4096', RESTGRAPH_MAX_URL_LENGTH: '4096' }, (o) => [o.maxHeaderBytes, o.maxUrlLength], [4096, 4096]],
+    [{ RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES: '65536' }, (o) => o.graphql?.maxWebSocketMessageBytes, 65_536],
+    [{ RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS: '7' }, (o) => o.graphql?.maxSubscriptionsPerConnection, 7],
+    [{ RESTGRAPH_METRICS: 'false' }, (o) => o.metrics, { enabled: false }],
+    [{ RESTGRAPH_METRICS_PUBLIC: 'true' }, (o) => o.metrics, { public: true }],
+    [{}, (o) => [o.maxHeaderBytes, o.maxUrlLength, o.metrics, o.graphql], [undefined, undefined, undefined, undefined]],
+  ];
+  for (const [env, read, expected] of good) {
+    it(`reads ${JSON.stringify(env)}`, () => {
+      expect(read(optionsFromEnv(env))).toEqual(expected);
+    });
+  }
+
+  const bad: [Record<string, string>, string, string][] = [
+    [{ RESTGRAPH_MAX_HEADER_BYTES: 'lots' }, 'RESTGRAPH_MAX_HEADER_BYTES', 'must be an integer from 1024 to 1048576, not "lots"'],
+    [{ RESTGRAPH_MAX_HEADER_BYTES: '512' }, 'RESTGRAPH_MAX_HEADER_BYTES', 'must be an integer from 1024 to 1048576, not "512"'],
+    [{ RESTGRAPH_MAX_URL_LENGTH: '10' }, 'RESTGRAPH_MAX_URL_LENGTH', 'must be an integer from 64 to 1048576, not "10"'],
+    [{ RESTGRAPH_MAX_URL_LENGTH: '20000' }, 'RESTGRAPH_MAX_URL_LENGTH', 'must not be larger than RESTGRAPH_MAX_HEADER_BYTES (16384): the URL counts toward the header limit'],
+    [{ RESTGRAPH_MAX_HEADER_BYTES: '2048', RESTGRAPH_MAX_URL_LENGTH: '4096' }, 'RESTGRAPH_MAX_URL_LENGTH', 'must not be larger than RESTGRAPH_MAX_HEADER_BYTES (2048)'],
+    [{ RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES: '10' }, 'RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES', 'must be an integer from 1024 to 1073741824, not "10"'],
+    [{ RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS: '0' }, 'RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS', 'must be an integer from 1 to 100000, not "0"'],
+    [{ RESTGRAPH_METRICS: 'maybe' }, 'RESTGRAPH_METRICS', 'must be true or false, not "maybe"'],
+    [{ RESTGRAPH_METRICS_PUBLIC: 'yes' }, 'RESTGRAPH_METRICS_PUBLIC', 'must be true or false, not "yes"'],
+  ];
+  for (const [env, name, reason] of bad) {
+    it(`refuses ${JSON.stringify(env)} naming ${name}`, () => {
+      let error: unknown;
+      try {
+        optionsFromEnv(env);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).option).toBe(name);
+      expect((error as ConfigError).message).toContain(`Invalid configuration ${name}: ${reason}`);
+    });
+  }
+
+  it('restgraph serve exits 1 on a bad limit, naming the variable, before it listens', async () => {
+    const dir = tempDir('restgraph-limits-');
+    dirs.push(dir);
+    const env = { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()), RESTGRAPH_MAX_URL_LENGTH: '1e3' };
+    const result = await finish(startCli(dir.path, ['serve'], env, children));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('restgraph: Invalid configuration RESTGRAPH_MAX_URL_LENGTH: must be an integer from 64 to 1048576, not "1e3" [RG_CONFIG_INVALID]');
+    expect(result.stdout).not.toContain('listening');
+  });
+
+  it('restgraph serve applies the limits it is given: URL, headers, public metrics', async () => {
+    const dir = tempDir('restgraph-limits-');
+    dirs.push(dir);
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`,
+      PORT: String(port),
+      RESTGRAPH_ADMIN_TOKEN: 'limits-test-admin-token-0123456789',
+      RESTGRAPH_MAX_HEADER_BYTES: '1024',
+      RESTGRAPH_MAX_URL_LENGTH: '100',
+      RESTGRAPH_METRICS_PUBLIC: 'true',
+      LOG_LEVEL: 'warn',
+    };
+    const running = startCli(dir.path, ['serve'], env, children);
+    await waitReady(running, port);
+    const base = `http://127.0.0.1:${port}`;
+    const path = (length: number): string => `/healthz?x=${'a'.repeat(length - '/healthz?x='.length)}`;
+    expect((await fetch(`${base}${path(100)}`)).status).toBe(200);
+    const over = await fetch(`${base}${path(101)}`);
+    expect(over.status).toBe(414);
+    expect(((await over.json()) as Problem).code).toBe('uri-too-long');
+    const headers = await rawHttp(port, [`GET /healthz HTTP/1.1\r\nhost: x\r\nx-pad: ${'p'.repeat(1100)}\r\n\r\n`]);
+    expect(headers.statusLine).toBe('HTTP/1.1 431 Request Header Fields Too Large');
+    const metrics = await fetch(`${base}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(valueOf(parsePrometheusText(await metrics.text()), 'restgraph_http_requests_total', { route: '/healthz', status: '414' })).toBe(1);
+  });
+});
