@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
@@ -30,12 +29,12 @@ import { registerWebhookRoutes } from '../rest/webhook-routes.js';
 import { WebhookStore } from '../store/webhook-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { BatchedLogDestination } from './log-destination.js';
+import { AccessLogController, accessLogWriter, isoTimestamp } from './access-log.js';
 import { createRateLimits } from './rate-limit-setup.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { requestRateLimiter } from '../rest/rate-limit-hook.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
-import type { RequestMetrics } from './request-metrics.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { UriTooLongError } from '../errors.js';
 
@@ -64,73 +63,6 @@ declare module 'fastify' {
     startDraining(): void;
     /** Writes buffered log lines out, then calls back. */
     flushLogs(callback: () => void): void;
-  }
-}
-
-let lastSecond = -1;
-let secondPrefix = '';
-let lastMs = -1;
-let lastTimestamp = '';
-
-/**
- * pino's ISO timestamp field. The date and time down to the second are formatted once a second,
- * the milliseconds appended: busy servers log many lines in each second.
- */
-function isoTimestamp(): string {
-  const now = Date.now();
-  if (now !== lastMs) {
-    const second = Math.floor(now / 1000);
-    if (second !== lastSecond) {
-      lastSecond = second;
-      secondPrefix = `,"time":"${new Date(second * 1000).toISOString().slice(0, 20)}`;
-    }
-    const ms = now - second * 1000;
-    lastMs = now;
-    lastTimestamp = `${secondPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
-  }
-  return lastTimestamp;
-}
-
-const BASE_FIELDS = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
-
-/**
- * The one log line per request, in exactly the shape pino writes (level, time, pid, hostname, then
- * the fields), built as a string: it is the most frequent line by far, and pino's generic
- * serialisation cost a tenth of a simple read's throughput.
- */
-function accessLogWriter(destination: { write(line: string): unknown }, enabled: boolean) {
-  if (!enabled) return (): void => undefined;
-  return (requestId: string, method: string, url: string, statusCode: number, elapsedMs: number): void => {
-    const durationMs = Math.round(elapsedMs * 100) / 100;
-    // The request id (checked against REQUEST_ID or generated) and the method (an HTTP token, as
-    // Node's parser enforces) need no JSON escaping; the URL does.
-    destination.write(
-      `{"level":30${isoTimestamp()},${BASE_FIELDS},"requestId":"${requestId}","method":"${method}",` +
-        `"url":${JSON.stringify(url)},"statusCode":${statusCode},"durationMs":${durationMs},"msg":"request"}\n`,
-    );
-  };
-}
-
-/**
- * Fastify's request logging, replaced by our one access line. Fastify tells its log controller of
- * every finished response anyway, so the line (and the request metrics) cost no onResponse hook.
- */
-class AccessLogController extends LogController {
-  readonly #write: ReturnType<typeof accessLogWriter>;
-  readonly #requests: RequestMetrics | undefined;
-
-  constructor(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined) {
-    super({ disableRequestLogging: true, requestIdLogLabel: 'requestId' });
-    this.#write = write;
-    this.#requests = requests;
-  }
-
-  // One log line per request, after the response, with what an operator needs and nothing secret.
-  override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const elapsedMs = reply.elapsedTime;
-    this.#write(request.id, request.method, request.url, reply.statusCode, elapsedMs);
-    // Labelled by route pattern (`/users/:id`), never by URL: the label values stay few.
-    this.#requests?.record(request.routeOptions.url, request.method, reply.statusCode, elapsedMs);
   }
 }
 
