@@ -16,6 +16,7 @@ import { corsHeaders, registerCorsPreflight } from '../rest/cors.js';
 import { answerClientError, registerProblemHandlers, sendProblem, toRestgraphError } from '../rest/problem-details.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
+import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
@@ -277,6 +278,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerBodyParsers(app);
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);
+  registerOpenApiRoutes(app, schema, options);
   const routeOptions = { operations, idempotency, listLimits: options.listLimits };
   for (const prefix of ['', ...schema.versions.map((v) => `/${v}`)]) {
     for (const resource of schema.resources.values()) registerResourceRoutes(app, routeOptions, resource, prefix);
