@@ -189,7 +189,7 @@ describe('the OpenAPI documents of the example schema', () => {
     const used = new Set<string>();
     for (const response of Object.values(latest.components.responses)) {
       const schema = response.content?.['application/problem+json']?.schema;
-      expect(schema?.allOf).toEqual([{ $ref: '#/components/schemas/ProblemDetails' }]);
+      expect(schema?.allOf).toEqual([{ $ref: '#/components/schemas/restgraph.Problem' }]);
       for (const code of ((schema?.properties as { code?: { enum?: string[] } } | undefined)?.code?.enum ?? [])) used.add(code);
     }
     for (const code of used) expect(documented.has(code), code).toBe(true);
@@ -271,6 +271,40 @@ describe('a schema with two versions, deprecated fields and other access rules',
     // No relations: no include parameter; authenticated reads answer no 403.
     expect((list?.parameters ?? []).map((p) => parameter(latest, p).name)).not.toContain('include');
     expect(list?.responses['403']).toBeUndefined();
+  });
+});
+
+describe('names built from resource names', () => {
+  const build = (yaml: string): OpenApiDocument => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir.path, 's.yaml'), yaml);
+      const options = resolveOptions({});
+      return buildOpenApiDocument(loadSchemaFile(join(dir.path, 's.yaml')), 'v1', { prefix: '', listLimits: options.listLimits, maxEmbedded: options.maxEmbedded, rateLimits: true });
+    } finally {
+      dir.cleanup();
+    }
+  };
+  const note = '{ fields: { note: { type: string } } }';
+
+  it("never meet restgraph's own (restgraph.*), and operation ids that meet get a suffix", async () => {
+    const document = build(`resources:
+  users: { fields: { name: { type: string } }, relations: { posts: { hasMany: posts, foreignKey: userId } } }
+  posts: { fields: { userId: { type: integer, references: users } } }
+  userPosts: ${note}
+  healths: ${note}
+  webhookDeliveries: ${note}
+  problems: ${note}
+  tokenCreates: ${note}
+`);
+    await assertValidOpenApi(document);
+    expect(document.paths['/userPosts']?.get?.operationId).toBe('listUserPosts2');
+    expect(document.paths['/healthz']?.get?.operationId).toBe('getHealth2');
+    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['Problem', 'TokenCreate', 'restgraph.Problem', 'restgraph.TokenCreate']));
+  });
+
+  it("a resource whose schema is another resource's body schema (userCreates beside users) is refused, naming it", () => {
+    expect(() => build(`resources:\n  users: ${note}\n  userCreates: ${note}\n`)).toThrow(/resources\.userCreates: its OpenAPI schema UserCreate/);
   });
 });
 

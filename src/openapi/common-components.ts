@@ -7,7 +7,7 @@ export const BEARER = 'bearer';
 
 /** The problem document of RFC 9457, as restgraph writes it (src/rest/problem-details.ts). */
 export const PROBLEM_SCHEMAS: Record<string, SchemaObject> = {
-  ProblemDetails: {
+  'restgraph.Problem': {
     type: 'object',
     description: 'An error (RFC 9457). Branch on `code`; docs/errors.md describes every code.',
     properties: {
@@ -18,12 +18,12 @@ export const PROBLEM_SCHEMAS: Record<string, SchemaObject> = {
       instance: { type: 'string', description: 'The path of the request.' },
       code: { type: 'string', description: 'A stable code to branch on.' },
       requestId: { type: 'string', description: 'The X-Request-Id of the response; quote it when reporting a problem.' },
-      errors: { type: 'array', items: { $ref: '#/components/schemas/ProblemError' }, description: 'Each problem with its location.' },
+      errors: { type: 'array', items: { $ref: '#/components/schemas/restgraph.ProblemError' }, description: 'Each problem with its location.' },
     },
     required: ['type', 'title', 'status', 'detail', 'code'],
     additionalProperties: false,
   },
-  ProblemError: {
+  'restgraph.ProblemError': {
     type: 'object',
     description: 'One problem, located by a JSON Pointer into the body (RFC 6901), a query parameter or a header.',
     properties: {

@@ -38,7 +38,8 @@ export function openApiDocumentUrls(schema: SchemaModel): { url: string; version
  * same schema, version and options give the same document.
  *
  * @see https://spec.openapis.org/oas/v3.1.0
- * @throws SchemaError when a resource's generated names clash with another's or with restgraph's own.
+ * @throws SchemaError when a resource's schema names meet another's (`userCreates` beside `users`,
+ *   whose create body is `UserCreate`). restgraph's own schemas are `restgraph.*`, which no resource can be.
  */
 export function buildOpenApiDocument(schema: SchemaModel, version: string, options: OpenApiOptions): OpenApiDocument {
   const resources = resourcesFor(schema, version);
@@ -49,7 +50,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
 
   for (const resource of resources) {
     for (const [name, value] of Object.entries(resourceSchemas(resource, options))) {
-      if (Object.hasOwn(schemas, name)) clash(resource.name, `its schema name ${name}`);
+      if (Object.hasOwn(schemas, name)) clash(resource.name, name);
       schemas[name] = value;
     }
     Object.assign(parameters, resourceParameters(resource, options.listLimits));
@@ -65,7 +66,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
     ),
     systemPaths(openApiDocumentUrls(schema)),
   );
-  checkOperationIds(paths);
+  uniqueOperationIds(paths);
   if (options.rateLimits) addRateLimits(paths);
   const responses = hoistProblemResponses(operations(paths));
 
@@ -110,11 +111,17 @@ function addRateLimits(paths: Record<string, PathItemObject>): void {
   }
 }
 
-function checkOperationIds(paths: Record<string, PathItemObject>): void {
+/**
+ * Operation ids must be unique; names built from resource names can meet (a resource `userPosts`
+ * next to users' relation `posts`, one named `healths`). A later one gets a numbered suffix.
+ */
+function uniqueOperationIds(paths: Record<string, PathItemObject>): void {
   const seen = new Set<string>();
   for (const op of operations(paths)) {
-    if (seen.has(op.operationId)) clash(op.tags[0] ?? '', `the operation id ${op.operationId}`);
-    seen.add(op.operationId);
+    let id = op.operationId;
+    for (let n = 2; seen.has(id); n++) id = `${op.operationId}${n}`;
+    op.operationId = id;
+    seen.add(id);
   }
 }
 
@@ -122,9 +129,9 @@ function operations(paths: Record<string, PathItemObject>): OperationObject[] {
   return Object.values(paths).flatMap((item) => [item.get, item.put, item.post, item.delete, item.patch].filter((op) => op !== undefined));
 }
 
-function clash(resource: string, what: string): never {
-  throw new SchemaError('the schema', [
-    { path: `resources.${resource}`, message: `${what} clashes with another name in the OpenAPI document; rename the resource or set its singular` },
+function clash(resource: string, name: string): never {
+  throw new SchemaError('(OpenAPI names)', [
+    { path: `resources.${resource}`, message: `its OpenAPI schema ${name} is also the name of another resource's schema; rename the resource or set its singular` },
   ]);
 }
 

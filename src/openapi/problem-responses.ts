@@ -64,7 +64,7 @@ export function problemResponses(failures: Failures): Record<string, ResponseObj
         [PROBLEM_MEDIA_TYPE]: {
           schema: {
             type: 'object',
-            allOf: [ref('schemas', 'ProblemDetails')],
+            allOf: [ref('schemas', 'restgraph.Problem')],
             properties: { status: { const: status }, ...(codes.length > 0 ? { code: { enum: [...codes] } } : {}) },
           },
         },

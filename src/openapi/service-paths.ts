@@ -16,14 +16,14 @@ function jsonBody(schema: string, patch = false): OperationObject['requestBody']
 export function tokenPaths(): Record<string, PathItemObject> {
   const tags = ['tokens'];
   const admin = [ADMIN_ONLY];
-  const token = ref('schemas', 'ApiToken');
+  const token = ref('schemas', 'restgraph.Token');
   return {
     '/v1/tokens': {
       get: operation({ operationId: 'listTokens', summary: 'List API keys', description: 'Every key, newest first, revoked ones included; never the keys.', tags }, admin, { 200: success('The keys.', { type: 'array', items: token }) }, {}),
       post: operation(
-        { operationId: 'createToken', summary: 'Create an API key', description: 'The answer holds the key itself, shown only this once: store it now.', tags, requestBody: jsonBody('ApiTokenCreate') },
+        { operationId: 'createToken', summary: 'Create an API key', description: 'The answer holds the key itself, shown only this once: store it now.', tags, requestBody: jsonBody('restgraph.TokenCreate') },
         admin,
-        { 201: success('The new key, with `key`.', ref('schemas', 'ApiTokenWithKey'), [['Location', true], ['Cache-Control', true]]) },
+        { 201: success('The new key, with `key`.', ref('schemas', 'restgraph.TokenWithKey'), [['Location', true], ['Cache-Control', true]]) },
         mergeFailures(BODY, { 422: ['validation-failed'] }),
       ),
     },
@@ -44,7 +44,7 @@ export function tokenPaths(): Record<string, PathItemObject> {
 export function webhookPaths(): Record<string, PathItemObject> {
   const tags = ['webhooks'];
   const admin = [ADMIN_ONLY];
-  const webhook = ref('schemas', 'WebhookEndpoint');
+  const webhook = ref('schemas', 'restgraph.Webhook');
   const byId = { parameters: [idParameter('id', 'webhook')] };
   const action = (operationId: string, summary: string, description: string, body: ResponseObject): PathItemObject => ({
     ...byId,
@@ -54,9 +54,9 @@ export function webhookPaths(): Record<string, PathItemObject> {
     '/v1/webhooks': {
       get: operation({ operationId: 'listWebhooks', summary: 'List webhook endpoints', tags }, admin, { 200: success('The endpoints, without secrets.', { type: 'array', items: webhook }) }, {}),
       post: operation(
-        { operationId: 'createWebhook', summary: 'Register a webhook endpoint', description: 'The answer holds the signing secret (`whsec_…`), shown only here and on rotate-secret.', tags, requestBody: jsonBody('WebhookEndpointCreate') },
+        { operationId: 'createWebhook', summary: 'Register a webhook endpoint', description: 'The answer holds the signing secret (`whsec_…`), shown only here and on rotate-secret.', tags, requestBody: jsonBody('restgraph.WebhookCreate') },
         admin,
-        { 201: success('The endpoint, with its secret.', ref('schemas', 'WebhookEndpointWithSecret'), [['Location', true], ['Cache-Control', true]]) },
+        { 201: success('The endpoint, with its secret.', ref('schemas', 'restgraph.WebhookWithSecret'), [['Location', true], ['Cache-Control', true]]) },
         mergeFailures(BODY, { 422: ['validation-failed'] }),
       ),
     },
@@ -64,7 +64,7 @@ export function webhookPaths(): Record<string, PathItemObject> {
       ...byId,
       get: operation({ operationId: 'getWebhook', summary: 'Get a webhook endpoint', tags }, admin, { 200: success('The endpoint, without its secret.', webhook) }, BY_ID),
       patch: operation(
-        { operationId: 'updateWebhook', summary: 'Change a webhook endpoint', description: 'Only the members sent change (a merge patch).', tags, requestBody: jsonBody('WebhookEndpointPatch', true) },
+        { operationId: 'updateWebhook', summary: 'Change a webhook endpoint', description: 'Only the members sent change (a merge patch).', tags, requestBody: jsonBody('restgraph.WebhookPatch', true) },
         admin,
         { 200: success('The endpoint.', webhook) },
         mergeFailures(BODY, BY_ID, { 422: ['validation-failed'] }),
@@ -77,14 +77,14 @@ export function webhookPaths(): Record<string, PathItemObject> {
       'rotateWebhookSecret',
       "Rotate a webhook endpoint's secret",
       'The old secret stops signing at once.',
-      success('The endpoint, with its new secret.', ref('schemas', 'WebhookEndpointWithSecret'), [['Cache-Control', true]]),
+      success('The endpoint, with its new secret.', ref('schemas', 'restgraph.WebhookWithSecret'), [['Cache-Control', true]]),
     ),
     '/v1/webhooks/{id}/deliveries': {
       ...byId,
       get: operation(
         { operationId: 'listWebhookDeliveries', summary: "List a webhook endpoint's deliveries", description: 'The latest 100, newest first, each with every attempt.', tags },
         admin,
-        { 200: success('The deliveries.', { type: 'array', items: ref('schemas', 'WebhookDelivery') }) },
+        { 200: success('The deliveries.', { type: 'array', items: ref('schemas', 'restgraph.WebhookDelivery') }) },
         BY_ID,
       ),
     },
@@ -132,7 +132,7 @@ export function systemPaths(documentUrls: readonly { url: string; version: strin
   const status = (value: string): Record<string, unknown> => ({ type: 'object', properties: { status: { const: value } }, required: ['status'], additionalProperties: false });
   const probe = { anonymous: true };
   const paths: Record<string, PathItemObject> = {
-    '/': { get: operation({ operationId: 'getServiceIndex', summary: 'What this server serves', tags }, [PUBLIC], { 200: success('Versions and resources.', ref('schemas', 'ServiceIndex')) }, {}) },
+    '/': { get: operation({ operationId: 'getServiceIndex', summary: 'What this server serves', tags }, [PUBLIC], { 200: success('Versions and resources.', ref('schemas', 'restgraph.ServiceIndex')) }, {}) },
     '/healthz': { get: operation({ operationId: 'getHealth', summary: 'Liveness: the process runs', tags }, [PUBLIC], { 200: success('Alive.', status('ok')) }, {}, probe) },
     '/readyz': {
       get: operation({ operationId: 'getReadiness', summary: 'Readiness: the database answers', description: '503 while the database does not answer, or while shutting down.', tags }, [PUBLIC], { 200: success('Ready.', status('ready')) }, {}, probe),

@@ -56,14 +56,14 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
     additionalProperties: false,
   });
   return {
-    ApiToken: token,
-    ApiTokenWithKey: {
+    'restgraph.Token': token,
+    'restgraph.TokenWithKey': {
       ...token,
       description: 'A new API key, with the key itself: shown only in this answer.',
       properties: { ...(token.properties as Record<string, SchemaObject>), key: { type: 'string', pattern: '^rg_[A-Za-z0-9_-]{43}$' } },
       required: [...(token.required as string[]), 'key'],
     },
-    ApiTokenCreate: {
+    'restgraph.TokenCreate': {
       type: 'object',
       properties: {
         name: { type: 'string', minLength: 1, maxLength: 100, default: 'unnamed' },
@@ -74,17 +74,17 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
       required: ['scopes'],
       additionalProperties: false,
     },
-    WebhookEndpoint: { type: 'object', description: 'A webhook endpoint: never its secret.', properties: webhookProperties, required: Object.keys(webhookProperties), additionalProperties: false },
-    WebhookEndpointWithSecret: {
+    'restgraph.Webhook': { type: 'object', description: 'A webhook endpoint: never its secret.', properties: webhookProperties, required: Object.keys(webhookProperties), additionalProperties: false },
+    'restgraph.WebhookWithSecret': {
       type: 'object',
       description: 'A webhook endpoint with its signing secret: shown only on create and rotate-secret.',
       properties: { ...webhookProperties, secret: { type: 'string', pattern: '^whsec_' } },
       required: [...Object.keys(webhookProperties), 'secret'],
       additionalProperties: false,
     },
-    WebhookEndpointCreate: webhookInput(true),
-    WebhookEndpointPatch: webhookInput(false),
-    WebhookDelivery: {
+    'restgraph.WebhookCreate': webhookInput(true),
+    'restgraph.WebhookPatch': webhookInput(false),
+    'restgraph.WebhookDelivery': {
       type: 'object',
       description: 'One event for one endpoint, with every attempt.',
       properties: {
@@ -112,7 +112,7 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
       required: ['id', 'webhookId', 'eventId', 'eventType', 'status', 'attempts', 'nextAttemptAt', 'lastAttemptAt', 'responseStatus', 'lastError', 'createdAt', 'attemptLog'],
       additionalProperties: false,
     },
-    ServiceIndex: {
+    'restgraph.ServiceIndex': {
       type: 'object',
       description: 'What this server serves.',
       properties: {

@@ -152,7 +152,7 @@ export class ResponseConformance {
     if (compiled === undefined) return [];
     const type = (header(exchange, 'content-type') ?? '').split(';')[0];
     if (type !== 'application/problem+json') return [`${what}: a ${code} must be application/problem+json`];
-    const schema = { type: 'object', allOf: [{ $ref: '#/components/schemas/ProblemDetails' }], properties: { code: { const: code } } };
+    const schema = { type: 'object', allOf: [{ $ref: '#/components/schemas/restgraph.Problem' }], properties: { code: { const: code } } };
     const errors = this.#validate(compiled, `problem:${code}`, schema, JSON.parse(exchange.body));
     return errors === undefined ? [] : [`${what}: ${errors}`];
   }
