@@ -1,8 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TokenView } from '../src/core/token-operations.js';
-import { json, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { insertApiKeyRow } from './helpers/test-database.js';
+
+// Every response these tests get must conform to the OpenAPI documents the app serves.
+checkResponsesAgainstOpenApi();
 
 /**
  * Access control over HTTP on the example schema (issue 3): every operation × every kind of

@@ -7,7 +7,10 @@ import { buildApp } from '../src/app/build-app.js';
 import type { JwtOptions } from '../src/auth/authenticator.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { ConfigError } from '../src/errors.js';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
+
+// Every response these tests get must conform to the OpenAPI documents the app serves.
+checkResponsesAgainstOpenApi();
 
 /**
  * JWT verification (issue 3): tokens signed with jose by test keys, verified against a JWKS served

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
+
+// Every response these tests get must conform to the OpenAPI documents the app serves.
+checkResponsesAgainstOpenApi();
 
 /**
  * Property-based tests (fast-check) through HTTP: random query strings never produce anything but

@@ -1,6 +1,9 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
+
+// Every response these tests get must conform to the OpenAPI documents the app serves.
+checkResponsesAgainstOpenApi();
 
 /**
  * HTTP protocol behaviour through app.inject(): entity tags and conditional requests (RFC 9110),

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
+
+// Every response these tests get must conform to the OpenAPI documents the app serves.
+checkResponsesAgainstOpenApi();
 
 /**
  * Every row of the seed's REST tables (shared/seed, sections 4.1 and 4.2), exactly as shown:

@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
 import { SchemaError } from '../src/errors.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
-import { actAsAdmin, discardLogs, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
+import { actAsAdmin, checkResponsesAgainstOpenApi, discardLogs, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { createTestDatabase } from './helpers/test-database.js';
+
+checkResponsesAgainstOpenApi();
 
 /**
  * API versions (examples/versioned-schema.yaml): /v1 and /v2 serve the shapes the schema

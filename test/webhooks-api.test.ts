@@ -1,7 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 import { createWebhook, deliveriesOf, getWebhook, signed, WebhookReceiver, type WebhookBody } from './helpers/webhook-receiver.js';
+
+// Every response these tests get must conform to the OpenAPI documents the app serves.
+checkResponsesAgainstOpenApi();
 
 /**
  * /v1/webhooks, the management API (admins only): create, list, get, patch, delete, pause,

@@ -15,6 +15,7 @@ import { corsHeaders, registerCorsPreflight } from '../rest/cors.js';
 import { answerClientError, registerProblemHandlers, sendProblem, toRestgraphError } from '../rest/problem-details.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
+import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { resourcesIn } from '../schema/version-view.js';
@@ -272,6 +273,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);
   if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
+  registerOpenApiRoutes(app, schema, options);
   const routeOptions = { operations, idempotency, listLimits: options.listLimits };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {

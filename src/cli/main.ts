@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { RestgraphError } from '../errors.js';
-import { runExportGraphql } from './export-command.js';
+import { runExportGraphql, runExportOpenapi } from './export-command.js';
 import { runMigrate } from './migrate-command.js';
 import { runServe } from './serve-command.js';
 import { runTokenCreate, runTokenList, runTokenRevoke } from './token-command.js';
@@ -13,7 +13,16 @@ const program = new Command()
   .name('restgraph')
   .description('Serve a typed resource schema as a REST and GraphQL API with token authentication, on SQLite.')
   .version(version)
+  // Options of the program itself come before a command's name, so `export openapi --version v1`
+  // reaches that command rather than printing restgraph's own version.
+  .enablePositionalOptions()
   .showHelpAfterError('(run with --help for usage)');
+
+// A reader that stops early (`restgraph export openapi | head`) is not an error of ours.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 program
   .command('serve')
@@ -47,6 +56,16 @@ exporter
   .addHelpText('after', '\nExample:\n  restgraph export graphql my-schema.yaml > schema.graphql')
   .action((schemaFile: string | undefined) => {
     runExportGraphql({ schemaFile });
+  });
+
+exporter
+  .command('openapi')
+  .description('Print the OpenAPI 3.1 document (JSON), as served at /openapi.json (or /<version>/openapi.json with --version).')
+  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .option('--version <version>', "a version of the schema (v1, …): its versioned paths; default the latest version's unversioned paths")
+  .addHelpText('after', '\nExample:\n  restgraph export openapi my-schema.yaml > openapi.json')
+  .action((schemaFile: string | undefined, flags: { version?: string }) => {
+    runExportOpenapi({ schemaFile, ...flags });
   });
 
 const token = program.command('token').description('Create, list and revoke API keys (works on the database directly).');

@@ -2,9 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse as LightResponse } from 'fastify';
 import { buildApp } from '../../src/app/build-app.js';
 import type { RestgraphOptions } from '../../src/app/app-options.js';
+import type { OpenApiDocument } from '../../src/openapi/openapi-types.js';
+import { ResponseConformance } from './openapi-conformance.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 /** A fresh folder under the OS temp dir, removed by the returned cleanup. */
@@ -43,6 +45,8 @@ export interface TestApp {
   db: TestDatabase;
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
+  /** The OpenAPI check of every response, after {@link checkResponsesAgainstOpenApi}. */
+  conformance: ResponseConformance | undefined;
   close: () => Promise<void>;
 }
 
@@ -59,10 +63,12 @@ export async function startTestApp(options: RestgraphOptions = {}): Promise<Test
   const db = await createTestDatabase(dir.path);
   const { logs, logDestination } = captureLogs();
   const app = actAsAdmin(await buildApp({ databaseUrl: db.url, logDestination, adminToken: TEST_ADMIN_TOKEN, ...options }));
+  const conformance = openApiChecks ? await checkEveryResponse(app) : undefined;
   return {
     app,
     db,
     logs,
+    conformance,
     close: async () => {
       await app.close();
       await db.drop();
@@ -92,6 +98,43 @@ export function actAsAdmin(app: FastifyInstance): FastifyInstance {
   };
   Object.defineProperty(app, 'inject', { value: injectAsAdmin });
   return app;
+}
+
+let openApiChecks = false;
+
+/**
+ * Opt-in for a test file (call it at the top level): every response `app.inject()` gives in the apps
+ * {@link startTestApp} starts from then on is checked against the OpenAPI documents the app serves
+ * (`/openapi.json` and `/<version>/openapi.json`); a response that does not conform (status not
+ * documented for the operation, body not matching its schema, content type or a required header
+ * missing) makes that `inject` call throw, failing the test that made the request.
+ */
+export function checkResponsesAgainstOpenApi(): void {
+  openApiChecks = true;
+}
+
+/** Wraps `app.inject` (after {@link actAsAdmin}) with the OpenAPI conformance check. */
+export async function checkEveryResponse(app: FastifyInstance): Promise<ResponseConformance> {
+  const inject = app.inject.bind(app) as (request: InjectOptions) => Promise<LightResponse>;
+  const fetchJson = async <T>(url: string): Promise<T> => json<T>(await inject({ method: 'GET', url, headers: { authorization: '' } }));
+  const { versions } = await fetchJson<{ versions: string[] }>('/');
+  const documents = [{ prefix: '', document: await fetchJson<OpenApiDocument>('/openapi.json') }];
+  for (const version of versions) documents.push({ prefix: `/${version}`, document: await fetchJson<OpenApiDocument>(`/${version}/openapi.json`) });
+  const conformance = new ResponseConformance(documents);
+  const checked = async (request: InjectOptions): Promise<LightResponse> => {
+    const response = await inject(request);
+    const problems = conformance.check({
+      method: response.raw.req.method ?? 'GET',
+      url: response.raw.req.url ?? '/',
+      status: response.statusCode,
+      headers: response.headers,
+      body: response.body,
+    });
+    if (problems.length > 0) throw new Error(`The response does not conform to the OpenAPI document:\n${problems.join('\n')}`);
+    return response;
+  };
+  Object.defineProperty(app, 'inject', { value: checked });
+  return conformance;
 }
 
 /** Parses a JSON response body; the type argument states what the test expects it to hold. */

@@ -1,0 +1,116 @@
+import { OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
+import type { FieldModel } from '../schema/schema-model.js';
+import type { QueryOperator } from '../store/record-store.js';
+import { ref, type ParameterObject, type ReferenceObject, type SchemaObject } from './openapi-types.js';
+import type { FieldView, ResourceView } from './versioned-view.js';
+
+const OPERATOR_MEANINGS: Record<QueryOperator, string> = {
+  eq: 'equals',
+  ne: 'differs from (rows where it is null match too)',
+  lt: 'is less than',
+  lte: 'is at most',
+  gt: 'is greater than',
+  gte: 'is at least',
+  in: 'is one of (comma-separated)',
+  contains: 'contains (case-sensitive)',
+  startsWith: 'starts with (case-sensitive)',
+  isNull: 'is null (`true`) or is not (`false`)',
+};
+
+/**
+ * The query parameters of a resource's lists, as components: `sort`, `fields`, `include`, and one
+ * filter per field and operator its type takes (`name`, `name[startsWith]`, …), the same table
+ * {@link parseListQuery} checks them with.
+ */
+export function resourceParameters(resource: ResourceView, limits: ListLimits): Record<string, ParameterObject> {
+  const params: Record<string, ParameterObject> = {};
+  const sortable = resource.fields.filter((f) => f.model.type !== 'json').map((f) => f.name);
+  params[`${resource.name}.sort`] = {
+    name: 'sort',
+    in: 'query',
+    description: 'Sort keys, `-` for descending (`sort=name,-createdAt`). `id` is always the final tiebreak; nulls sort first ascending.',
+    style: 'form',
+    explode: false,
+    schema: { type: 'array', items: { type: 'string', enum: sortable.flatMap((n) => [n, `-${n}`]) }, uniqueItems: true },
+  };
+  params[`${resource.name}.fields`] = {
+    name: 'fields',
+    in: 'query',
+    description: 'Return only these fields, in this order (`fields=id,name`): the objects then hold only them (and any relations included).',
+    style: 'form',
+    explode: false,
+    schema: { type: 'array', items: { type: 'string', enum: resource.fields.map((f) => f.name) }, uniqueItems: true },
+  };
+  if (resource.relations.length > 0) {
+    params[`${resource.name}.include`] = {
+      name: 'include',
+      in: 'query',
+      description: 'Embed relations, one level deep: hasMany as an array, belongsTo as an object or null. Needs read access to the embedded resource.',
+      style: 'form',
+      explode: false,
+      schema: { type: 'array', items: { type: 'string', enum: resource.relations.map((r) => r.name) }, uniqueItems: true },
+    };
+  }
+  for (const field of resource.fields) {
+    const operators = OPERATORS_BY_TYPE[field.model.type];
+    if (operators.includes('eq')) params[`${resource.name}.filter.${field.name}`] = filterParameter(field, 'eq', field.name, limits);
+    for (const op of operators) params[`${resource.name}.filter.${field.name}.${op}`] = filterParameter(field, op, `${field.name}[${op}]`, limits);
+  }
+  return params;
+}
+
+/** `$ref`s to every query parameter of a list of `resource` (its own lists and hasMany relation routes to it). */
+export function listParameterRefs(resource: ResourceView, all: Record<string, ParameterObject>): ReferenceObject[] {
+  const own = Object.keys(all).filter((name) => name.startsWith(`${resource.name}.`));
+  const isFilter = (name: string): boolean => name.startsWith(`${resource.name}.filter.`);
+  return [
+    ...own.filter((n) => !isFilter(n)).map((n) => ref('parameters', n)),
+    ...['limit', 'after', 'offset', 'count'].map((n) => ref('parameters', n)),
+    ...own.filter(isFilter).map((n) => ref('parameters', n)),
+  ];
+}
+
+/** `$ref`s to the query parameters of a single-object read of `resource`: `fields` and `include`. */
+export function itemParameterRefs(resource: ResourceView): ReferenceObject[] {
+  return [ref('parameters', `${resource.name}.fields`), ...(resource.relations.length > 0 ? [ref('parameters', `${resource.name}.include`)] : [])];
+}
+
+function filterParameter(field: FieldView, op: QueryOperator, name: string, limits: ListLimits): ParameterObject {
+  const value = filterValueSchema(field.model);
+  const schema: SchemaObject =
+    op === 'isNull'
+      ? { type: 'boolean' }
+      : op === 'in'
+        ? { type: 'array', items: value, minItems: 1, maxItems: limits.maxInValues }
+        : op === 'contains' || op === 'startsWith'
+          ? { type: 'string' }
+          : value;
+  return {
+    name,
+    in: 'query',
+    description: `Only rows whose ${field.name} ${OPERATOR_MEANINGS[op]}${op === 'in' ? ` (at most ${limits.maxInValues} values)` : ''}.`,
+    ...(op === 'in' ? { style: 'form', explode: false } : {}),
+    ...(field.deprecated ? { deprecated: true } : {}),
+    schema,
+  };
+}
+
+/** A filter value as the query string carries it, typed as the list parser reads it. */
+function filterValueSchema(field: FieldModel): SchemaObject {
+  switch (field.type) {
+    case 'string':
+      return { type: 'string' };
+    case 'integer':
+    case 'number':
+    case 'boolean':
+      return { type: field.type };
+    case 'datetime':
+      return { type: 'string', description: 'ISO 8601: `2026-11-01` or `2026-11-01T10:00:00Z` (UTC when no zone is given).' };
+    case 'date':
+      return { type: 'string', format: 'date' };
+    case 'enum':
+      return { type: 'string', enum: field.values ?? [] };
+    case 'json':
+      return {};
+  }
+}

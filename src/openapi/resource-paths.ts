@@ -1,0 +1,171 @@
+import type { AccessOperation, AccessRule } from '../schema/schema-model.js';
+import { mergeFailures } from './problem-responses.js';
+import { BODY_FAILURES as BODY, idParameter, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE, operation, success } from './operation-builder.js';
+import { itemParameterRefs, listParameterRefs } from './list-parameters.js';
+import { ref, type OperationObject, type ParameterObject, type PathItemObject, type ReferenceObject, type ResponseObject } from './openapi-types.js';
+import { schemaNames } from './resource-schemas.js';
+import type { RelationView, ResourceView } from './versioned-view.js';
+
+/**
+ * The REST paths of one resource under `prefix` (`''` for the latest version, `/v1`, …): the
+ * collection, the item and each relation, as src/rest/resource-routes.ts serves them.
+ */
+export function resourcePaths(resource: ResourceView, prefix: string, parameters: Record<string, ParameterObject>): Record<string, PathItemObject> {
+  const base = `${prefix}/${resource.name}`;
+  const names = schemaNames(resource);
+  const record = ref('schemas', names.record);
+  const tags = [resource.name];
+  const rule = (op: AccessOperation): AccessRule => resource.model.access[op];
+  const deprecated = { deprecated: resource.deprecated };
+  const ownerWrites = resource.owner !== undefined;
+  const writes = { ...deprecated, ownerRule: ownerWrites };
+  const ownerNote = ownerWrites ? ownerSentence(resource) : undefined;
+  // include=<relation> also needs read access to each embedded resource.
+  const includeRules = resource.relations.map((r) => r.target.model.access.read);
+  const T = capitalize(resource.singular);
+  const byId = { parameters: [idParameter('id', resource.singular)] };
+
+  const paths: Record<string, PathItemObject> = {};
+  paths[base] = {
+    get: operation(
+      { operationId: `list${capitalize(resource.name)}`, summary: `List ${resource.name}`, description: listDescription(ownerNote), tags, parameters: listParameterRefs(resource, parameters) },
+      [rule('read')],
+      { 200: listResponse(resource) },
+      { 400: ['invalid-query'] },
+      { rules: includeRules, ...deprecated },
+    ),
+    post: operation(
+      { operationId: `create${T}`, summary: `Create a ${resource.singular}`, description: ownerNote, tags, parameters: [ref('parameters', 'IdempotencyKey')], requestBody: jsonBody(names.create) },
+      [rule('create')],
+      { 201: success(`The created ${resource.singular}.`, record, [['Location', true], ['ETag', true], ['Idempotent-Replayed', false]]) },
+      mergeFailures(BODY, { 409: ['unique-conflict', 'idempotency-key-in-use'], 422: ['validation-failed', 'idempotency-key-reused'] }),
+      writes,
+    ),
+  };
+  paths[`${base}/{id}`] = {
+    ...byId,
+    get: operation(
+      { operationId: `get${T}`, summary: `Get a ${resource.singular}`, description: ownerNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
+      [rule('read')],
+      itemReadResponses(resource),
+      { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+      { rules: includeRules, ...deprecated },
+    ),
+    put: operation(
+      { operationId: `replace${T}`, summary: `Replace a ${resource.singular}`, description: ownerNote, tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
+      [rule('update')],
+      { 200: success(`The ${resource.singular}, wholly replaced.`, record, [['ETag', true]]) },
+      mergeFailures(BODY, { 404: ['not-found'], 409: ['unique-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
+      writes,
+    ),
+    patch: operation(
+      {
+        operationId: `update${T}`,
+        summary: `Update a ${resource.singular} (JSON Merge Patch)`,
+        description: [ownerNote, 'Only the fields sent change; `null` clears a field (RFC 7396). `application/json` is read the same way.'].filter(Boolean).join(' '),
+        tags,
+        parameters: [ref('parameters', 'IfMatch'), ref('parameters', 'IdempotencyKey')],
+        requestBody: { required: true, content: { [MERGE_PATCH_MEDIA_TYPE]: { schema: ref('schemas', names.patch) }, [JSON_MEDIA_TYPE]: { schema: ref('schemas', names.patch) } } },
+      },
+      [rule('update')],
+      { 200: success(`The updated ${resource.singular}.`, record, [['ETag', true], ['Idempotent-Replayed', false]]) },
+      mergeFailures(BODY, {
+        404: ['not-found'],
+        409: ['unique-conflict', 'idempotency-key-in-use'],
+        412: ['precondition-failed'],
+        414: ['uri-too-long'],
+        422: ['validation-failed', 'idempotency-key-reused'],
+      }),
+      writes,
+    ),
+    delete: operation(
+      { operationId: `delete${T}`, summary: `Delete a ${resource.singular}`, description: [ownerNote, deleteSentence(resource)].filter(Boolean).join(' '), tags, parameters: [ref('parameters', 'IfMatch')] },
+      [rule('delete')],
+      { 204: success(`Deleted.`) },
+      mergeFailures(BODY, { 404: ['not-found'], 409: ['reference-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'] }),
+      writes,
+    ),
+  };
+  for (const relation of resource.relations) {
+    paths[`${base}/{id}/${relation.name}`] = { ...byId, get: relationOperation(resource, relation, parameters) };
+  }
+  return paths;
+}
+
+/** GET /users/{id}/posts (a list of the target) or /posts/{id}/user (one object or 404). */
+function relationOperation(resource: ResourceView, relation: RelationView, parameters: Record<string, ParameterObject>): OperationObject {
+  const target = relation.target;
+  const rules = [resource.model.access.read, target.model.access.read];
+  const includeRules = target.relations.map((r) => r.target.model.access.read);
+  const common = { tags: [resource.name], deprecated: resource.deprecated || target.deprecated };
+  if (relation.kind === 'hasMany') {
+    return operation(
+      {
+        operationId: `list${capitalize(resource.singular)}${capitalize(relation.name)}`,
+        summary: `List a ${resource.singular}'s ${relation.name}`,
+        description: `The ${target.name} whose foreign key names this ${resource.singular}; they take every list parameter of ${target.name}.`,
+        tags: common.tags,
+        parameters: listParameterRefs(target, parameters),
+      },
+      rules,
+      { 200: listResponse(target) },
+      { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+      { rules: includeRules, deprecated: common.deprecated },
+    );
+  }
+  return operation(
+    {
+      operationId: `get${capitalize(resource.singular)}${capitalize(relation.name)}`,
+      summary: `Get a ${resource.singular}'s ${relation.name}`,
+      description: `The ${target.singular} this ${resource.singular} refers to; 404 when it refers to none.`,
+      tags: common.tags,
+      parameters: [...itemParameterRefs(target), ref('parameters', 'IfNoneMatch')],
+    },
+    rules,
+    itemReadResponses(target),
+    { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+    { rules: includeRules, deprecated: common.deprecated },
+  );
+}
+
+function listResponse(resource: ResourceView): ResponseObject {
+  return success(
+    `A page of ${resource.name}: always a bare JSON array. Paging metadata is in the headers.`,
+    { type: 'array', items: ref('schemas', schemaNames(resource).record) },
+    [['Link', false], ['X-Total-Count', false]],
+  );
+}
+
+function itemReadResponses(resource: ResourceView): Record<string, ResponseObject> {
+  return {
+    200: success(`The ${resource.singular}.`, ref('schemas', schemaNames(resource).record), [['ETag', true]]),
+    304: success('Not modified: If-None-Match names the current ETag. No body.', undefined, [['ETag', true]]),
+  };
+}
+
+function jsonBody(schemaName: string): { required: true; content: Record<string, { schema: ReferenceObject }> } {
+  return { required: true, content: { [JSON_MEDIA_TYPE]: { schema: ref('schemas', schemaName) } } };
+}
+
+function listDescription(ownerNote: string | undefined): string {
+  return [
+    'Filters are ANDed; unknown parameters, fields or operators are a 400 naming them. Page with `limit` and the `Link` header ' +
+      '(`rel="next"`, a keyset cursor in `after`), or with `offset`.',
+    ownerNote,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+function ownerSentence(resource: ResourceView): string {
+  const reads = resource.model.access.read.kind === 'public' ? '' : ' Reads show only its own rows (admin sees all).';
+  return `Owner rule: rows belong to the token whose subject is in \`${resource.owner ?? ''}\`.${reads} Writes touch only its own rows.`;
+}
+
+function deleteSentence(resource: ResourceView): string {
+  return `Rows of other resources that reference this ${resource.singular} follow their onDelete rule (restrict is a 409).`;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,133 @@
+import { fieldJsonSchema } from '../schema/field-json-schema.js';
+import type { FieldModel } from '../schema/schema-model.js';
+import { ref, type SchemaObject } from './openapi-types.js';
+import type { FieldView, ResourceView } from './versioned-view.js';
+
+/** Component schema names of a resource's representations. */
+export function schemaNames(resource: ResourceView): { record: string; create: string; replace: string; patch: string } {
+  const t = resource.typeName;
+  return { record: t, create: `${t}Create`, replace: `${t}Replace`, patch: `${t}Patch` };
+}
+
+/**
+ * The component schemas of one resource: the record as responses carry it, and the bodies of
+ * create (POST), replace (PUT) and merge patch (PATCH). Request bodies reuse the JSON Schema the
+ * server validates them with ({@link fieldJsonSchema}), so the document states the same rules.
+ */
+export function resourceSchemas(resource: ResourceView, options: { maxEmbedded: number }): Record<string, SchemaObject> {
+  const names = schemaNames(resource);
+  return {
+    [names.record]: recordSchema(resource, options.maxEmbedded),
+    [names.create]: writeSchema(resource, 'create'),
+    [names.replace]: writeSchema(resource, 'replace'),
+    [names.patch]: writeSchema(resource, 'patch'),
+  };
+}
+
+/**
+ * A row as responses show it: every field present (null when empty), and the relations `include`
+ * may embed. With `fields`, only the fields named are present (the parameter says so).
+ */
+function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject {
+  const properties: Record<string, SchemaObject> = {};
+  for (const field of resource.fields) {
+    const value = responseValueSchema(field.model);
+    properties[field.name] = annotate(field.model.system || field.model.required ? value : nullable(value), field, resource);
+  }
+  for (const relation of resource.relations) {
+    const target = ref('schemas', relation.target.typeName);
+    properties[relation.name] =
+      relation.kind === 'hasMany'
+        ? { type: 'array', items: target, maxItems: maxEmbedded, description: `Embedded with include=${relation.name}: the related ${relation.target.name}, by id (at most ${maxEmbedded}).` }
+        : { anyOf: [target, { type: 'null' }], description: `Embedded with include=${relation.name}: the related ${relation.target.singular}, or null.` };
+  }
+  return {
+    type: 'object',
+    description: resource.description ?? `A ${resource.singular}.`,
+    ...(resource.deprecated ? { deprecated: true } : {}),
+    properties,
+    required: resource.fields.map((f) => f.name),
+    additionalProperties: false,
+  };
+}
+
+type WriteKind = 'create' | 'replace' | 'patch';
+
+const WRITE_DESCRIPTIONS: Record<WriteKind, (r: ResourceView) => string> = {
+  create: (r) => `A new ${r.singular} (POST). Fields left out take their default, or null.`,
+  replace: (r) => `A whole ${r.singular} (PUT): it replaces every field; fields left out are reset to their default, or null.`,
+  patch: (r) => `A JSON Merge Patch (RFC 7396) of a ${r.singular} (PATCH): only the fields sent change; null clears a field.`,
+};
+
+/** A request body: the writable fields, plus the read-only ones the server accepts and ignores. */
+function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
+  const properties: Record<string, SchemaObject> = {};
+  for (const field of resource.fields) {
+    if (field.model.system) {
+      if (field.name === 'id' && kind === 'create') continue;
+      const note = field.name === 'id' ? 'Read-only: if sent, it must equal the id in the path.' : 'Read-only: ignored if sent.';
+      properties[field.name] = { ...responseValueSchema(field.model), readOnly: true, description: note };
+      continue;
+    }
+    const value = fieldJsonSchema(field.model);
+    // json fields take any value, null included; other optional fields may be null (cleared).
+    let schema = field.model.required || field.model.type === 'json' ? value : nullable(value);
+    if (kind !== 'patch' && field.model.default !== undefined) schema = { ...schema, default: field.model.default };
+    properties[field.name] = annotate(schema, field, resource);
+  }
+  const required =
+    kind === 'patch' ? [] : resource.writableFields.filter((f) => f.model.required && f.name !== resource.owner).map((f) => f.name);
+  return {
+    type: 'object',
+    description: WRITE_DESCRIPTIONS[kind](resource),
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+}
+
+/**
+ * A field's value in responses: its type (and enum values and date formats, which stored values
+ * always have) without the write constraints, which rows stored before a constraint changed may not meet.
+ */
+function responseValueSchema(field: FieldModel): SchemaObject {
+  switch (field.type) {
+    case 'string':
+      return { type: 'string' };
+    case 'integer':
+    case 'number':
+    case 'boolean':
+      return { type: field.type };
+    case 'datetime':
+      return { type: 'string', format: 'date-time' };
+    case 'date':
+      return { type: 'string', format: 'date' };
+    case 'enum':
+      return { type: 'string', enum: field.values ?? [] };
+    case 'json':
+      return {};
+  }
+}
+
+/** The same value schema, also accepting null. A json schema (any value) already does. */
+export function nullable(value: SchemaObject): SchemaObject {
+  if (value.type === undefined) return value;
+  const schema: SchemaObject = { ...value, type: [value.type, 'null'].flat() };
+  if (Array.isArray(value.enum)) schema.enum = [...(value.enum as unknown[]), null];
+  return schema;
+}
+
+/** Adds the field's description (with what unique, references and the owner rule mean) and deprecation. */
+function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView): SchemaObject {
+  const notes = [field.description];
+  if (field.model.unique && !field.model.system) notes.push(`Unique among ${resource.name} (a taken value is a 409 unique-conflict).`);
+  if (field.model.references !== undefined) notes.push(`The id of a row of ${field.model.references}.`);
+  if (field.name === resource.owner && !field.model.system) {
+    notes.push("The owner: tokens without the admin scope may leave it out (it is set to the token's subject) and may not set another.");
+  }
+  const description = notes.filter((n) => n !== undefined).join(' ');
+  const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}) };
+  if (description === '') delete out.description;
+  else out.description = description;
+  return out;
+}

@@ -1,0 +1,128 @@
+import type { SchemaObject } from './openapi-types.js';
+
+const DATE_TIME: SchemaObject = { type: 'string', format: 'date-time' };
+const DATE_TIME_OR_NULL: SchemaObject = { type: ['string', 'null'], format: 'date-time' };
+const ID: SchemaObject = { type: 'integer', minimum: 1 };
+
+/** Event types of the resources served: `user.created`, `user.updated`, `user.deleted`, … */
+export function eventTypes(singulars: readonly string[]): string[] {
+  return singulars.flatMap((s) => ['created', 'updated', 'deleted'].map((kind) => `${s}.${kind}`));
+}
+
+/**
+ * The schemas of the service paths: API keys (/v1/tokens, src/core/token-operations.ts), webhooks
+ * (/v1/webhooks, src/webhooks/webhook-input.ts and webhook-service.ts) and the index, health and
+ * readiness answers (src/rest/system-routes.ts).
+ */
+export function serviceSchemas(types: readonly string[]): Record<string, SchemaObject> {
+  const token: SchemaObject = {
+    type: 'object',
+    description: 'An API key as admins see it: never the key itself.',
+    properties: {
+      id: ID,
+      name: { type: 'string' },
+      prefix: { type: 'string', description: 'The first characters of the key (`rg_` and 8 more), to recognise it.' },
+      scopes: { type: 'array', items: { type: 'string' } },
+      subject: { type: ['string', 'null'], description: 'The subject the key acts as (owner rules compare it with owner fields).' },
+      createdAt: DATE_TIME,
+      lastUsedAt: { ...DATE_TIME_OR_NULL, description: 'Recorded at most once a minute.' },
+      expiresAt: DATE_TIME_OR_NULL,
+      revokedAt: DATE_TIME_OR_NULL,
+      state: { type: 'string', enum: ['active', 'expired', 'revoked'] },
+    },
+    required: ['id', 'name', 'prefix', 'scopes', 'subject', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'state'],
+    additionalProperties: false,
+  };
+  const webhookProperties: Record<string, SchemaObject> = {
+    id: ID,
+    url: { type: 'string', format: 'uri' },
+    events: { type: 'array', items: { type: 'string', enum: [...types, '*'] } },
+    description: { type: ['string', 'null'] },
+    status: { type: 'string', enum: ['active', 'paused', 'disabled'] },
+    disabledReason: { type: ['string', 'null'], description: 'Why it was disabled (it kept failing).' },
+    failingSince: DATE_TIME_OR_NULL,
+    createdAt: DATE_TIME,
+    updatedAt: DATE_TIME,
+  };
+  const webhookInput = (whole: boolean): SchemaObject => ({
+    type: 'object',
+    description: whole ? 'A webhook endpoint to register.' : 'The members to change (a merge patch); the others stay.',
+    properties: {
+      url: { type: 'string', format: 'uri', maxLength: 2048, description: 'http or https; private, loopback and link-local targets are refused unless allowed.' },
+      events: { type: 'array', items: { type: 'string', enum: [...types, '*'] }, minItems: 1, maxItems: 100, description: 'Event types, or `["*"]` for all.' },
+      description: { type: ['string', 'null'], maxLength: 500 },
+    },
+    ...(whole ? { required: ['url', 'events'] } : {}),
+    additionalProperties: false,
+  });
+  return {
+    'restgraph.Token': token,
+    'restgraph.TokenWithKey': {
+      ...token,
+      description: 'A new API key, with the key itself: shown only in this answer.',
+      properties: { ...(token.properties as Record<string, SchemaObject>), key: { type: 'string', pattern: '^rg_[A-Za-z0-9_-]{43}$' } },
+      required: [...(token.required as string[]), 'key'],
+    },
+    'restgraph.TokenCreate': {
+      type: 'object',
+      properties: {
+        name: { type: 'string', minLength: 1, maxLength: 100, default: 'unnamed' },
+        scopes: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$' }, minItems: 1, maxItems: 100 },
+        subject: { type: 'string', minLength: 1, maxLength: 200 },
+        expires: { type: 'string', description: 'A duration (`30d`, `12h`, `1y`; units s m h d w y) or a future RFC 3339 date-time.', examples: ['90d'] },
+      },
+      required: ['scopes'],
+      additionalProperties: false,
+    },
+    'restgraph.Webhook': { type: 'object', description: 'A webhook endpoint: never its secret.', properties: webhookProperties, required: Object.keys(webhookProperties), additionalProperties: false },
+    'restgraph.WebhookWithSecret': {
+      type: 'object',
+      description: 'A webhook endpoint with its signing secret: shown only on create and rotate-secret.',
+      properties: { ...webhookProperties, secret: { type: 'string', pattern: '^whsec_' } },
+      required: [...Object.keys(webhookProperties), 'secret'],
+      additionalProperties: false,
+    },
+    'restgraph.WebhookCreate': webhookInput(true),
+    'restgraph.WebhookPatch': webhookInput(false),
+    'restgraph.WebhookDelivery': {
+      type: 'object',
+      description: 'One event for one endpoint, with every attempt.',
+      properties: {
+        id: ID,
+        webhookId: ID,
+        eventId: ID,
+        eventType: { type: 'string' },
+        status: { type: 'string', enum: ['pending', 'succeeded', 'failed'] },
+        attempts: { type: 'integer', minimum: 0 },
+        nextAttemptAt: DATE_TIME,
+        lastAttemptAt: DATE_TIME_OR_NULL,
+        responseStatus: { type: ['integer', 'null'] },
+        lastError: { type: ['string', 'null'] },
+        createdAt: DATE_TIME,
+        attemptLog: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { id: ID, attemptedAt: DATE_TIME, durationMs: { type: 'number', minimum: 0 }, responseStatus: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] } },
+            required: ['id', 'attemptedAt', 'durationMs', 'responseStatus', 'error'],
+            additionalProperties: false,
+          },
+        },
+      },
+      required: ['id', 'webhookId', 'eventId', 'eventType', 'status', 'attempts', 'nextAttemptAt', 'lastAttemptAt', 'responseStatus', 'lastError', 'createdAt', 'attemptLog'],
+      additionalProperties: false,
+    },
+    'restgraph.ServiceIndex': {
+      type: 'object',
+      description: 'What this server serves.',
+      properties: {
+        name: { const: 'restgraph' },
+        versions: { type: 'array', items: { type: 'string' } },
+        latestVersion: { type: 'string' },
+        resources: { type: 'object', additionalProperties: { type: 'string' }, description: 'Each resource with its (unversioned) path.' },
+      },
+      required: ['name', 'versions', 'latestVersion', 'resources'],
+      additionalProperties: false,
+    },
+  };
+}
