@@ -35,6 +35,14 @@ export class ReferentialRules {
   }
 
   /** @throws ValidationError when a reference names no row. */
+  /** Whether {@link check} has anything to look up for these values (a reference to a row). */
+  needsCheck(resource: ResourceModel, values: StoredRecord): boolean {
+    for (const [name, value] of Object.entries(values)) {
+      if (typeof value === 'number' && resource.fields.get(name)?.references !== undefined) return true;
+    }
+    return false;
+  }
+
   async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<void> {
     const problems = [];
     for (const [name, value] of Object.entries(values)) {

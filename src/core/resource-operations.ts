@@ -149,6 +149,9 @@ export class ResourceOperations {
     authorize(ctx.principal, resource, 'create');
     const values = this.#validator.validate(resource, 'create', this.#withOwner(ctx, resource, body, true));
     const now = new Date().toISOString();
+    if (options.beforeCommit === undefined && this.#events.combinesWrites && !this.#references.needsCheck(resource, values)) {
+      return this.#createInOneStatement(resource, { ...values, createdAt: now, updatedAt: now });
+    }
     return this.#write(resource, async (tx, emit) => {
       await this.#references.check(tx, resource, values);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
@@ -249,6 +252,25 @@ export class ResourceOperations {
    * transaction (a committed change always has its events, a rolled-back one none), and the
    * dispatcher is woken once it has committed.
    */
+  /**
+   * A create that needs nothing else in its transaction (no reference to check, nothing to commit
+   * with it): the row and its event in one statement, one round trip (where the database can).
+   */
+  async #createInOneStatement(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    try {
+      const { row, event } = await this.#events.insertWithEvent(this.#store.insertStatement(resource, values), {
+        type: `${resource.singular}.created`,
+        resource: resource.name,
+        occurredAt: new Date().toISOString(),
+      });
+      const record = this.#store.decodeRow(resource, row);
+      this.#onEventsCommitted?.([{ ...event, data: { object: structuredClone(record) } }]);
+      return record;
+    } catch (error) {
+      throw writeError(resource, error);
+    }
+  }
+
   async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
     const pending: NewEvent[] = [];
     let stored: StoredEvent[] = [];
@@ -261,14 +283,7 @@ export class ResourceOperations {
       if (stored.length > 0) this.#onEventsCommitted?.(stored);
       return result;
     } catch (error) {
-      if (error instanceof ConstraintViolation && error.kind === 'unique') {
-        const columns = error.columns.length > 0 ? error.columns : ['(unknown)'];
-        throw new UniqueConflictError(`Another ${resource.singular} already has this ${columns.join(', ')}.`, {
-          errors: columns.map((c) => ({ pointer: `/${c}`, detail: `is already used by another ${resource.singular}` })),
-          cause: error,
-        });
-      }
-      throw error;
+      throw writeError(resource, error);
     }
   }
 
@@ -369,4 +384,16 @@ function laterThan(previous: unknown): string {
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** A unique violation of a write as the client's 409; any other error as it is. */
+function writeError(resource: ResourceModel, error: unknown): unknown {
+  if (error instanceof ConstraintViolation && error.kind === 'unique') {
+    const columns = error.columns.length > 0 ? error.columns : ['(unknown)'];
+    return new UniqueConflictError(`Another ${resource.singular} already has this ${columns.join(', ')}.`, {
+      errors: columns.map((c) => ({ pointer: `/${c}`, detail: `is already used by another ${resource.singular}` })),
+      cause: error,
+    });
+  }
+  return error;
 }

@@ -16,7 +16,7 @@ const SUMMARIES: Record<number, string> = {
   409: 'Conflict with the current state',
   412: 'If-Match does not match the current ETag (the current one is in ETag)',
   413: 'The body is larger than the server accepts',
-  414: 'A path segment (the id) is too long',
+  414: 'The URL is over the limit (RESTGRAPH_MAX_URL_LENGTH), or a path segment (the id) is too long',
   415: 'Unsupported or missing Content-Type',
   422: 'The body is well-formed JSON but breaks the rules',
   429: 'Too many requests in the current window; retry after Retry-After seconds',

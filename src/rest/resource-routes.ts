@@ -86,13 +86,21 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       assertPlainJsonBody(request);
       return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
         let response: PreparedResponse | undefined;
-        const record = await operations.create(context(request), resource, tr.body(request.body), {
-          beforeCommit: async (tx, created) => {
-            if (created === undefined || commit === undefined) return;
-            response = prepared(201, created, { location: itemPath(created.id) });
-            await commit(tx, response);
-          },
-        });
+        // Without an Idempotency-Key nothing commits with the row (so it may take one statement).
+        const record = await operations.create(
+          context(request),
+          resource,
+          tr.body(request.body),
+          commit === undefined
+            ? {}
+            : {
+                beforeCommit: async (tx, created) => {
+                  if (created === undefined) return;
+                  response = prepared(201, created, { location: itemPath(created.id) });
+                  await commit(tx, response);
+                },
+              },
+        );
         return response ?? prepared(201, record, { location: itemPath(record.id) });
       });
     }),

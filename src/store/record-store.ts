@@ -189,6 +189,12 @@ export class RecordStore {
 
   /** Inserts a row (values keyed by field name, already validated) and returns it as stored. */
   async insert(executor: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    const rows = await executor.all(this.insertStatement(resource, values));
+    return this.#decodeInPlace(resource, firstRow(rows));
+  }
+
+  /** The INSERT of one row, returning its columns (what {@link insert} runs), for composing. */
+  insertStatement(resource: ResourceModel, values: StoredRecord): SqlStatement {
     const encoded = this.#encodeValues(resource, values);
     const key = `insert|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
@@ -197,9 +203,9 @@ export class RecordStore {
       this.#cacheWrite(key, text);
     }
     // Kysely binds values in column order, so the cached text takes them in that order.
-    const rows = await executor.all({ sql: text, parameters: Object.values(encoded) });
-    return this.#decodeInPlace(resource, firstRow(rows));
+    return { sql: text, parameters: Object.values(encoded) };
   }
+
 
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
   async update(executor: SqlExecutor, resource: ResourceModel, id: number, values: StoredRecord): Promise<StoredRecord | undefined> {

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { TEST_DIALECT } from './helpers/test-database.js';
+
+/**
+ * What a create costs in statements, and that the cheaper way keeps every guarantee: on PostgreSQL
+ * a create that needs nothing else in its transaction (no reference to check, no Idempotency-Key)
+ * writes the row and its outbox event in one statement; otherwise, and on SQLite, a transaction.
+ */
+
+type Row = Record<string, unknown>;
+
+describe('statements of a create', () => {
+  let t: TestApp;
+  const statements: string[] = [];
+  beforeAll(async () => {
+    t = await startTestApp({ onSqlStatement: (sql) => statements.push(sql) });
+  });
+  afterAll(() => t.close());
+  beforeEach(() => {
+    statements.length = 0;
+  });
+
+  /** The statements that wrote rows (transaction control is not reported). */
+  const writes = () => statements.filter((s) => /insert into/i.test(s));
+  const combined = (s: string | undefined) => s !== undefined && /^with "r" as \(insert into/.test(s);
+
+  it('a plain create: one statement on PostgreSQL (row and event together), a transaction on SQLite', async () => {
+    const response = await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Solo', email: 'solo@example.com' } });
+    expect(response.statusCode).toBe(201);
+    if (TEST_DIALECT === 'postgres') {
+      expect(writes()).toHaveLength(1);
+      expect(writes()[0]).toMatch(/^with "r" as \(insert into "users"/);
+    } else {
+      // The row, then its event, in the transaction.
+      expect(writes()).toHaveLength(2);
+      expect(writes()[1]).toMatch(/insert into "_restgraph_events"/);
+    }
+    // The event is the row as the response shows it, under the next outbox id.
+    const created = json<Row>(response);
+    const events = await t.db.query<{ type: string; recordId: number; data: string }>('select "type", "recordId", "data" from "_restgraph_events" where "recordId" = ? and "resource" = ?', [created.id, 'users']);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.type).toBe('user.created');
+    expect(JSON.parse(events[0]?.data ?? '{}')).toEqual({ object: created });
+  });
+
+  it('a unique conflict is still a 409, with no row and no event', async () => {
+    const before = await t.db.query<{ n: number }>('select count(*) as n from "_restgraph_events"');
+    const response = await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Twin', email: 'solo@example.com' } });
+    expect(response.statusCode).toBe(409);
+    expect(json<{ code: string }>(response).code).toBe('unique-conflict');
+    const after = await t.db.query<{ n: number }>('select count(*) as n from "_restgraph_events"');
+    expect(Number(after[0]?.n)).toBe(Number(before[0]?.n));
+    const twins = await t.app.inject({ method: 'GET', url: '/users?name=Twin' });
+    expect(json<Row[]>(twins)).toEqual([]);
+  });
+
+  it('a create with a reference, or with an Idempotency-Key, runs in a transaction', async () => {
+    const user = json<Row>(await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Author' } }));
+    statements.length = 0;
+    expect((await t.app.inject({ method: 'POST', url: '/posts', payload: { title: 'x', userId: user.id } })).statusCode).toBe(201);
+    // The referenced row is read (locked on PostgreSQL) in the transaction of the insert.
+    expect(statements.some((s) => /from "users"/.test(s))).toBe(true);
+    expect(writes().some(combined)).toBe(false);
+    statements.length = 0;
+    expect((await t.app.inject({ method: 'POST', url: '/users', headers: { 'idempotency-key': 'write-statements-1' }, payload: { name: 'Once' } })).statusCode).toBe(201);
+    expect(writes().some(combined)).toBe(false);
+    expect(writes().some((s) => /"_restgraph_idempotency_keys"/.test(s))).toBe(true);
+    // A reference to a row that does not exist is still refused.
+    expect((await t.app.inject({ method: 'POST', url: '/posts', payload: { title: 'x', userId: 999999 } })).statusCode).toBe(422);
+  });
+});
