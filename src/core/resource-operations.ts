@@ -264,6 +264,7 @@ export class ResourceOperations {
         occurredAt: new Date().toISOString(),
       });
       const record = this.#store.decodeRow(resource, row);
+      this.#events.announce();
       this.#onEventsCommitted?.([{ ...event, data: { object: structuredClone(record) } }]);
       return record;
     } catch (error) {
@@ -280,7 +281,10 @@ export class ResourceOperations {
         if (pending.length > 0) stored = await this.#events.append(tx, pending);
         return value;
       });
-      if (stored.length > 0) this.#onEventsCommitted?.(stored);
+      if (stored.length > 0) {
+        this.#events.announce();
+        this.#onEventsCommitted?.(stored);
+      }
       return result;
     } catch (error) {
       throw writeError(resource, error);

@@ -5,9 +5,8 @@ import { pruneOlderThan } from './time-ordered-prune.js';
 const TABLE = '_restgraph_events';
 /** The signal channel of committed events. */
 const CHANNEL = 'restgraph_events';
-/** Extra columns of the combined insert's result (no field can be named so: they start with _). */
+/** The event id column of the combined insert's result (no field can be named so: it starts with _). */
 const EVENT_ID = '_rg_event_id';
-const SIGNAL = '_rg_signal';
 
 /** An event as written: what changed, in the transaction of the change (transactional outbox). */
 export interface NewEvent {
@@ -54,7 +53,7 @@ export class EventStore {
     const stored: StoredEvent[] = [];
     for (const event of events) {
       const data = JSON.stringify(event.data);
-      const row = await tx.one({ sql: this.#insertSql, parameters: [event.type, event.resource, event.recordId, data, event.occurredAt] });
+      const row = await tx.one({ sql: this.#insertSql, parameters: [event.type, event.resource, event.recordId, data, event.occurredAt], reuse: true });
       if (row === undefined) throw new Error('the outbox insert returned no id');
       stored.push({ ...event, id: Number(row.id), data: JSON.parse(data) as StoredEvent['data'] });
     }
@@ -74,26 +73,25 @@ export class EventStore {
    */
   async insertWithEvent(insert: SqlStatement, event: Omit<NewEvent, 'recordId' | 'data'>): Promise<{ row: SqlRow; event: StoredEvent }> {
     const n = insert.parameters.length;
-    const signals = this.#db.signals;
     const sql =
       `with "r" as (${insert.sql}), "e" as (insert into "${TABLE}" ("type", "resource", "recordId", "data", "occurredAt") ` +
       `select $${n + 1}, $${n + 2}, "r"."id", json_build_object('object', row_to_json("r"))::text, $${n + 3} from "r" returning "id") ` +
-      `select "r".*, "e"."id" as "${EVENT_ID}"${signals === undefined ? '' : `, ${signals.signalOnCommit(CHANNEL)} as "${SIGNAL}"`} from "r", "e"`;
-    const row = await this.#db.one({ sql, parameters: [...insert.parameters, event.type, event.resource, event.occurredAt] });
+      `select "r".*, "e"."id" as "${EVENT_ID}" from "r", "e"`;
+    const row = await this.#db.one({ sql, parameters: [...insert.parameters, event.type, event.resource, event.occurredAt], reuse: insert.reuse === true });
     if (row === undefined) throw new Error('the combined insert returned no row');
     // The extra columns stay on the row: decoding a record takes only the resource's columns.
     const id = Number(row[EVENT_ID]);
     return { row, event: { ...event, id, recordId: Number(row.id), data: { object: {} } } };
   }
 
-  /**
-   * The outbox INSERT; where the database has signals, the same statement signals the other
-   * processes, at commit (so an event never costs a round trip of its own to announce).
-   */
+  /** The outbox INSERT. */
   #compileInsert(): string {
-    const insert = this.#db.builder.insertInto(TABLE).values({ type: '', resource: '', recordId: 0, data: '', occurredAt: '' }).returning('id').compile().sql;
-    const signals = this.#db.signals;
-    return signals === undefined ? insert : `with "inserted" as (${insert}) select "id", ${signals.signalOnCommit(CHANNEL)} from "inserted"`;
+    return this.#db.builder.insertInto(TABLE).values({ type: '', resource: '', recordId: 0, data: '', occurredAt: '' }).returning('id').compile().sql;
+  }
+
+  /** After events were committed: wakes the readers of other processes (where the database has signals). */
+  announce(): void {
+    this.#db.signals?.signal(CHANNEL);
   }
 
   /** Calls `onEvents` when another process has committed events. */

@@ -85,7 +85,7 @@ export class RecordStore {
       statement = (lock ? query.forUpdate() : query).compile();
       this.#byId.set(key, statement);
     }
-    const row = await executor.one({ sql: statement.sql, parameters: [id] });
+    const row = await executor.one({ sql: statement.sql, parameters: [id], reuse: true });
     return row === undefined ? undefined : this.#decodeInPlace(resource, row);
   }
 
@@ -202,8 +202,9 @@ export class RecordStore {
       text = this.#db.builder.insertInto(resource.name).values(encoded).returning(columnNames(resource)).compile().sql;
       this.#cacheWrite(key, text);
     }
-    // Kysely binds values in column order, so the cached text takes them in that order.
-    return { sql: text, parameters: Object.values(encoded) };
+    // Kysely binds values in column order, so the cached text takes them in that order. A create
+    // sets every writable field, so there is one text per resource: worth keeping prepared.
+    return { sql: text, parameters: Object.values(encoded), reuse: true };
   }
 
 

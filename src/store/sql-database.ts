@@ -10,6 +10,11 @@ import type { Kysely } from 'kysely';
 export interface SqlStatement {
   readonly sql: string;
   readonly parameters: readonly unknown[];
+  /**
+   * The text is one of a small fixed set (per schema: get by id, create, the outbox insert), so the
+   * database may keep it prepared for the next time. Never set for texts that vary with the request.
+   */
+  readonly reuse?: boolean;
 }
 
 /** A database row as the driver returns it: raw, not yet decoded into field values. */
@@ -34,11 +39,8 @@ export type DynamicTables = Record<string, Record<string, unknown>>;
  * no data, only "look again"; it may be lost, so readers poll as well.
  */
 export interface ChangeSignals {
-  /**
-   * An SQL expression (no parameters) that, evaluated in a transaction, signals `channel` to the
-   * other processes when the transaction commits, and never if it rolls back.
-   */
-  signalOnCommit(channel: string): string;
+  /** After a commit: tells the other processes to look at `channel` again (coalesced, may be lost). */
+  signal(channel: string): void;
   /** Calls `onSignal` when another process signals `channel`. */
   listen(channel: string, onSignal: () => void): Promise<void>;
 }

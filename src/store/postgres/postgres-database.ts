@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
@@ -46,6 +47,8 @@ export class PostgresDatabase implements SqlDatabase {
   readonly signals: PostgresSignals;
   readonly #pool: pg.Pool;
   readonly #onStatement: ((sql: string) => void) | undefined;
+  /** Names of the prepared statements (texts marked reusable: a fixed set per schema). */
+  readonly #statementNames = new Map<string, string>();
 
   constructor(options: PostgresDatabaseOptions) {
     this.#onStatement = options.onStatement;
@@ -163,9 +166,21 @@ export class PostgresDatabase implements SqlDatabase {
     await this.#pool.end();
   }
 
+  /** A prepared statement's name: derived from its text, so every connection and instance agrees. */
+  #nameOf(sql: string): string {
+    let name = this.#statementNames.get(sql);
+    if (name === undefined) {
+      name = `rg_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+      this.#statementNames.set(sql, name);
+    }
+    return name;
+  }
+
   async #query(on: pg.Pool | pg.PoolClient, statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
     this.#onStatement?.(statement.sql);
     try {
+      // Reusable texts go as named prepared statements: each connection parses and plans them once.
+      if (statement.reuse === true) return await on.query<SqlRow>({ name: this.#nameOf(statement.sql), text: statement.sql, values: statement.parameters as unknown[] });
       return await on.query<SqlRow>(statement.sql, statement.parameters as unknown[]);
     } catch (error) {
       throw translatePostgresError(error);
