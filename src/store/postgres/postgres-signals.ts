@@ -4,6 +4,8 @@ import type { ChangeSignals } from '../sql-database.js';
 
 /** How long to wait before reconnecting a listening connection that dropped. */
 const RECONNECT_MS = 1000;
+/** Least time between two NOTIFYs on a channel: what a wake-up may lag behind a commit. */
+const SIGNAL_INTERVAL_MS = 5;
 
 /**
  * Wake-ups between processes on one PostgreSQL database, over LISTEN/NOTIFY. A signal only says
@@ -28,11 +30,11 @@ export class PostgresSignals implements ChangeSignals {
 
   /**
    * Tells the other processes to look at `channel` again, after a commit. Signals are coalesced:
-   * while one NOTIFY is on its way, further calls make one more follow it, so every commit is
-   * followed by a NOTIFY sent after it, and a burst of writes costs a few NOTIFYs, not one each.
-   * (A NOTIFY inside each write's transaction would serialise their commits on PostgreSQL's
-   * notification queue lock.) Without the listening connection (reconnecting) nothing is sent:
-   * readers poll as well.
+   * one NOTIFY at a time, at most one every {@link SIGNAL_INTERVAL_MS}; calls meanwhile make one
+   * more follow. So every commit is followed by a NOTIFY sent after it (within a few
+   * milliseconds), and a busy instance sends a hundred a second, not one per write. (A NOTIFY
+   * inside each write's transaction would serialise the commits on PostgreSQL's notification
+   * queue lock.) Without the listening connection (reconnecting) nothing is sent: readers poll.
    */
   signal(channel: string): void {
     const state = this.#sending.get(channel);
@@ -44,15 +46,15 @@ export class PostgresSignals implements ChangeSignals {
     if (client === undefined) return;
     const current = { again: false };
     this.#sending.set(channel, current);
-    client.query('select pg_notify($1, $2)', [channel, this.#origin]).then(
-      () => this.#sent(channel, current),
-      () => this.#sent(channel, current),
-    );
-  }
-
-  #sent(channel: string, state: { again: boolean }): void {
-    this.#sending.delete(channel);
-    if (state.again) this.signal(channel);
+    const done = (): void => {
+      // The next one waits out the interval, gathering the commits made meanwhile.
+      const timer = setTimeout(() => {
+        this.#sending.delete(channel);
+        if (current.again) this.signal(channel);
+      }, SIGNAL_INTERVAL_MS);
+      timer.unref();
+    };
+    client.query('select pg_notify($1, $2)', [channel, this.#origin]).then(done, done);
   }
 
   /** Calls `onSignal` for every signal another process sends on `channel` (and after a reconnection). */
