@@ -2,6 +2,7 @@ import { OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import type { QueryOperator } from '../store/record-store.js';
 import { ref, type ParameterObject, type ReferenceObject, type SchemaObject } from './openapi-types.js';
+import { responseValueSchema } from './resource-schemas.js';
 import type { FieldView, ResourceView } from './versioned-view.js';
 
 const OPERATOR_MEANINGS: Record<QueryOperator, string> = {
@@ -95,22 +96,8 @@ function filterParameter(field: FieldView, op: QueryOperator, name: string, limi
   };
 }
 
-/** A filter value as the query string carries it, typed as the list parser reads it. */
+/** A filter value as the query string carries it, typed as the list parser reads it (a datetime may be a bare date). */
 function filterValueSchema(field: FieldModel): SchemaObject {
-  switch (field.type) {
-    case 'string':
-      return { type: 'string' };
-    case 'integer':
-    case 'number':
-    case 'boolean':
-      return { type: field.type };
-    case 'datetime':
-      return { type: 'string', description: 'ISO 8601: `2026-11-01` or `2026-11-01T10:00:00Z` (UTC when no zone is given).' };
-    case 'date':
-      return { type: 'string', format: 'date' };
-    case 'enum':
-      return { type: 'string', enum: field.values ?? [] };
-    case 'json':
-      return {};
-  }
+  if (field.type === 'datetime') return { type: 'string', description: 'ISO 8601: `2026-11-01` or `2026-11-01T10:00:00Z` (UTC when no zone is given).' };
+  return responseValueSchema(field);
 }

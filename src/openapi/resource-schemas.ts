@@ -90,7 +90,7 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
  * A field's value in responses: its type (and enum values and date formats, which stored values
  * always have) without the write constraints, which rows stored before a constraint changed may not meet.
  */
-function responseValueSchema(field: FieldModel): SchemaObject {
+export function responseValueSchema(field: FieldModel): SchemaObject {
   switch (field.type) {
     case 'string':
       return { type: 'string' };
