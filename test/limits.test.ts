@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RestgraphOptions } from '../src/app/app-options.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { ConfigError } from '../src/errors.js';
@@ -204,7 +204,8 @@ describe('WebSocket messages', () => {
     return JSON.stringify({ ...message, pad: 'w'.repeat(size - shell.length) });
   };
 
-  it('a message of exactly maxWebSocketMessageBytes is read; one byte more closes the socket with 1009 (message too big)', async () => {
+  it('a message of exactly maxWebSocketMessageBytes is read; one byte more closes the socket with 1009 (message too big), and nothing is printed outside the log', async () => {
+    const printed = vi.spyOn(console, 'error');
     const server = await listen({ graphql: { maxWebSocketMessageBytes: 1024 } });
     const ws = await socket(server);
     const init = padded(1024, { type: 'connection_init', payload: {} });
@@ -213,6 +214,9 @@ describe('WebSocket messages', () => {
     await waitUntil(() => ws.messages.includes('{"type":"connection_ack"}'), 'connection_ack');
     ws.send(padded(1025, { type: 'subscribe', id: '1', payload: { query: 'subscription { userCreated { id } }' } }));
     expect(await ws.closed).toBe(1009);
+    // graphql-ws would print "Internal error emitted on a WebSocket socket" for the client's oversized message.
+    expect(printed).not.toHaveBeenCalled();
+    printed.mockRestore();
   });
 });
 

@@ -98,7 +98,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
     const charged = { graphqlOperation: true };
-    scope.route({ method: 'GET', url: '/graphql', wsHandler: countedSockets(subscriptionHandler(service, options), options.openStreams?.webSocket), handler: handle, config: charged });
+    scope.route({ method: 'GET', url: '/graphql', wsHandler: countedSockets(withoutOversizeErrors(subscriptionHandler(service, options)), options.openStreams?.webSocket), handler: handle, config: charged });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
@@ -230,6 +230,26 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
 }
 
 /** The WebSocket handler, counting its sockets from upgrade to close. */
+/**
+ * A message over the size limit makes ws close the socket with 1009 (Message Too Big) and emit an
+ * error, which graphql-ws prints with console.error, outside the JSON log, for any client that
+ * sends one. The fault is the client's and the socket is already closed: that error is kept from
+ * graphql-ws's listener (every other error still reaches it).
+ */
+function withoutOversizeErrors(handler: ReturnType<typeof makeHandler>): ReturnType<typeof makeHandler> {
+  return function quiet(this: ThisParameterType<typeof handler>, socket, request) {
+    const once = socket.once.bind(socket);
+    const filtered = (event: string | symbol, listener: (...args: unknown[]) => void): typeof socket => {
+      if (event !== 'error') return once(event, listener);
+      return once('error', (error: Error & { code?: string }) => {
+        if (error.code !== 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') listener(error);
+      });
+    };
+    socket.once = filtered as typeof socket.once;
+    return handler.call(this, socket, request);
+  };
+}
+
 function countedSockets(handler: ReturnType<typeof makeHandler>, open: OpenCount | undefined): ReturnType<typeof makeHandler> {
   if (open === undefined) return handler;
   return function counted(this: ThisParameterType<typeof handler>, socket, request) {
