@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
+import { ForbiddenError, NotFoundError } from '../errors.js';
 import { fieldNamed, resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
@@ -6,8 +6,8 @@ import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js'
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
 import { BatchReads } from './batch-reads.js';
-import { ConstraintViolation } from '../store/store-errors.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
+import { writeError } from './write-errors.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
@@ -388,16 +388,4 @@ function laterThan(previous: unknown): string {
 
 function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-/** A unique violation of a write as the client's 409; any other error as it is. */
-function writeError(resource: ResourceModel, error: unknown): unknown {
-  if (error instanceof ConstraintViolation && error.kind === 'unique') {
-    const columns = error.columns.length > 0 ? error.columns : ['(unknown)'];
-    return new UniqueConflictError(`Another ${resource.singular} already has this ${columns.join(', ')}.`, {
-      errors: columns.map((c) => ({ pointer: `/${c}`, detail: `is already used by another ${resource.singular}` })),
-      cause: error,
-    });
-  }
-  return error;
 }

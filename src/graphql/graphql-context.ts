@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader';
 import type { ListQuery } from '../core/list-query.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
-import type { GraphqlCharge } from './graphql-service.js';
+import type { GraphqlCharge } from './graphql-charge.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/record-store.js';

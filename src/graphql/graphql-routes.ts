@@ -10,7 +10,8 @@ import websocket from '@fastify/websocket';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
-import { withCharge, type GraphqlRequestContext, type GraphqlService } from './graphql-service.js';
+import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
+import { withCharge } from './graphql-charge.js';
 import { sseTransport } from './sse-transport.js';
 
 export interface GraphqlRouteOptions {

@@ -23,7 +23,8 @@ import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import { RateLimitedError, RestgraphError } from '../errors.js';
-import type { RateLimitResult, RateLimits } from '../core/rate-limits.js';
+import type { RateLimits } from '../core/rate-limits.js';
+import { charge, withCharge, type GraphqlCharge } from './graphql-charge.js';
 import { toRestgraphError } from '../rest/problem-details.js';
 import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -63,20 +64,12 @@ export interface GraphqlServiceOptions {
   rateLimits?: RateLimits;
 }
 
-/** What an operation cost and what is left of the budget: `extensions.rateLimit` of its response. */
-export interface GraphqlCharge {
-  cost: number;
-  limit: number;
-  windowSeconds: number;
-  remaining: number;
-  resetSeconds: number;
-}
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 type PromiseOrValue<T> = T | Promise<T>;
 
-type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };
+export type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };
 
 /**
  * The GraphQL endpoint's engine, apart from HTTP: the generated schema, GraphQL-over-HTTP request
@@ -378,25 +371,4 @@ function isJsonPost(req: Request<unknown, GraphqlRequestContext>): boolean {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-
-/** The operation's arguments with what it was charged, or the error of a used-up budget. */
-function charge(args: PreparedArgs, result: RateLimitResult, cost: number): OperationArgs<GraphqlContext> | readonly GraphQLError[] {
-  const state = result.states[0];
-  if (state === undefined) return args;
-  const charged: GraphqlCharge = { cost, limit: state.policy.limit, windowSeconds: state.policy.windowSeconds, remaining: state.remaining, resetSeconds: state.resetSeconds };
-  if (!result.allowed) {
-    const message = `This operation costs ${cost} points and ${state.remaining} of the ${state.policy.limit} per ${state.policy.windowSeconds} s are left; try again in ${result.retryAfterSeconds} s.`;
-    return [new GraphQLError(message, { extensions: { code: 'rate-limited', status: 429, retryAfter: result.retryAfterSeconds, rateLimit: { ...charged, cost: 0 } } })];
-  }
-  args.contextValue.charge = charged;
-  return args;
-}
-
-/** A result with its operation's charge in `extensions.rateLimit` (when the operation was charged). */
-export function withCharge<R extends { extensions?: Record<string, unknown> | undefined }>(result: R, context: unknown): R {
-  const charged = (context as Partial<GraphqlContext> | undefined)?.charge;
-  if (charged === undefined) return result;
-  return { ...result, extensions: { ...result.extensions, rateLimit: charged } };
 }
