@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium, saveScreenshot } from './helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 
@@ -13,14 +12,7 @@ import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app
  * docs-try-it-out.png).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available) {
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for the browser tests`);
-  console.warn(`\n*** SKIPPING the API reference browser test: ${CHROMIUM} is not installed (apt-get install chromium) ***\n`);
-}
-
-const ARTIFACTS = join(import.meta.dirname, '..', 'test-results');
+const available = chromiumAvailable('API reference');
 
 describe.skipIf(!available)('the API reference at /docs, in Chromium', () => {
   let t: TestApp;
@@ -31,10 +23,7 @@ describe.skipIf(!available)('the API reference at /docs, in Chromium', () => {
     t = await startTestApp();
     await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Alice' } });
     origin = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
@@ -64,9 +53,8 @@ describe.skipIf(!available)('the API reference at /docs, in Chromium', () => {
       await page.locator(`.opblock-${method} [data-path="${path}"]`).first().waitFor(wait);
     }
     await expect(page.locator('.info .title').first().textContent()).resolves.toContain('restgraph API');
-    mkdirSync(ARTIFACTS, { recursive: true });
     await page.locator('.opblock-tag', { hasText: 'users' }).first().scrollIntoViewIfNeeded();
-    await page.screenshot({ path: join(ARTIFACTS, 'docs.png') });
+    await saveScreenshot(page, 'docs.png');
 
     // Authorize with the admin token, then try GET /users.
     await page.click('.auth-wrapper .authorize');
@@ -82,7 +70,7 @@ describe.skipIf(!available)('the API reference at /docs, in Chromium', () => {
     expect((await live.textContent())?.trim()).toBe('200');
     await expect(listUsers.locator('.live-responses-table .microlight').first().textContent()).resolves.toContain('"Alice"');
 
-    await page.screenshot({ path: join(ARTIFACTS, 'docs-try-it-out.png') });
+    await saveScreenshot(page, 'docs-try-it-out.png');
     expect(problems).toEqual([]);
     // Nothing came from anywhere but this server.
     expect(requested.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);

@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium, saveScreenshot } from './helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 
@@ -10,14 +9,7 @@ import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app
  * (within the query limits), and runs the seed's query with a token from its Headers tab.
  */
 
-const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available) {
-  if (process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for the browser tests`);
-  console.warn(`\n*** SKIPPING the GraphiQL browser test: ${CHROMIUM} is not installed (apt-get install chromium) ***\n`);
-}
-
-const ARTIFACTS = join(import.meta.dirname, '..', 'test-results');
+const available = chromiumAvailable('GraphiQL');
 
 describe.skipIf(!available)('GraphiQL at /graphql, in Chromium', () => {
   let t: TestApp;
@@ -29,10 +21,7 @@ describe.skipIf(!available)('GraphiQL at /graphql, in Chromium', () => {
     for (const body of [{ name: 'Alice' }]) await t.app.inject({ method: 'POST', url: '/users', payload: body });
     for (const title of ['first', 'second', 'third']) await t.app.inject({ method: 'POST', url: '/posts', payload: { title, userId: 1 } });
     url = `${await t.app.listen({ port: 0, host: '127.0.0.1' })}/graphql`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {
@@ -74,8 +63,7 @@ describe.skipIf(!available)('GraphiQL at /graphql, in Chromium', () => {
     await page.locator('.graphiql-doc-explorer', { hasText: 'mutation' }).waitFor(wait);
     await page.getByText('Query', { exact: true }).first().click();
     await page.locator('.graphiql-doc-explorer', { hasText: 'usersConnection' }).waitFor(wait);
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'graphiql.png') });
+    await saveScreenshot(page, 'graphiql.png');
     expect(problems).toEqual([]);
     await page.close();
   });

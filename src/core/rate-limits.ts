@@ -118,7 +118,6 @@ const EMPTY: PolicySet = Object.freeze({ policies: Object.freeze([]), header: ''
 export class RateLimits {
   readonly limiter: RateLimiter;
   readonly #settings: RateLimitSettings;
-  readonly #sets = new Map<string, { known: PolicySet; anonymous: PolicySet }>();
 
   constructor(limiter: RateLimiter, settings: RateLimitSettings) {
     this.limiter = limiter;
@@ -138,16 +137,13 @@ export class RateLimits {
     return principal.kind === 'anonymous' ? `ip:${clientAddress ?? 'unknown'}` : `cred:${principal.credentialId}`;
   }
 
-  /** The request quotas of a route with these extra (resource) quotas, for known and anonymous clients. */
+  /**
+   * The request quotas of a route with these extra (resource) quotas, for known and anonymous
+   * clients. Adapters work them out once per route, not per request.
+   */
   requestPolicies(extra: readonly RateLimitPolicy[]): { known: PolicySet; anonymous: PolicySet } {
-    const key = extra.map((p) => p.name).join(',');
-    let sets = this.#sets.get(key);
-    if (sets === undefined) {
-      const { default: base, anonymous } = this.#settings;
-      sets = { known: policySet(base, extra), anonymous: policySet(anonymous ?? base, extra) };
-      this.#sets.set(key, sets);
-    }
-    return sets;
+    const { default: base, anonymous } = this.#settings;
+    return { known: policySet(base, extra), anonymous: policySet(anonymous ?? base, extra) };
   }
 
   /** Charges a GraphQL operation its cost; undefined when GraphQL has no budget. */

@@ -1,9 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
+import { BrowserAssets, packageFile, sendBrowserPage } from '../rest/browser-assets.js';
 import { toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
@@ -67,7 +65,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     });
 
     const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      if (request.method === 'GET' && wantsGraphiql(request)) return sendGraphiql(reply);
+      if (request.method === 'GET' && wantsGraphiql(request)) return sendBrowserPage(reply, GRAPHIQL_HTML);
       const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id, clientAddress: request.ip } };
       const [body, init] = await service.handle({
         method: request.method,
@@ -158,11 +156,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       return reply.type('text/plain; charset=utf-8').header('cache-control', 'no-cache').send(service.sdl);
     });
     scope.get('/graphql/assets/:file', async (request, reply) => {
-      const asset = graphiqlAsset((request.params as { file: string }).file);
-      if (asset === undefined) throw new NotFoundError('No such GraphiQL asset.');
-      reply.header('etag', asset.etag).header('cache-control', 'public, max-age=86400');
-      if (!noneMatch(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
-      return reply.type(asset.type).send(asset.body);
+      return GRAPHIQL_ASSETS.send(request, reply, (request.params as { file: string }).file);
     });
   });
 }
@@ -324,55 +318,14 @@ const GRAPHIQL_START = `'use strict';
 })();
 `;
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'";
-
-function sendGraphiql(reply: FastifyReply): FastifyReply {
-  return reply
-    .type('text/html; charset=utf-8')
-    .header('content-security-policy', CSP)
-    .header('x-content-type-options', 'nosniff')
-    .header('cache-control', 'no-cache')
-    .send(GRAPHIQL_HTML);
-}
-
-interface Asset {
-  body: Buffer;
-  type: string;
-  etag: string;
-}
-
-const require = createRequire(import.meta.url);
-
-/** A file of an installed package (whatever its "exports" allow importing). */
-function packageFile(name: string, file: string): string {
-  return join(dirname(require.resolve(`${name}/package.json`)), file);
-}
-
 const JS = 'text/javascript; charset=utf-8';
-const ASSET_FILES: Record<string, { path: string; type: string }> = {
-  'graphiql.min.js': { path: packageFile('graphiql', 'graphiql.min.js'), type: JS },
-  'graphiql.min.css': { path: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css; charset=utf-8' },
-  'react.production.min.js': { path: packageFile('react', 'umd/react.production.min.js'), type: JS },
-  'react-dom.production.min.js': { path: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS },
-};
-const assets = new Map<string, Asset>();
-
-/** An asset by file name, read from the installed package once, on first use. */
-function graphiqlAsset(file: string): Asset | undefined {
-  let asset = assets.get(file);
-  if (asset !== undefined) return asset;
-  let body: Buffer;
-  let type: string;
-  if (file === 'start.js') {
-    body = Buffer.from(GRAPHIQL_START);
-    type = 'text/javascript; charset=utf-8';
-  } else {
-    const known = Object.hasOwn(ASSET_FILES, file) ? ASSET_FILES[file] : undefined;
-    if (known === undefined) return undefined;
-    body = readFileSync(known.path);
-    type = known.type;
-  }
-  asset = { body, type, etag: entityTag(body.toString('latin1')) };
-  assets.set(file, asset);
-  return asset;
-}
+const GRAPHIQL_ASSETS = new BrowserAssets(
+  {
+    'start.js': { text: GRAPHIQL_START, type: JS },
+    'graphiql.min.js': { path: packageFile('graphiql', 'graphiql.min.js'), type: JS },
+    'graphiql.min.css': { path: packageFile('graphiql', 'graphiql.min.css'), type: 'text/css; charset=utf-8' },
+    'react.production.min.js': { path: packageFile('react', 'umd/react.production.min.js'), type: JS },
+    'react-dom.production.min.js': { path: packageFile('react-dom', 'umd/react-dom.production.min.js'), type: JS },
+  },
+  'No such GraphiQL asset.',
+);

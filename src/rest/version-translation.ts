@@ -1,6 +1,6 @@
 import type { RawQuery } from '../core/list-query.js';
 import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } from '../errors.js';
-import type { SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
 import { viewOf, type ResourceView } from '../schema/version-view.js';
 import type { StoredRecord } from '../store/record-store.js';
 
@@ -18,6 +18,7 @@ const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(\[[A-Za-z]*\])?$/;
 export class VersionTranslator {
   readonly view: ResourceView;
   readonly #schema: SchemaModel;
+  readonly #relatedTranslators = new Map<string, VersionTranslator>();
 
   constructor(schema: SchemaModel, view: ResourceView) {
     this.#schema = schema;
@@ -100,11 +101,21 @@ export class VersionTranslator {
       else {
         const relation = this.view.relations.get(key);
         if (relation === undefined) continue;
-        const target = new VersionTranslator(this.#schema, viewOf(this.#schema, this.#schema.resources.get(relation.target) ?? this.view.resource, this.view.version.name));
+        const target = this.#related(relation.target);
         out[key] = Array.isArray(value) ? value.map((v) => target.record(v as StoredRecord)) : value === null || value === undefined ? value : target.record(value as StoredRecord);
       }
     }
     return out;
+  }
+
+  /** The translator of a related resource in the same version (embedded rows), made once. */
+  #related(resource: string): VersionTranslator {
+    let translator = this.#relatedTranslators.get(resource);
+    if (translator === undefined) {
+      translator = new VersionTranslator(this.#schema, viewOf(this.#schema, resourceNamed(this.#schema, resource), this.view.version.name));
+      this.#relatedTranslators.set(resource, translator);
+    }
+    return translator;
   }
 
   /** An error whose locations name storage fields → this version's names. */

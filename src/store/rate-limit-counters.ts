@@ -62,6 +62,8 @@ const TABLE = '_restgraph_rate_limits';
 export class SqlCounters implements CounterStore {
   readonly #db: SqlDatabase;
   readonly #sweeper: NodeJS.Timeout;
+  #addSql: string | undefined;
+  #usedSql: string | undefined;
 
   constructor(db: SqlDatabase, sweepIntervalMs = 60_000) {
     this.#db = db;
@@ -71,17 +73,17 @@ export class SqlCounters implements CounterStore {
 
   async add(key: string, units: number, limit: number, expiresAt: number): Promise<Counted> {
     if (units <= limit) {
-      const statement = sql<{ used: number }>`
-        insert into ${sql.table(TABLE)} as c ("key", "used", "expiresAt") values (${key}, ${units}, ${expiresAt})
+      // The text is the same for every request (values are bound): compiled once, kept prepared.
+      this.#addSql ??= sql`
+        insert into ${sql.table(TABLE)} as c ("key", "used", "expiresAt") values (${''}, ${0}, ${0})
         on conflict ("key") do update set "used" = c."used" + excluded."used"
-        where c."used" + excluded."used" <= ${limit}
-        returning "used"`.compile(this.#db.builder);
-      const row = await this.#db.one(statement);
+        where c."used" + excluded."used" <= ${0}
+        returning "used"`.compile(this.#db.builder).sql;
+      const row = await this.#db.one({ sql: this.#addSql, parameters: [key, units, expiresAt, limit], reuse: true });
       if (row !== undefined) return { used: Number(row.used), added: true };
     }
-    const current = await this.#db.one(
-      this.#db.builder.selectFrom(TABLE).select('used').where('key', '=', key).compile(),
-    );
+    this.#usedSql ??= this.#db.builder.selectFrom(TABLE).select('used').where('key', '=', '').compile().sql;
+    const current = await this.#db.one({ sql: this.#usedSql, parameters: [key], reuse: true });
     return { used: current === undefined ? 0 : Number(current.used), added: false };
   }
 

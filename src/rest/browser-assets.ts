@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { NotFoundError } from '../errors.js';
+import { entityTag, noneMatch } from './conditional-requests.js';
+
+/**
+ * The browser pages restgraph serves (GraphiQL at /graphql, the API reference at /docs) load
+ * scripts and styles from this server only and talk to this server only.
+ */
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'";
+
+/** A browser page: HTML under the pages' Content-Security-Policy, revalidated on every load. */
+export function sendBrowserPage(reply: FastifyReply, html: string): FastifyReply {
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('cache-control', 'no-cache')
+    .send(html);
+}
+
+const require = createRequire(import.meta.url);
+
+/** A file of an installed package (whatever its "exports" allow importing). */
+export function packageFile(name: string, file: string): string {
+  return join(dirname(require.resolve(`${name}/package.json`)), file);
+}
+
+/** Where an asset comes from: a file (of an installed package), or text made here. */
+export type AssetSource = { type: string; path: string } | { type: string; text: string };
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+/**
+ * The assets of a browser page, by file name: read once, on first use, and answered with a strong
+ * ETag and a day's caching (304 on If-None-Match), whatever Accept says (browsers ask for styles
+ * as text/css). Only the names given exist: no path from a request reaches the file system.
+ */
+export class BrowserAssets {
+  readonly #sources: ReadonlyMap<string, AssetSource>;
+  readonly #loaded = new Map<string, Asset>();
+  readonly #notFound: string;
+
+  /** `notFound` is the detail of the 404 for an unknown asset. */
+  constructor(sources: Record<string, AssetSource>, notFound: string) {
+    this.#sources = new Map(Object.entries(sources));
+    this.#notFound = notFound;
+  }
+
+  send(request: FastifyRequest, reply: FastifyReply, file: string): FastifyReply {
+    const asset = this.#get(file);
+    if (asset === undefined) throw new NotFoundError(this.#notFound);
+    reply.header('etag', asset.etag).header('cache-control', 'public, max-age=86400');
+    if (!noneMatch(request.headers['if-none-match'], asset.etag)) return reply.code(304).send();
+    return reply.type(asset.type).send(asset.body);
+  }
+
+  #get(file: string): Asset | undefined {
+    let asset = this.#loaded.get(file);
+    if (asset !== undefined) return asset;
+    const source = this.#sources.get(file);
+    if (source === undefined) return undefined;
+    const body = 'text' in source ? Buffer.from(source.text) : readFileSync(source.path);
+    asset = { body, type: source.type, etag: entityTag(body.toString('latin1')) };
+    this.#loaded.set(file, asset);
+    return asset;
+  }
+}
