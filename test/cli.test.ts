@@ -174,12 +174,19 @@ describe('serve', () => {
     expect(replaced).toMatch(UUID);
     expect(replaced).not.toBe(generated);
 
+    // A URL the router cannot even decode is answered (400) and logged like any other request.
+    const malformed = await fetch(`${base}/users/%zz`);
+    expect(malformed.status).toBe(400);
+    const malformedId = malformed.headers.get('x-request-id') ?? '';
+    expect(malformedId).toMatch(UUID);
+
     running.child.kill('SIGTERM');
     const exit = await running.exited;
     expect(exit).toEqual({ code: 0, signal: null });
 
     const lines = logLines(running.stdout());
     const requests = lines.filter((l) => l.msg === 'request');
+    expect(requests.filter((l) => l.url === '/users/%zz')).toEqual([expect.objectContaining({ requestId: malformedId, method: 'GET', statusCode: 400, durationMs: expect.any(Number) as number })]);
     const byUrl = (method: string, url: string) => requests.filter((l) => l.method === method && l.url === url);
     expect(byUrl('POST', '/users')).toEqual([expect.objectContaining({ requestId: 'client-req.1', statusCode: 201, durationMs: expect.any(Number) as number })]);
     expect(byUrl('GET', '/v1/users')).toEqual([expect.objectContaining({ requestId: generated, statusCode: 200 })]);

@@ -164,8 +164,10 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
       const started = performance.now();
       reply.header('x-request-id', request.id);
       sendProblem(reply, request, toRestgraphError(error));
-      // Fastify tells no log controller of these: they are counted here, as matching no route.
-      metrics?.requests.record(undefined, request.method, reply.statusCode, performance.now() - started);
+      // Fastify tells no log controller of these: they are logged and counted here, as matching no route.
+      const elapsedMs = performance.now() - started;
+      writeAccessLine(request.id, request.method, request.url, reply.statusCode, elapsedMs);
+      metrics?.requests.record(undefined, request.method, reply.statusCode, elapsedMs);
     },
     requestIdHeader: false,
     genReqId: (request) => {
