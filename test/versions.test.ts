@@ -53,13 +53,25 @@ describe('versions: /v1 and /v2 over the same rows', () => {
   it("refuses a version's names in the other version, naming them", async () => {
     const v1 = await req('POST', '/v1/users', { fullName: 'X', locale: 'de' });
     expect(v1.statusCode).toBe(422);
+    // The body's other problems come in the same answer, in the version's names.
     expect(json<Problem>(v1).errors).toEqual([
       { pointer: '/fullName', detail: 'is not a field of users in v1' },
       { pointer: '/locale', detail: 'is not a field of users in v1' },
+      { pointer: '/name', detail: 'is required' },
     ]);
     const v2 = await req('POST', '/v2/users', { name: 'X', nickname: 'x' });
     expect(v2.statusCode).toBe(422);
-    expect(json<Problem>(v2).errors?.map((e) => e.pointer)).toEqual(['/nickname']);
+    expect(json<Problem>(v2).errors?.map((e) => e.pointer)).toEqual(['/nickname', '/fullName', '/name']);
+    const kept = json<Row>(await req('POST', '/v1/users', { name: 'Keep', nickname: 'k' }));
+    const patched = await req('PATCH', `/v1/users/${String(kept.id)}`, { locale: 'de', name: 42, nickname: 'changed' });
+    expect(patched.statusCode).toBe(422);
+    expect(json<Problem>(patched).errors).toEqual([
+      { pointer: '/locale', detail: 'is not a field of users in v1' },
+      { pointer: '/name', detail: 'must be a string' },
+    ]);
+    const put = await req('PUT', `/v1/users/${String(kept.id)}`, { locale: 'de' });
+    expect(json<Problem>(put).errors?.map((e) => e.pointer)).toEqual(['/locale', '/name']);
+    expect(json<Row>(await req('GET', `/v1/users/${String(kept.id)}`))).toMatchObject({ name: 'Keep', nickname: 'k' });
     // Validation errors point at the version's name of a renamed field.
     const bad = await req('POST', '/v1/users', { name: 42 });
     expect(json<Problem>(bad).errors).toEqual([{ pointer: '/name', detail: 'must be a string' }]);

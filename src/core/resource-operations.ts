@@ -9,7 +9,7 @@ import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { writeError } from './write-errors.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
-import type { RecordValidator } from './record-validator.js';
+import type { RecordValidator, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
 import type { Principal } from './principal.js';
 
@@ -142,6 +142,12 @@ export class ResourceOperations {
     if (record === undefined || !rowPasses(record, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
     if (include.length > 0) await this.#embed(ctx, resource, [record], include);
     return record;
+  }
+
+  /** Checks a body as create, replace or update would (access and validation), writing nothing. @throws ForbiddenError, ValidationError */
+  check(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number): void {
+    authorize(ctx.principal, resource, kind === 'create' ? 'create' : 'update');
+    this.#validator.validate(resource, kind, this.#withOwner(ctx, resource, body, kind !== 'update'), id);
   }
 
   /** Creates a row from a request body. @throws ValidationError, UniqueConflictError */

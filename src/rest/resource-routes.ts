@@ -90,7 +90,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         const record = await operations.create(
           context(request),
           resource,
-          tr.body(request.body),
+          tr.body(request.body, (body) => operations.check(context(request), resource, 'create', body)),
           commit === undefined
             ? {}
             : {
@@ -119,7 +119,8 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       assertPlainJsonBody(request);
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
-      const record = await operations.replace(context(request), resource, id, tr.body(request.body), precondition === undefined ? keep : { ...keep, precondition });
+      const body = tr.body(request.body, (translated) => operations.check(context(request), resource, 'replace', translated, id));
+      const record = await operations.replace(context(request), resource, id, body, precondition === undefined ? keep : { ...keep, precondition });
       const response = prepared(200, record);
       return reply.code(200).headers(response.headers).send(response.body);
     }),
@@ -129,7 +130,8 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       const precondition = ifMatch(request);
       return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
         let response: PreparedResponse | undefined;
-        const record = await operations.update(context(request), resource, id, tr.body(request.body), {
+        const patch = tr.body(request.body, (translated) => operations.check(context(request), resource, 'update', translated, id));
+        const record = await operations.update(context(request), resource, id, patch, {
           ...(precondition === undefined ? {} : { precondition }),
           beforeCommit: async (tx, updated) => {
             if (updated === undefined || commit === undefined) return;

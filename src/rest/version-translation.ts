@@ -74,8 +74,13 @@ export class VersionTranslator {
     return out;
   }
 
-  /** A request body in this version's names → storage names. @throws ValidationError naming fields this version lacks */
-  body(body: unknown): unknown {
+  /**
+   * A request body in this version's names → storage names.
+   * @param check validates a body in storage names as the write would (throwing ValidationError),
+   *   so that a body with names this version lacks is answered with all of its problems at once.
+   * @throws ValidationError naming fields this version lacks, and whatever else `check` finds
+   */
+  body(body: unknown, check: (translated: Record<string, unknown>) => void): unknown {
     if (this.identity || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
     const out: Record<string, unknown> = {};
     const problems: ErrorDetail[] = [];
@@ -84,6 +89,12 @@ export class VersionTranslator {
       else out[this.#toStorage(key)] = value;
     }
     if (problems.length > 0) {
+      try {
+        check(out);
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        problems.push(...((this.error(error) as ValidationError).errors ?? []));
+      }
       const error = new ValidationError(`The ${this.view.resource.singular} is not valid: ${problems.map((p) => `${p.pointer ?? ''} ${p.detail}`).join('; ')}`, { errors: problems });
       inApiNames.add(error);
       throw error;
