@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
-import { TEST_DIALECT } from './helpers/test-database.js';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/index.js';
+import { actAsAdmin, discardLogs, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
+import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
 /**
  * What a create costs in statements, and that the cheaper way keeps every guarantee: on PostgreSQL
@@ -68,5 +70,40 @@ describe('statements of a create', () => {
     expect(writes().some((s) => /"_restgraph_idempotency_keys"/.test(s))).toBe(true);
     // A reference to a row that does not exist is still refused.
     expect((await t.app.inject({ method: 'POST', url: '/posts', payload: { title: 'x', userId: 999999 } })).statusCode).toBe(422);
+  });
+});
+
+describe.skipIf(TEST_DIALECT !== 'postgres')('connections after a refused statement (PostgreSQL)', () => {
+  let app: FastifyInstance;
+  let db: TestDatabase;
+  const dir = tempDir();
+  // The app's connections carry a name of their own, so the server can list them.
+  const applicationName = `rg_conn_${String(process.pid)}_${String(Date.now())}`;
+  beforeAll(async () => {
+    db = await createTestDatabase(dir.path);
+    app = actAsAdmin(await buildApp({ databaseUrl: `${db.url}&application_name=${applicationName}`, logDestination: discardLogs(), adminToken: TEST_ADMIN_TOKEN }));
+  });
+  afterAll(async () => {
+    await app.close();
+    await db.drop();
+    dir.cleanup();
+  });
+
+  /** The app's backends, each as pid@start: a replaced connection is a new entry. */
+  const backends = async () =>
+    (await db.query<{ pid: number; started: string }>('select pid, backend_start::text as started from pg_stat_activity where application_name = ? order by pid', [applicationName])).map(
+      (r) => `${String(r.pid)}@${r.started}`,
+    );
+
+  it('a unique conflict keeps its connection (and the statements prepared on it)', async () => {
+    expect((await app.inject({ method: 'POST', url: '/users', payload: { name: 'First', email: 'first@example.com' } })).statusCode).toBe(201);
+    const before = await backends();
+    expect(before.length).toBeGreaterThan(0);
+    for (let i = 0; i < 10; i++) {
+      const conflict = await app.inject({ method: 'POST', url: '/users', payload: { name: `Twin ${String(i)}`, email: 'first@example.com' } });
+      expect(conflict.statusCode).toBe(409);
+    }
+    expect((await app.inject({ method: 'POST', url: '/users', payload: { name: 'Second' } })).statusCode).toBe(201);
+    expect(await backends()).toEqual(before);
   });
 });

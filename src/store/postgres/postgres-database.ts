@@ -68,15 +68,15 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async all(statement: SqlStatement): Promise<SqlRow[]> {
-    return (await this.#query(this.#pool, statement)).rows;
+    return (await this.#pooled(statement)).rows;
   }
 
   async one(statement: SqlStatement): Promise<SqlRow | undefined> {
-    return (await this.#query(this.#pool, statement)).rows[0];
+    return (await this.#pooled(statement)).rows[0];
   }
 
   async run(statement: SqlStatement): Promise<number> {
-    return (await this.#query(this.#pool, statement)).rowCount ?? 0;
+    return (await this.#pooled(statement)).rowCount ?? 0;
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
@@ -176,15 +176,44 @@ export class PostgresDatabase implements SqlDatabase {
     return name;
   }
 
-  async #query(on: pg.Pool | pg.PoolClient, statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
-    this.#onStatement?.(statement.sql);
+  /**
+   * One statement on a connection of the pool, autocommitted. (The pool's own query() drops the
+   * connection after any error: a unique conflict would cost a new connection, and every statement
+   * prepared on the old one.) A connection is dropped only when the error is not the server's
+   * answer to the statement; one the server closes is dropped by the pool anyway.
+   */
+  async #pooled(statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
+    let client: pg.PoolClient;
     try {
-      // Reusable texts go as named prepared statements: each connection parses and plans them once.
-      if (statement.reuse === true) return await on.query<SqlRow>({ name: this.#nameOf(statement.sql), text: statement.sql, values: statement.parameters as unknown[] });
-      return await on.query<SqlRow>(statement.sql, statement.parameters as unknown[]);
+      client = await this.#pool.connect();
     } catch (error) {
       throw translatePostgresError(error);
     }
+    let broken: Error | undefined;
+    try {
+      return await this.#send(client, statement);
+    } catch (error) {
+      if (!(error instanceof pg.DatabaseError)) broken = error instanceof Error ? error : new Error(String(error));
+      throw translatePostgresError(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async #query(on: pg.PoolClient, statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
+    try {
+      return await this.#send(on, statement);
+    } catch (error) {
+      throw translatePostgresError(error);
+    }
+  }
+
+  /** Sends a statement; errors as node-postgres raises them. */
+  #send(on: pg.PoolClient, statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
+    this.#onStatement?.(statement.sql);
+    // Reusable texts go as named prepared statements: each connection parses and plans them once.
+    if (statement.reuse === true) return on.query<SqlRow>({ name: this.#nameOf(statement.sql), text: statement.sql, values: statement.parameters as unknown[] });
+    return on.query<SqlRow>(statement.sql, statement.parameters as unknown[]);
   }
 }
 
