@@ -35,6 +35,8 @@ export class EventStore {
   #insertSql: string | undefined;
   /** Where transactions commit side by side (PostgreSQL), ids may become visible out of order. */
   readonly #gaps: OutboxGaps | undefined;
+  /** The combined statement of each row INSERT text (one per resource), composed once. */
+  readonly #combinedSql = new Map<string, string>();
 
   constructor(db: SqlDatabase) {
     this.#db = db;
@@ -73,10 +75,16 @@ export class EventStore {
    */
   async insertWithEvent(insert: SqlStatement, event: Omit<NewEvent, 'recordId' | 'data'>): Promise<{ row: SqlRow; event: StoredEvent }> {
     const n = insert.parameters.length;
-    const sql =
-      `with "r" as (${insert.sql}), "e" as (insert into "${TABLE}" ("type", "resource", "recordId", "data", "occurredAt") ` +
-      `select $${n + 1}, $${n + 2}, "r"."id", json_build_object('object', row_to_json("r"))::text, $${n + 3} from "r" returning "id") ` +
-      `select "r".*, "e"."id" as "${EVENT_ID}" from "r", "e"`;
+    let sql = this.#combinedSql.get(insert.sql);
+    if (sql === undefined) {
+      sql =
+        `with "r" as (${insert.sql}), "e" as (insert into "${TABLE}" ("type", "resource", "recordId", "data", "occurredAt") ` +
+        `select $${n + 1}, $${n + 2}, "r"."id", json_build_object('object', row_to_json("r"))::text, $${n + 3} from "r" returning "id") ` +
+        `select "r".*, "e"."id" as "${EVENT_ID}" from "r", "e"`;
+      // Insert texts come from the record store's bounded cache; this one is bounded the same way.
+      if (this.#combinedSql.size >= 500) this.#combinedSql.clear();
+      this.#combinedSql.set(insert.sql, sql);
+    }
     const row = await this.#db.one({ sql, parameters: [...insert.parameters, event.type, event.resource, event.occurredAt], reuse: insert.reuse === true });
     if (row === undefined) throw new Error('the combined insert returned no row');
     // The extra columns stay on the row: decoding a record takes only the resource's columns.
