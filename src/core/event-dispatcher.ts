@@ -120,8 +120,10 @@ export class EventDispatcher {
       this.#dispatch(events);
       return;
     }
-    if (this.#entries.size === 0 && this.#pumping === undefined) {
-      if (last.id > this.#lastId) {
+    if (this.#entries.size === 0) {
+      // Nobody to feed. A read under way finishes by itself: were each commit to ask for another,
+      // reads would follow each other without end under a steady load of writes.
+      if (this.#pumping === undefined && last.id > this.#lastId) {
         // The in-memory window would no longer be contiguous: late subscribers read the outbox.
         this.#lastId = last.id;
         this.#recent = [];
