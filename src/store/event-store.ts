@@ -35,6 +35,8 @@ export class EventStore {
   #insertSql: string | undefined;
   /** Where transactions commit side by side (PostgreSQL), ids may become visible out of order. */
   readonly #gaps: OutboxGaps | undefined;
+  /** The read of the events after an id. */
+  #afterSql: string | undefined;
   /** The combined statement of each row INSERT text (one per resource), composed once. */
   readonly #combinedSql = new Map<string, string>();
 
@@ -112,8 +114,10 @@ export class EventStore {
    * may still appear (a transaction committing it), so a reader that moves on never skips one.
    */
   async after(afterId: number, limit: number): Promise<StoredEvent[]> {
-    const read = async (): Promise<StoredEvent[]> =>
-      (await this.#db.all(this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', afterId).orderBy('id').limit(limit).compile())).map(decode);
+    // Compiled once: every subscriber's catch-up and every poll runs it.
+    this.#afterSql ??= this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', 0).orderBy('id').limit(1).compile().sql;
+    const statement = { sql: this.#afterSql, parameters: [afterId, limit], reuse: true };
+    const read = async (): Promise<StoredEvent[]> => (await this.#db.all(statement)).map(decode);
     if (this.#gaps === undefined) return read();
     for (let reads = 1; ; reads++) {
       const ticket = this.#gaps.beforeRead();
