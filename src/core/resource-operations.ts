@@ -146,14 +146,18 @@ export class ResourceOperations {
 
   /** Checks a body as create, replace or update would (access and validation), writing nothing. @throws ForbiddenError, ValidationError */
   check(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number): void {
+    this.#validated(ctx, resource, kind, body, id);
+  }
+
+  /** The values a write stores, once the principal may write and the body is valid. @throws ForbiddenError, ValidationError */
+  #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number): StoredRecord {
     authorize(ctx.principal, resource, kind === 'create' ? 'create' : 'update');
-    this.#validator.validate(resource, kind, this.#withOwner(ctx, resource, body, kind !== 'update'), id);
+    return this.#validator.validate(resource, kind, this.#withOwner(ctx, resource, body, kind !== 'update'), id);
   }
 
   /** Creates a row from a request body. @throws ValidationError, UniqueConflictError */
   async create(ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    authorize(ctx.principal, resource, 'create');
-    const values = this.#validator.validate(resource, 'create', this.#withOwner(ctx, resource, body, true));
+    const values = this.#validated(ctx, resource, 'create', body);
     const now = new Date().toISOString();
     if (options.beforeCommit === undefined && this.#events.combinesWrites && !this.#references.needsCheck(resource, values)) {
       return this.#createInOneStatement(resource, { ...values, createdAt: now, updatedAt: now });
@@ -169,8 +173,7 @@ export class ResourceOperations {
 
   /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
   async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    authorize(ctx.principal, resource, 'update');
-    const validated = this.#validator.validate(resource, 'replace', this.#withOwner(ctx, resource, body, true), id);
+    const validated = this.#validated(ctx, resource, 'replace', body, id);
     const keep = options.keep;
     const values = keep === undefined ? validated : Object.fromEntries(Object.entries(validated).filter(([name]) => !keep.includes(name)));
     return this.#write(resource, async (tx, emit) => {
@@ -187,8 +190,7 @@ export class ResourceOperations {
 
   /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
   async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    authorize(ctx.principal, resource, 'update');
-    const values = this.#validator.validate(resource, 'update', this.#withOwner(ctx, resource, patch, false), id);
+    const values = this.#validated(ctx, resource, 'update', patch, id);
     return this.#write(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
