@@ -38,6 +38,7 @@ import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './a
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { UriTooLongError } from '../errors.js';
+import { warmTickQueue } from './tick-queue-warm-up.js';
 
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
 export interface RestgraphContext {
@@ -78,6 +79,8 @@ const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
  */
 export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyInstance> {
   const options = resolveOptions(input);
+  // Before start-up allocates: see tick-queue-warm-up.ts (13 % of a simple read's throughput).
+  await warmTickQueue();
   const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
   const { db, rules, description } = await openDatabase(options.databaseUrl, options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement });
   try {
