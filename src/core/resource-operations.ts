@@ -12,6 +12,10 @@ import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
 import type { Principal } from './principal.js';
+import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
+
+/** The default of reads that embed nothing (shared: no array per call). */
+const NO_INCLUDE: readonly string[] = Object.freeze([]);
 
 /** Who asks (authenticated by the adapter), and on behalf of which request. */
 export interface OperationContext {
@@ -134,13 +138,28 @@ export class ResourceOperations {
     );
   }
 
-  /** One row by id, with relations embedded as asked. @throws NotFoundError */
-  async get(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = []): Promise<StoredRecord> {
+  /**
+   * One row by id, with relations embedded as asked: at once when the database answers at once and
+   * nothing is embedded (SQLite's get-by-id, the hottest read), else later. Errors are thrown, or
+   * rejected when the result comes later. @throws NotFoundError, ForbiddenError
+   */
+  get(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = NO_INCLUDE): PromiseOrValue<StoredRecord> {
     authorize(ctx.principal, resource, 'read');
-    if (include.length > 0) this.#authorizeEmbeds(ctx, resource, include);
-    const record = await this.#store.findById(resource, id);
+    if (include.length > 0) return this.#getEmbedding(ctx, resource, id, include);
+    const found = this.#store.findById(resource, id);
+    return isPromise(found) ? found.then((record) => this.#visible(ctx, resource, id, record)) : this.#visible(ctx, resource, id, found);
+  }
+
+  async #getEmbedding(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[]): Promise<StoredRecord> {
+    this.#authorizeEmbeds(ctx, resource, include);
+    const record = this.#visible(ctx, resource, id, await this.#store.findById(resource, id));
+    await this.#embed(ctx, resource, [record], include);
+    return record;
+  }
+
+  /** The row, when there is one and the owner rule lets the principal see it. @throws NotFoundError */
+  #visible(ctx: OperationContext, resource: ResourceModel, id: number, record: StoredRecord | undefined): StoredRecord {
     if (record === undefined || !rowPasses(record, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
-    if (include.length > 0) await this.#embed(ctx, resource, [record], include);
     return record;
   }
 

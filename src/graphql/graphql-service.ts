@@ -32,6 +32,7 @@ import { RequestLoaders, type GraphqlContext } from './graphql-context.js';
 import { buildGraphqlSchema } from './graphql-schema.js';
 import { limitError, measureDocument, operationCost, shapeProblems, type DocumentShape, type GraphqlLimits } from './query-limits.js';
 import { LruCache } from '../lru-cache.js';
+import type { PromiseOrValue } from '../promise-or-value.js';
 
 /** A parsed and validated document, kept so a repeated query skips both steps. */
 interface PreparedDocument {
@@ -66,8 +67,6 @@ export interface GraphqlServiceOptions {
 
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-
-type PromiseOrValue<T> = T | Promise<T>;
 
 export type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };
 

@@ -3,7 +3,8 @@ import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { MethodNotAllowedError } from '../errors.js';
 import { assertAcceptable } from './content-negotiation.js';
 
-export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+/** Resolves to what to send (or to nothing, having sent it); a synchronous handler sends before it returns. */
+export type RouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> | undefined;
 
 const STANDARD_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type StandardMethod = (typeof STANDARD_METHODS)[number];

@@ -13,6 +13,7 @@ import { VersionTranslator } from './version-translation.js';
 import { addLink, deprecationHeaders } from './version-headers.js';
 import { viewOf } from '../schema/version-view.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
+import { isPromise } from '../promise-or-value.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
@@ -109,11 +110,17 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   // A replace through a version that lacks some fields leaves them as they are.
   const keep = tr.view.hidden.length === 0 ? {} : { keep: tr.view.hidden };
   registerPath(app, `${base}/:id`, {
-    GET: handler(async (request, reply) => {
+    // Synchronous when the read is (SQLite): the response goes out without a promise in between.
+    GET: handler((request, reply) => {
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const { include, fields } = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
-      const record = await operations.get(context(request), resource, id, include);
-      return sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]), include);
+      const send = (record: StoredRecord): void => {
+        sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]), include);
+      };
+      const found = operations.get(context(request), resource, id, include);
+      if (isPromise(found)) return found.then(send);
+      send(found);
+      return undefined;
     }),
     PUT: handler(async (request, reply) => {
       assertPlainJsonBody(request);

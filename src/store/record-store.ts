@@ -5,6 +5,7 @@ import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LruCache } from '../lru-cache.js';
 import { listCacheKey } from './list-cache-key.js';
 import { whereClause } from './sql-conditions.js';
+import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
 /** A row as clients see it: decoded values, keys in the resource's canonical order. */
 export type StoredRecord = Record<string, unknown>;
@@ -72,11 +73,12 @@ export class RecordStore {
   }
 
   /**
-   * The row with this id, or undefined. `forUpdate` (in a transaction) locks it until the
+   * The row with this id, or undefined (at once where the database answers at once: SQLite's reads).
+   * `forUpdate` (in a transaction) locks it until the
    * transaction ends where writers run concurrently (PostgreSQL), so a check made on it still holds
    * when the write lands; SQLite's writers are serialised already.
    */
-  async findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = NO_OPTIONS): Promise<StoredRecord | undefined> {
+  findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = NO_OPTIONS): PromiseOrValue<StoredRecord | undefined> {
     const lock = options.forUpdate === true && this.#db.dialect === 'postgres';
     const key = lock ? `${resource.name}|for update` : resource.name;
     let statement = this.#byId.get(key);
@@ -85,7 +87,11 @@ export class RecordStore {
       statement = (lock ? query.forUpdate() : query).compile();
       this.#byId.set(key, statement);
     }
-    const row = await executor.one({ sql: statement.sql, parameters: [id], reuse: true });
+    const row = executor.one({ sql: statement.sql, parameters: [id], reuse: true });
+    return isPromise(row) ? row.then((r) => this.#decodedOrNone(resource, r)) : this.#decodedOrNone(resource, row);
+  }
+
+  #decodedOrNone(resource: ResourceModel, row: SqlRow | undefined): StoredRecord | undefined {
     return row === undefined ? undefined : this.#decodeInPlace(resource, row);
   }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { PromiseOrValue } from '../promise-or-value.js';
 
 /**
  * The narrow interface the rest of restgraph needs from a SQL database. Each dialect folder
@@ -23,8 +24,11 @@ export type SqlRow = Record<string, unknown>;
 export interface SqlExecutor {
   /** Runs a statement that returns rows (SELECT, or a write with RETURNING). */
   all(statement: SqlStatement): Promise<SqlRow[]>;
-  /** Runs a statement that returns at most one row; resolves to it, or undefined. */
-  one(statement: SqlStatement): Promise<SqlRow | undefined>;
+  /**
+   * Runs a statement that returns at most one row: it, or undefined. A synchronous driver (SQLite)
+   * answers at once, and its errors are thrown, not rejected: await it, or take the value as it is.
+   */
+  one(statement: SqlStatement): PromiseOrValue<SqlRow | undefined>;
   /** Runs a statement for its effect; resolves to the number of rows it changed. */
   run(statement: SqlStatement): Promise<number>;
 }

@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
+import type { PromiseOrValue } from '../../promise-or-value.js';
 
 type Statement = BetterSqlite3.Statement<unknown[], SqlRow>;
 
@@ -71,9 +72,15 @@ export class SqliteDatabase implements SqlDatabase {
     return runAll(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
   }
 
-  async one(statement: SqlStatement): Promise<SqlRow | undefined> {
-    if (this.#reader === this.#writer) while (this.#lock !== undefined) await this.#lock;
+  /** Synchronous (the hot read path), except on `:memory:` while a transaction holds the one connection. */
+  one(statement: SqlStatement): PromiseOrValue<SqlRow | undefined> {
+    if (this.#reader === this.#writer && this.#lock !== undefined) return this.#oneAfterLock(statement);
     return runOne(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
+  }
+
+  async #oneAfterLock(statement: SqlStatement): Promise<SqlRow | undefined> {
+    while (this.#lock !== undefined) await this.#lock;
+    return this.one(statement);
   }
 
   async run(statement: SqlStatement): Promise<number> {
@@ -103,7 +110,7 @@ export class SqliteDatabase implements SqlDatabase {
       },
       one: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
-        return Promise.resolve(runOne(this.#prepare(writer, cache, statement.sql), statement.parameters));
+        return runOne(this.#prepare(writer, cache, statement.sql), statement.parameters);
       },
       run: (statement) => {
         if (!open) return Promise.reject(new Error('transaction already finished'));
