@@ -400,6 +400,16 @@ resources:
     expect(b1Nulled).toEqual({ ...b1, authorId: null, updatedAt: b1Nulled.updatedAt });
     expect(b1Nulled.updatedAt).not.toBe(b1.updatedAt);
   });
+
+  it('a row set to null gets an updatedAt later than it had, also one ahead of the clock (its entity tag depends on it)', async () => {
+    const author = await ok('POST', '/authors', { name: 'Soon gone' }, 201);
+    const book = await ok('POST', '/books', { title: 'Kept', authorId: author.id }, 201);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await db.db.run('update "books" set "updatedAt" = ? where "id" = ?', [future, book.id])).toBe(1);
+    await ok('DELETE', `/authors/${author.id}`, undefined, 204);
+    const after = await ok('GET', `/books/${book.id}`, undefined, 200);
+    expect(after).toEqual({ ...book, authorId: null, updatedAt: new Date(Date.parse(future) + 1).toISOString() });
+  });
 });
 
 describe('filters, parameter errors and access', () => {

@@ -619,7 +619,7 @@ describe('list queries on a small fixed data set', () => {
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
       const direct = await get(t, '/users/3');
       expect(json(response)).toEqual(json(direct));
-      expect(response.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+      expect(response.headers.etag).toMatch(/^"[\x21\x23-\x7e]+"$/);
       expect(response.headers.etag).toBe(direct.headers.etag);
       const cached = await t.app.inject({ method: 'GET', url: '/posts/3/user', headers: { 'if-none-match': String(response.headers.etag) } });
       expect(cached.statusCode).toBe(304);

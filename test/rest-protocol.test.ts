@@ -13,7 +13,8 @@ checkResponsesAgainstOpenApi();
 type Row = Record<string, unknown>;
 
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
-const STRONG_TAG = /^"[A-Za-z0-9_-]+"$/;
+/** A strong entity tag: no W/, only RFC 9110's etagc inside the quotes. */
+const STRONG_TAG = /^"[\x21\x23-\x7e]+"$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let t: TestApp;
@@ -84,6 +85,51 @@ describe('ETag', () => {
     expect(projected.headers.etag).toMatch(STRONG_TAG);
     expect(embedded.headers.etag).toMatch(STRONG_TAG);
     expect(new Set([full.headers.etag, projected.headers.etag, embedded.headers.etag]).size).toBe(3);
+  });
+
+  it('every write to a row gives it a new tag, also when writes come faster than the clock and keep the length', async () => {
+    const { row } = await create('users', { name: 'Rapid' });
+    const url = `/users/${String(row.id)}`;
+    const tags = new Set<string>();
+    const times: number[] = [];
+    // Same-length bodies, many per millisecond: only the row's version (updatedAt) can tell them apart.
+    for (let i = 0; i < 20; i++) {
+      const patched = await send('PATCH', url, { bio: `bio-${String(i).padStart(2, '0')}` });
+      expect(patched.statusCode).toBe(200);
+      tags.add(String(patched.headers.etag));
+      times.push(Date.parse(String(json<Row>(patched).updatedAt)));
+    }
+    expect(tags.size).toBe(20);
+    expect(times.every((time, i) => i === 0 || time > (times[i - 1] ?? Infinity))).toBe(true);
+    expect((await send('GET', url)).headers.etag).toBe([...tags].at(-1));
+  });
+
+  it("a write moves updatedAt past a stored one that lies ahead of the clock, so the tag still changes", async () => {
+    const { row, etag } = await create('users', { name: 'Ahead' });
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await t.db.run('update "users" set "updatedAt" = ? where "id" = ?', [future, row.id])).toBe(1);
+    const before = await send('GET', `/users/${String(row.id)}`);
+    expect(before.headers.etag).not.toBe(etag);
+    const patched = await send('PATCH', `/users/${String(row.id)}`, { name: 'Ahend' });
+    expect(json<Row>(patched).updatedAt).toBe(new Date(Date.parse(future) + 1).toISOString());
+    expect(patched.headers.etag).toMatch(STRONG_TAG);
+    expect(patched.headers.etag).not.toBe(before.headers.etag);
+  });
+
+  it('a row another tool changed: a new length gives a new tag; an updatedAt too long for a tag gives a hash of the body', async () => {
+    const { row, etag } = await create('users', { name: 'Ann' });
+    const url = `/users/${String(row.id)}`;
+    expect(await t.db.run('update "users" set "name" = ? where "id" = ?', ['Anna', row.id])).toBe(1);
+    const longer = await send('GET', url);
+    expect(longer.headers.etag).toMatch(STRONG_TAG);
+    expect(longer.headers.etag).not.toBe(etag);
+
+    expect(await t.db.run('update "users" set "updatedAt" = ? where "id" = ?', [`2026-01-02T03:04:05.${'0'.repeat(30)}Z`, row.id])).toBe(1);
+    const odd = await send('GET', url);
+    expect(odd.statusCode).toBe(200);
+    expect(odd.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect((await send('GET', url, undefined, { 'if-none-match': String(odd.headers.etag) })).statusCode).toBe(304);
+    expect((await send('PATCH', url, { bio: 'x' }, { 'if-match': String(odd.headers.etag) })).statusCode).toBe(200);
   });
 
   it('the versioned and unversioned paths share the tag of the same object', async () => {

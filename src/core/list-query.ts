@@ -33,9 +33,9 @@ export interface ListQuery {
    */
   backward?: boolean;
   /** Fields to return, in the order asked; all when absent. */
-  fields?: string[];
+  fields?: readonly string[];
   /** Relations to embed. */
-  include: string[];
+  include: readonly string[];
   /** Whether to count every matching row. */
   count: boolean;
 }

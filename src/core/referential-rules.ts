@@ -3,6 +3,7 @@ import { fieldNamed, resourceNamed, type FieldModel, type ResourceModel, type Sc
 import type { NewEvent } from '../store/event-store.js';
 import type { RecordStore, StoredRecord } from '../store/record-store.js';
 import type { SqlExecutor } from '../store/sql-database.js';
+import { laterThan } from './later-than.js';
 import { changedFrom, eventOf } from './change-events.js';
 
 interface Reference {
@@ -71,9 +72,10 @@ export class ReferentialRules {
           );
         }
       } else if (rule === 'setNull') {
-        // Each row set to null is an update of its own, with its event.
+        // Each row set to null is an update of its own, with its event; locked first, so its new
+        // updatedAt is later than any it had (see later-than.ts).
         const before = await this.#rowsWhere(tx, child, field.name, id);
-        await this.#store.updateWhere(tx, child, field.name, id, { [field.name]: null, updatedAt: new Date().toISOString() });
+        await this.#store.updateWhere(tx, child, field.name, id, { [field.name]: null, updatedAt: laterThan(...before.map((row) => row.updatedAt)) });
         for (const old of before) {
           const row = await this.#store.findById(child, old.id as number, tx);
           if (row !== undefined) emit(eventOf('updated', child, row, changedFrom(old, row)));
@@ -92,7 +94,7 @@ export class ReferentialRules {
   async #rowsWhere(tx: SqlExecutor, resource: ResourceModel, field: string, key: number): Promise<StoredRecord[]> {
     const rows: StoredRecord[] = [];
     for (const id of await this.#store.idsWhere(tx, resource, field, key)) {
-      const row = await this.#store.findById(resource, id, tx);
+      const row = await this.#store.findById(resource, id, tx, { forUpdate: true });
       if (row !== undefined) rows.push(row);
     }
     return rows;

@@ -5,6 +5,7 @@ import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
+import { laterThan } from './later-than.js';
 import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { writeError } from './write-errors.js';
@@ -404,13 +405,6 @@ function project(record: StoredRecord, fields: readonly string[], include: reado
 
 function notFound(resource: ResourceModel, id: number): NotFoundError {
   return new NotFoundError(`There is no ${resource.singular} with id ${id}.`);
-}
-
-/** A timestamp after `previous`, even when the clock has not moved on (or went back). */
-function laterThan(previous: unknown): string {
-  const now = Date.now();
-  const before = typeof previous === 'string' ? Date.parse(previous) : NaN;
-  return new Date(Number.isNaN(before) || now > before ? now : before + 1).toISOString();
 }
 
 function capitalize(text: string): string {

@@ -5,7 +5,7 @@ import type { ListResult, OperationContext, ResourceOperations } from '../core/r
 import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/record-store.js';
-import { assertIfMatch, entityTag, noneMatch } from './conditional-requests.js';
+import { assertIfMatch, entityTag, noneMatch, recordTag } from './conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
 import { registerPath, type PathOptions, type RouteHandler, type StandardMethod } from './path-routes.js';
@@ -49,24 +49,32 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     };
   };
 
-  const sendRecord = (request: FastifyRequest, reply: FastifyReply, stored: StoredRecord, include: readonly string[] = [], view = tr): FastifyReply => {
-    const record = view.record(stored, include);
-    const body = JSON.stringify(record);
-    const tag = entityTag(body);
+  /** One row, as `view`'s version shows it, only `fields` (and the embedded `include`) when given. */
+  const sendRecord = (request: FastifyRequest, reply: FastifyReply, stored: StoredRecord, query: ItemQuery, view = tr): FastifyReply => {
+    const { include, fields } = query;
+    const body = JSON.stringify(view.record(fields === undefined ? stored : pick(stored, [...fields, ...include]), include));
+    // Embedded rows change without the parent's updatedAt: such a representation is hashed.
+    const tag = include.length === 0 ? recordTag(view.shape, stored.updatedAt, body) : entityTag(body);
     reply.header('etag', tag);
     if (!noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
     return reply.type(JSON_CONTENT_TYPE).send(body);
   };
 
-  const prepared = (status: number, record: StoredRecord, extra: Record<string, string> = {}): PreparedResponse => {
+  /** The representation of a row a write answers with, and its entity tag. */
+  const represent = (record: StoredRecord): { body: string; tag: string } => {
     const body = JSON.stringify(tr.record(record));
-    return { status, headers: { 'content-type': JSON_CONTENT_TYPE, etag: entityTag(body), ...extra }, body };
+    return { body, tag: recordTag(tr.shape, record.updatedAt, body) };
+  };
+
+  const prepared = (status: number, record: StoredRecord, extra: Record<string, string> = {}): PreparedResponse => {
+    const { body, tag } = represent(record);
+    return { status, headers: { 'content-type': JSON_CONTENT_TYPE, etag: tag, ...extra }, body };
   };
 
   const ifMatch = (request: FastifyRequest) => {
     const header = request.headers['if-match'];
     if (header === undefined) return undefined;
-    return (current: StoredRecord) => assertIfMatch(header, entityTag(JSON.stringify(tr.record(current))));
+    return (current: StoredRecord) => assertIfMatch(header, represent(current).tag);
   };
 
   const quotas = (resourceModel: ResourceModel, map: Partial<Record<StandardMethod, RestOperation>>): PathOptions => {
@@ -113,13 +121,10 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     // Synchronous when the read is (SQLite): the response goes out without a promise in between.
     GET: handler((request, reply) => {
       const id = parseId(resource.singular, (request.params as IdParams).id);
-      const { include, fields } = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
-      const send = (record: StoredRecord): void => {
-        sendRecord(request, reply, fields === undefined ? record : pick(record, [...fields, ...include]), include);
-      };
-      const found = operations.get(context(request), resource, id, include);
-      if (isPromise(found)) return found.then(send);
-      send(found);
+      const query = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
+      const found = operations.get(context(request), resource, id, query.include);
+      if (isPromise(found)) return found.then((record) => void sendRecord(request, reply, record, query));
+      sendRecord(request, reply, found, query);
       return undefined;
     }),
     PUT: handler(async (request, reply) => {
@@ -169,7 +174,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         const query = relation.kind === 'hasMany' ? parseListQuery(target, raw, listLimits) : { ...emptyQuery(listLimits), ...parseItemQuery(target, raw, listLimits) };
         const result = await operations.related(context(request), resource, id, relation, query);
         if (result.kind === 'many') return sendList(request, reply, result.page, targetTr, query.include);
-        return sendRecord(request, reply, query.fields === undefined ? result.record : pick(result.record, [...query.fields, ...query.include]), query.include, targetTr);
+        return sendRecord(request, reply, result.record, query, targetTr);
       }),
     }, relationQuotas);
   }
@@ -192,9 +197,18 @@ function nextPageUrl(request: FastifyRequest, cursor: string): string {
   return `${request.protocol}://${request.host}${path}?${params.toString()}`;
 }
 
+/** The query parameters of a single-object read. */
+interface ItemQuery {
+  readonly include: readonly string[];
+  readonly fields?: readonly string[];
+}
+
+/** A read with no query parameters (shared: nothing allocated per request). */
+const PLAIN_ITEM_QUERY: ItemQuery = Object.freeze({ include: Object.freeze([]) });
+
 /** `include` and `fields` are the query parameters of a single-object read. */
-function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits): { include: string[]; fields?: string[] } {
-  if (isEmpty(raw)) return { include: [] };
+function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits): ItemQuery {
+  if (isEmpty(raw)) return PLAIN_ITEM_QUERY;
   const unknown = Object.keys(raw).filter((k) => k !== 'include' && k !== 'fields');
   if (unknown.length > 0) {
     throw new InvalidQueryError(`A single ${resource.singular} takes only include and fields.`, {
