@@ -577,6 +577,19 @@ describe('request ids and logs', () => {
     expect(a.headers['x-request-id']).toMatch(UUID);
     expect(b.headers['x-request-id']).toMatch(UUID);
     expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+    // Version 8 (RFC 9562): random per server, then a counter.
+    const first = String(a.headers['x-request-id']);
+    const second = String(b.headers['x-request-id']);
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second.slice(0, 24)).toBe(first.slice(0, 24));
+    expect(parseInt(second.slice(24), 16)).toBeGreaterThan(parseInt(first.slice(24), 16));
+    const other = await startTestApp();
+    try {
+      const elsewhere = String((await other.app.inject({ method: 'GET', url: '/healthz' })).headers['x-request-id']);
+      expect(elsewhere.slice(0, 23)).not.toBe(first.slice(0, 23));
+    } finally {
+      await other.close();
+    }
     for (const bad of ['has spaces', 'a'.repeat(129), 'semi;colon', '<script>']) {
       expect((await send('GET', '/healthz', undefined, { 'x-request-id': bad })).headers['x-request-id']).toMatch(UUID);
     }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
@@ -39,6 +38,7 @@ import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { UriTooLongError } from '../errors.js';
 import { warmTickQueue } from './tick-queue-warm-up.js';
+import { requestIds } from './request-ids.js';
 
 /** What a built app holds besides its routes: for adapters added later, the CLI and tests. */
 export interface RestgraphContext {
@@ -142,6 +142,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   const flushTimer = setInterval(() => pinoLogger.flush(), 1000);
   flushTimer.unref();
 
+  const newRequestId = requestIds();
   const metrics = options.metrics.enabled ? new AppMetrics({ processMetrics: options.metrics.processMetrics }) : undefined;
   const app = Fastify({
     loggerInstance: logger,
@@ -175,7 +176,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
