@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { RequestMetrics } from './request-metrics.js';
+import type { CompletionListener } from './request-completions.js';
 
 let lastSecond = -1;
 let secondPrefix = '';
@@ -47,24 +47,13 @@ export function accessLogWriter(destination: { write(line: string): unknown }, e
 }
 
 /**
- * Fastify's request logging, replaced by our one access line. Fastify tells its log controller of
- * every finished response anyway, so the line (and the request metrics) cost no onResponse hook.
+ * What happens when a request has been answered (RequestCompletions tells): its one log line,
+ * with what an operator needs and nothing secret, and its request metrics, labelled by route
+ * pattern (`/users/:id`), never by URL, so that the label values stay few.
  */
-export class AccessLogController extends LogController {
-  readonly #write: ReturnType<typeof accessLogWriter>;
-  readonly #requests: RequestMetrics | undefined;
-
-  constructor(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined) {
-    super({ disableRequestLogging: true, requestIdLogLabel: 'requestId' });
-    this.#write = write;
-    this.#requests = requests;
-  }
-
-  // One log line per request, after the response, with what an operator needs and nothing secret.
-  override requestCompleted(_error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const elapsedMs = reply.elapsedTime;
-    this.#write(request.id, request.method, request.url, reply.statusCode, elapsedMs);
-    // Labelled by route pattern (`/users/:id`), never by URL: the label values stay few.
-    this.#requests?.record(request.routeOptions.url, request.method, reply.statusCode, elapsedMs);
-  }
+export function requestReporter(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined): CompletionListener {
+  return (request, statusCode, elapsedMs) => {
+    write(request.id, request.method, request.url, statusCode, elapsedMs);
+    requests?.record(request.routeOptions.url, request.method, statusCode, elapsedMs);
+  };
 }

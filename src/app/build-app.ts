@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
@@ -29,7 +29,8 @@ import { registerWebhookRoutes } from '../rest/webhook-routes.js';
 import { WebhookStore } from '../store/webhook-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { BatchedLogDestination } from './log-destination.js';
-import { AccessLogController, accessLogWriter, isoTimestamp } from './access-log.js';
+import { accessLogWriter, isoTimestamp, requestReporter } from './access-log.js';
+import { RequestCompletions, TrackedResponse } from './request-completions.js';
 import { createRateLimits } from './rate-limit-setup.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { requestRateLimiter } from '../rest/rate-limit-hook.js';
@@ -145,12 +146,12 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   const newRequestId = requestIds();
   const metrics = options.metrics.enabled ? new AppMetrics({ processMetrics: options.metrics.processMetrics }) : undefined;
   const app = Fastify({
-    loggerInstance: logger,
-    // No child logger per request (it costs more than the line it writes); the request id is
-    // logged explicitly instead.
-    childLoggerFactory: (parent) => parent,
-    // Fastify logs two lines per request; we log one, when the response has gone out.
-    logController: new AccessLogController(writeAccessLine, metrics?.requests),
+    // Fastify gets no logger of its own: with one it adds and removes two listeners per response
+    // to time it. Requests log through ours (no child logger per request: it costs more than the
+    // line it writes; the request id is logged explicitly), and RequestCompletions below writes
+    // the one access line per request, when the response has gone out.
+    childLoggerFactory: () => logger,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     // Node's limit on receiving a request. (Fastify's handlerTimeout costs a third of the
     // throughput of a simple read, so handlers are not timed out individually.)
@@ -158,7 +159,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     // Node counts the URL and the header names and values, and refuses (431, answerClientError)
     // once they reach maxHeaderSize: +1 lets exactly maxHeaderBytes through. It checks the request
     // timeout every connectionsCheckingInterval (30 s by default): at most every second.
-    http: { maxHeaderSize: options.maxHeaderBytes + 1, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs) },
+    http: { maxHeaderSize: options.maxHeaderBytes + 1, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs), ServerResponse: TrackedResponse },
     trustProxy: options.trustProxy,
     // Draining is answered by our own hook, as problem+json.
     return503OnClosing: false,
@@ -180,6 +181,10 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
+
+  // Fastify's instance-level logs (and ours, through app.log) go to our logger too.
+  app.log = logger;
+  const completions = new RequestCompletions(app.server, requestReporter(writeAccessLine, metrics?.requests));
 
   let draining = false;
   let closeIdleTimer: NodeJS.Timeout | undefined;
@@ -239,6 +244,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   const applyCors = corsHeaders(options.cors);
   const maxUrlLength = options.maxUrlLength;
   app.addHook('onRequest', (request, reply, done) => {
+    completions.begin(request, reply);
     reply.header('x-request-id', request.id);
     if (request.url.length > maxUrlLength) {
       done(new UriTooLongError(`The URL is ${request.url.length} bytes long; this server accepts at most ${maxUrlLength}.`));
@@ -364,6 +370,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     done();
   });
   app.addHook('onClose', async () => {
+    completions.close();
     clearInterval(pruneTimer);
     clearInterval(flushTimer);
     clearInterval(closeIdleTimer);
