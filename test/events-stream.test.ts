@@ -168,6 +168,10 @@ describe('EventSource clients', () => {
     await before.close();
     apps.splice(apps.indexOf(before), 1);
     await client.waitFor((c) => c.errors >= 1, 'the stream to end');
+    // The old server closed this process's pooled fetch connections too. A client must get to read
+    // those ends before it sends again, or it picks a dead socket ("other side closed": plain Node
+    // and undici do the same with a bare http.Server); one in another process would have by now.
+    await new Promise((resolve) => setTimeout(resolve, 100));
     const after = await restart(before);
     expect(after.port).toBe(before.port);
     const made: Row[] = [];

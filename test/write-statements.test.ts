@@ -11,7 +11,8 @@ import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/t
 /**
  * What a create costs in statements, and that the cheaper way keeps every guarantee: on PostgreSQL
  * a create that needs nothing else in its transaction (no reference to check, no Idempotency-Key)
- * writes the row and its outbox event in one statement; otherwise, and on SQLite, a transaction.
+ * writes the row and its outbox event in one statement; otherwise, and on SQLite, a transaction
+ * (on SQLite one that runs without a pause when no other write's transaction is open).
  */
 
 type Row = Record<string, unknown>;
@@ -74,6 +75,26 @@ describe('statements of a create', () => {
     expect(writes().some((s) => /"_restgraph_idempotency_keys"/.test(s))).toBe(true);
     // A reference to a row that does not exist is still refused.
     expect((await t.app.inject({ method: 'POST', url: '/posts', payload: { title: 'x', userId: 999999 } })).statusCode).toBe(422);
+  });
+
+  it('plain creates among writes whose transactions wait (Idempotency-Key, references): every row has its one event', async () => {
+    const author = json<Row>(await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Mixed author' } }));
+    // Sent together: on SQLite a plain create commits at once unless another write's transaction
+    // is open (then it queues behind it, as every write does); on PostgreSQL it is one statement.
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => {
+        if (i % 3 === 0) return t.app.inject({ method: 'POST', url: '/users', headers: { 'idempotency-key': `mixed-${String(i)}` }, payload: { name: `Keyed ${String(i)}` } });
+        if (i % 3 === 1) return t.app.inject({ method: 'POST', url: '/posts', payload: { title: `Post ${String(i)}`, userId: author.id } });
+        return t.app.inject({ method: 'POST', url: '/users', payload: { name: `Plain ${String(i)}` } });
+      }),
+    );
+    for (const response of responses) {
+      expect(response.statusCode).toBe(201);
+      const created = json<Row>(response);
+      const resource = 'title' in created ? 'posts' : 'users';
+      const events = await t.db.query<{ data: string }>('select "data" from "_restgraph_events" where "recordId" = ? and "resource" = ?', [created.id, resource]);
+      expect(events.map((e) => JSON.parse(e.data) as unknown)).toEqual([{ object: created }]);
+    }
   });
 
   it.skipIf(TEST_DIALECT !== 'sqlite')('SQLite: the write-ahead log stays bounded under a stream of writes (its checkpoints complete)', async () => {
@@ -154,6 +175,47 @@ describe('the event dispatcher with nobody subscribed', () => {
       expect(reads - before).toBe(1);
     } finally {
       dispatcher.stop();
+      await db.close();
+    }
+  });
+});
+
+describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite transactions that run at once (transactionNow)', () => {
+  const dir = tempDir();
+  afterAll(() => dir.cleanup());
+
+  it('runs only when no other transaction is open, commits what it returns and rolls back what throws', async () => {
+    const { db } = await openDatabase(`sqlite:${dir.path}/now.db`);
+    try {
+      await db.exec('create table "t" ("id" integer primary key, "v" text not null)');
+      const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
+      const values = async () => (await db.all({ sql: 'select "v" from "t" order by "id"', parameters: [] })).map((r) => r.v);
+      const now = db.transactionNow?.bind(db);
+      if (now === undefined) throw new Error('SQLite has transactionNow');
+
+      // A transaction that waits between its statements holds the write lock: none can run now.
+      let release!: () => void;
+      const waiting = db.transaction(async (tx) => {
+        await tx.run(insert('first'));
+        await new Promise<void>((resolve) => (release = resolve));
+        await tx.run(insert('second'));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(now((tx) => tx.one(insert('never')))).toBeUndefined();
+      release();
+      await waiting;
+
+      expect(now((tx) => Number(tx.one(insert('third'))?.id))).toEqual({ value: 3 });
+      expect(() =>
+        now((tx) => {
+          tx.one(insert('rolled back'));
+          throw new Error('refused');
+        }),
+      ).toThrow('refused');
+      expect(await values()).toEqual(['first', 'second', 'third']);
+      // The lock is free again after the rollback.
+      expect(now((tx) => tx.one(insert('fourth')))).toBeDefined();
+    } finally {
       await db.close();
     }
   });

@@ -1,4 +1,4 @@
-import type { SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
+import type { ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import { OutboxGaps } from './postgres/outbox-gaps.js';
 import { pruneOlderThan } from './time-ordered-prune.js';
 
@@ -53,15 +53,26 @@ export class EventStore {
    * hold its transaction id before it takes event ids).
    */
   async append(tx: SqlExecutor, events: readonly NewEvent[]): Promise<StoredEvent[]> {
-    this.#insertSql ??= this.#compileInsert();
     const stored: StoredEvent[] = [];
     for (const event of events) {
       const data = JSON.stringify(event.data);
-      const row = await tx.one({ sql: this.#insertSql, parameters: [event.type, event.resource, event.recordId, data, event.occurredAt], reuse: true });
-      if (row === undefined) throw new Error('the outbox insert returned no id');
-      stored.push({ ...event, id: Number(row.id), data: JSON.parse(data) as StoredEvent['data'] });
+      stored.push(storedAs(event, data, await tx.one(this.#insertOf(event, data))));
     }
     return stored;
+  }
+
+  /** {@link append} in a transaction that runs at once. */
+  appendNow(tx: ImmediateExecutor, events: readonly NewEvent[]): StoredEvent[] {
+    return events.map((event) => {
+      const data = JSON.stringify(event.data);
+      return storedAs(event, data, tx.one(this.#insertOf(event, data)));
+    });
+  }
+
+  /** The outbox INSERT of one event whose data is `data` (its JSON text). */
+  #insertOf(event: NewEvent, data: string): SqlStatement {
+    this.#insertSql ??= this.#compileInsert();
+    return { sql: this.#insertSql, parameters: [event.type, event.resource, event.recordId, data, event.occurredAt], reuse: true };
   }
 
   /** Whether {@link insertWithEvent} can write a row and its event in one statement (PostgreSQL). */
@@ -172,4 +183,10 @@ function decode(row: SqlRow): StoredEvent {
     data: JSON.parse(String(row.data)) as StoredEvent['data'],
     occurredAt: String(row.occurredAt),
   };
+}
+
+/** An event as appended: its id (the insert's returned row), and its data decoded from the stored text. */
+function storedAs(event: NewEvent, data: string, row: SqlRow | undefined): StoredEvent {
+  if (row === undefined) throw new Error('the outbox insert returned no id');
+  return { ...event, id: Number(row.id), data: JSON.parse(data) as StoredEvent['data'] };
 }

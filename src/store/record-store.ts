@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
-import type { DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
+import type { DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LruCache } from '../lru-cache.js';
 import { listCacheKey } from './list-cache-key.js';
@@ -197,6 +197,13 @@ export class RecordStore {
   async insert(executor: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
     const rows = await executor.all(this.insertStatement(resource, values));
     return this.#decodeInPlace(resource, firstRow(rows));
+  }
+
+  /** {@link insert} in a transaction that runs at once. */
+  insertNow(executor: ImmediateExecutor, resource: ResourceModel, values: StoredRecord): StoredRecord {
+    const row = executor.one(this.insertStatement(resource, values));
+    if (row === undefined) throw new Error(`the insert into ${resource.name} returned no row`);
+    return this.#decodeInPlace(resource, row);
   }
 
   /** The INSERT of one row, returning its columns (what {@link insert} runs), for composing. */

@@ -33,6 +33,15 @@ export interface SqlExecutor {
   run(statement: SqlStatement): Promise<number>;
 }
 
+/**
+ * The statements of a transaction that runs without waiting ({@link SqlDatabase.transactionNow}):
+ * results at once, errors thrown.
+ */
+export interface ImmediateExecutor {
+  /** Runs a statement that returns at most one row: it, or undefined. */
+  one(statement: SqlStatement): SqlRow | undefined;
+}
+
 export type SqlDialectName = 'sqlite' | 'postgres';
 
 /** Tables are addressed by name at run time, so the query builder is typed loosely on purpose. */
@@ -70,6 +79,13 @@ export interface SqlDatabase extends SqlExecutor {
    * Writes are serialised; reads outside the transaction never see its uncommitted rows.
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, which must not wait, in one transaction at once: committed when it returns (its
+   * value comes back as `{ value }`), rolled back when it throws. Undefined when it cannot run now:
+   * another transaction is in progress. Only where statements answer at once (SQLite); elsewhere
+   * the method is absent. A write that needs nothing between its statements is cheapest this way.
+   */
+  transactionNow?<T>(work: (tx: ImmediateExecutor) => T): { value: T } | undefined;
   /** Runs a script of DDL statements outside any transaction (migrations manage their own). */
   exec(sql: string): Promise<void>;
   /**

@@ -2,7 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
-import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
+import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
 
@@ -42,6 +42,10 @@ export class SqliteDatabase implements SqlDatabase {
   /** Transactions waiting for #lock. */
   #waiting = 0;
   readonly #onStatement: ((sql: string) => void) | undefined;
+  /** The statements of {@link transactionNow}, on the writer. */
+  readonly #immediate: ImmediateExecutor = {
+    one: (statement) => runOne(this.#prepare(this.#writer, this.#writerCache, statement.sql), statement.parameters),
+  };
 
   constructor(options: SqliteDatabaseOptions) {
     this.#onStatement = options.onStatement;
@@ -131,6 +135,23 @@ export class SqliteDatabase implements SqlDatabase {
       open = false;
       this.#lock = undefined;
       release();
+    }
+  }
+
+  /**
+   * No other transaction can start while this one runs: nothing else runs in this process until
+   * it returns. It only has to find none in progress (one holding the lock across an await).
+   */
+  transactionNow<T>(work: (tx: ImmediateExecutor) => T): { value: T } | undefined {
+    if (this.#lock !== undefined) return undefined;
+    this.#begin.run();
+    try {
+      const value = work(this.#immediate);
+      this.#commit.run();
+      return { value };
+    } catch (error) {
+      if (this.#writer.inTransaction) this.#rollback.run();
+      throw error;
     }
   }
 
