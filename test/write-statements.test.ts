@@ -12,7 +12,7 @@ import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/t
  * What a create costs in statements, and that the cheaper way keeps every guarantee: on PostgreSQL
  * a create that needs nothing else in its transaction (no reference to check, no Idempotency-Key)
  * writes the row and its outbox event in one statement; otherwise, and on SQLite, a transaction
- * (on SQLite one that runs without a pause when no other write's transaction is open).
+ * (on SQLite one shared by the plain creates of an event-loop turn: group commit).
  */
 
 type Row = Record<string, unknown>;
@@ -79,15 +79,19 @@ describe('statements of a create', () => {
 
   it('plain creates among writes whose transactions wait (Idempotency-Key, references): every row has its one event', async () => {
     const author = json<Row>(await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Mixed author' } }));
-    // Sent together: on SQLite a plain create commits at once unless another write's transaction
-    // is open (then it queues behind it, as every write does); on PostgreSQL it is one statement.
+    // Sent together: on SQLite the plain creates of one turn share a transaction (group commit),
+    // each in a savepoint of its own; on PostgreSQL each is one statement.
     const responses = await Promise.all(
       Array.from({ length: 30 }, (_, i) => {
+        if (i === 29) return t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Duplicate', email: 'mixed-2@example.com' } });
         if (i % 3 === 0) return t.app.inject({ method: 'POST', url: '/users', headers: { 'idempotency-key': `mixed-${String(i)}` }, payload: { name: `Keyed ${String(i)}` } });
         if (i % 3 === 1) return t.app.inject({ method: 'POST', url: '/posts', payload: { title: `Post ${String(i)}`, userId: author.id } });
-        return t.app.inject({ method: 'POST', url: '/users', payload: { name: `Plain ${String(i)}` } });
+        return t.app.inject({ method: 'POST', url: '/users', payload: { name: `Plain ${String(i)}`, email: `mixed-${String(i)}@example.com` } });
       }),
     );
+    // The last one repeats a plain create's email: refused alone, with no row and no event.
+    expect(responses.pop()?.statusCode).toBe(409);
+    expect(await t.db.query('select "id" from "users" where "name" = ?', ['Duplicate'])).toEqual([]);
     for (const response of responses) {
       expect(response.statusCode).toBe(201);
       const created = json<Row>(response);
@@ -180,20 +184,50 @@ describe('the event dispatcher with nobody subscribed', () => {
   });
 });
 
-describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite transactions that run at once (transactionNow)', () => {
+describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite group commit (transactionShared)', () => {
   const dir = tempDir();
   afterAll(() => dir.cleanup());
 
-  it('runs only when no other transaction is open, commits what it returns and rolls back what throws', async () => {
-    const { db } = await openDatabase(`sqlite:${dir.path}/now.db`);
-    try {
-      await db.exec('create table "t" ("id" integer primary key, "v" text not null)');
-      const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
-      const values = async () => (await db.all({ sql: 'select "v" from "t" order by "id"', parameters: [] })).map((r) => r.v);
-      const now = db.transactionNow?.bind(db);
-      if (now === undefined) throw new Error('SQLite has transactionNow');
+  const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
+  async function table(name: string) {
+    const { db } = await openDatabase(`sqlite:${dir.path}/${name}.db`);
+    await db.exec('create table "t" ("id" integer primary key, "v" text not null unique)');
+    const shared = db.transactionShared?.bind(db);
+    if (shared === undefined) throw new Error('SQLite has transactionShared');
+    const values = async () => (await db.all({ sql: 'select "v" from "t" order by "id"', parameters: [] })).map((r) => r.v);
+    return { db, shared, values };
+  }
 
-      // A transaction that waits between its statements holds the write lock: none can run now.
+  it('work handed in during one turn commits together, in order; work that throws is undone alone and rejects with its error', async () => {
+    const { db, shared, values } = await table('together');
+    try {
+      const outcomes = await Promise.allSettled([
+        shared((tx) => Number(tx.one(insert('a'))?.id)),
+        shared((tx) => {
+          tx.one(insert('half done'));
+          throw new Error('refused');
+        }),
+        shared((tx) => Number(tx.one(insert('a'))?.id)), // a unique violation
+        shared((tx) => Number(tx.one(insert('b'))?.id)),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      expect(outcomes[0]).toEqual({ status: 'fulfilled', value: 1 });
+      expect(outcomes[1]).toMatchObject({ reason: { message: 'refused' } });
+      expect(outcomes[2]).toMatchObject({ reason: { kind: 'unique' } });
+      expect(outcomes[3]).toEqual({ status: 'fulfilled', value: 2 });
+      expect(await values()).toEqual(['a', 'b']);
+      // Alone, work that throws leaves nothing behind either.
+      await expect(shared((tx) => tx.one(insert('a')))).rejects.toMatchObject({ kind: 'unique' });
+      expect(await shared((tx) => Number(tx.one(insert('c'))?.id))).toBe(3);
+      expect(await values()).toEqual(['a', 'b', 'c']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('waits for a transaction that holds the writer across an await, then commits after it', async () => {
+    const { db, shared, values } = await table('after');
+    try {
       let release!: () => void;
       const waiting = db.transaction(async (tx) => {
         await tx.run(insert('first'));
@@ -201,22 +235,28 @@ describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite transactions that run at once
         await tx.run(insert('second'));
       });
       await new Promise((resolve) => setTimeout(resolve, 10));
-      expect(now((tx) => tx.one(insert('never')))).toBeUndefined();
+      const later = shared((tx) => tx.one(insert('third')));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await values()).toEqual([]);
       release();
       await waiting;
-
-      expect(now((tx) => Number(tx.one(insert('third'))?.id))).toEqual({ value: 3 });
-      expect(() =>
-        now((tx) => {
-          tx.one(insert('rolled back'));
-          throw new Error('refused');
-        }),
-      ).toThrow('refused');
+      await later;
       expect(await values()).toEqual(['first', 'second', 'third']);
-      // The lock is free again after the rollback.
-      expect(now((tx) => tx.one(insert('fourth')))).toBeDefined();
     } finally {
       await db.close();
+    }
+  });
+
+  it('close() commits work handed in during its turn instead of dropping it', async () => {
+    const { db, shared } = await table('closing');
+    const pending = shared((tx) => tx.one(insert('kept')));
+    await db.close();
+    await pending;
+    const reopened = await openDatabase(`sqlite:${dir.path}/closing.db`);
+    try {
+      expect(await reopened.db.all({ sql: 'select "v" from "t"', parameters: [] })).toEqual([{ v: 'kept' }]);
+    } finally {
+      await reopened.db.close();
     }
   });
 });

@@ -182,8 +182,7 @@ export class ResourceOperations {
     if (options.beforeCommit === undefined && !this.#references.needsCheck(resource, values)) {
       const row = { ...values, createdAt: now, updatedAt: now };
       if (this.#events.combinesWrites) return this.#createInOneStatement(resource, row);
-      const created = this.#createNow(resource, row);
-      if (created !== undefined) return created;
+      if (this.#db.transactionShared !== undefined) return this.#createShared(resource, row);
     }
     return this.#write(resource, async (tx, emit) => {
       await this.#references.check(tx, resource, values);
@@ -299,23 +298,24 @@ export class ResourceOperations {
   }
 
   /**
-   * The same where statements answer at once (SQLite): the row and its event in a transaction that
-   * runs without a pause, unless another transaction is in progress (undefined: take the usual way).
+   * The same where statements answer at once (SQLite): the row and its event in a transaction
+   * shared with the other such creates of this event-loop turn (group commit), each atomic on its
+   * own; answered once that transaction has committed.
    */
-  #createNow(resource: ResourceModel, values: StoredRecord): StoredRecord | undefined {
-    let done: { value: { record: StoredRecord; events: StoredEvent[] } } | undefined;
+  async #createShared(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    let done: { record: StoredRecord; events: StoredEvent[] } | undefined;
     try {
-      done = this.#db.transactionNow?.((tx) => {
+      done = await this.#db.transactionShared?.((tx) => {
         const record = this.#store.insertNow(tx, resource, values);
         return { record, events: this.#events.appendNow(tx, [eventOf('created', resource, record)]) };
       });
     } catch (error) {
       throw writeError(resource, error);
     }
-    if (done === undefined) return undefined;
+    if (done === undefined) throw new Error('shared transactions are for databases that answer at once');
     this.#events.announce();
-    this.#onEventsCommitted?.(done.value.events);
-    return done.value.record;
+    this.#onEventsCommitted?.(done.events);
+    return done.record;
   }
 
   /**

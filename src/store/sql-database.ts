@@ -34,8 +34,8 @@ export interface SqlExecutor {
 }
 
 /**
- * The statements of a transaction that runs without waiting ({@link SqlDatabase.transactionNow}):
- * results at once, errors thrown.
+ * The statements of work that runs without waiting inside a transaction
+ * ({@link SqlDatabase.transactionShared}): results at once, errors thrown.
  */
 export interface ImmediateExecutor {
   /** Runs a statement that returns at most one row: it, or undefined. */
@@ -80,12 +80,13 @@ export interface SqlDatabase extends SqlExecutor {
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
-   * Runs `work`, which must not wait, in one transaction at once: committed when it returns (its
-   * value comes back as `{ value }`), rolled back when it throws. Undefined when it cannot run now:
-   * another transaction is in progress. Only where statements answer at once (SQLite); elsewhere
-   * the method is absent. A write that needs nothing between its statements is cheapest this way.
+   * Runs `work`, which must not wait, at the end of this event-loop turn, in one transaction with
+   * the other work handed in during the turn (group commit: one commit, one write of the pages they
+   * share, for all of them). Each work is atomic on its own (a savepoint): one that throws is undone
+   * and rejects with its error, the others commit. Resolves once the transaction has committed.
+   * Only where statements answer at once (SQLite); elsewhere the method is absent.
    */
-  transactionNow?<T>(work: (tx: ImmediateExecutor) => T): { value: T } | undefined;
+  transactionShared?<T>(work: (tx: ImmediateExecutor) => T): Promise<T>;
   /** Runs a script of DDL statements outside any transaction (migrations manage their own). */
   exec(sql: string): Promise<void>;
   /**

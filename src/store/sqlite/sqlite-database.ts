@@ -38,11 +38,16 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #begin: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
+  readonly #savepoint: BetterSqlite3.Statement;
+  readonly #release: BetterSqlite3.Statement;
+  readonly #rollbackToSavepoint: BetterSqlite3.Statement;
+  /** Work of {@link transactionShared} waiting for the end of this turn, in the order handed in. */
+  #shared: SharedWork[] = [];
   #lock: Promise<void> | undefined;
   /** Transactions waiting for #lock. */
   #waiting = 0;
   readonly #onStatement: ((sql: string) => void) | undefined;
-  /** The statements of {@link transactionNow}, on the writer. */
+  /** The statements of {@link transactionShared}'s work, on the writer. */
   readonly #immediate: ImmediateExecutor = {
     one: (statement) => runOne(this.#prepare(this.#writer, this.#writerCache, statement.sql), statement.parameters),
   };
@@ -56,6 +61,9 @@ export class SqliteDatabase implements SqlDatabase {
     this.#begin = this.#writer.prepare('BEGIN IMMEDIATE');
     this.#commit = this.#writer.prepare('COMMIT');
     this.#rollback = this.#writer.prepare('ROLLBACK');
+    this.#savepoint = this.#writer.prepare('SAVEPOINT "rg_shared"');
+    this.#release = this.#writer.prepare('RELEASE "rg_shared"');
+    this.#rollbackToSavepoint = this.#writer.prepare('ROLLBACK TO "rg_shared"');
     this.builder = new Kysely<DynamicTables>({
       dialect: {
         createAdapter: () => new SqliteAdapter(),
@@ -139,21 +147,56 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   /**
-   * No other transaction can start while this one runs: nothing else runs in this process until
-   * it returns. It only has to find none in progress (one holding the lock across an await).
+   * Group commit: a commit writes every page it changed to the WAL, and the creates of one turn
+   * change the same few pages (the table's last leaf, its indexes', the outbox's), so one commit
+   * for all of them writes those pages once instead of once each. The turn's work runs in the
+   * check phase (setImmediate), after the requests that arrived together have been parsed.
    */
-  transactionNow<T>(work: (tx: ImmediateExecutor) => T): { value: T } | undefined {
-    if (this.#lock !== undefined) return undefined;
-    this.#begin.run();
-    try {
-      const value = work(this.#immediate);
-      this.#commit.run();
-      return { value };
-    } catch (error) {
-      if (this.#writer.inTransaction) this.#rollback.run();
-      throw error;
-    }
+  transactionShared<T>(work: (tx: ImmediateExecutor) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#shared.length === 0) setImmediate(this.#flushShared);
+      this.#shared.push({ work, resolve: resolve as (value: unknown) => void, reject });
+    });
   }
+
+  /** Commits the shared work of a turn; after the transaction in progress, if one is. */
+  readonly #flushShared = (): void => {
+    if (this.#shared.length === 0) return;
+    if (this.#lock !== undefined) {
+      void this.#lock.then(this.#flushShared);
+      return;
+    }
+    const batch = this.#shared;
+    this.#shared = [];
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      this.#begin.run();
+      if (batch.length === 1) {
+        outcomes.push(attempt(batch[0]?.work, this.#immediate));
+      } else {
+        for (const item of batch) {
+          this.#savepoint.run();
+          const outcome = attempt(item.work, this.#immediate);
+          if (!outcome.ok) this.#rollbackToSavepoint.run();
+          this.#release.run();
+          outcomes.push(outcome);
+        }
+      }
+      if (outcomes.some((o) => o.ok)) this.#commit.run();
+      else this.#rollback.run();
+    } catch (error) {
+      // The transaction itself failed (begin, a savepoint or the commit): none of it is stored.
+      if (this.#writer.inTransaction) this.#rollback.run();
+      const reason = translateSqliteError(error);
+      for (const item of batch) item.reject(reason);
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome?.ok === true) item.resolve(outcome.value);
+      else item.reject(outcome?.value);
+    });
+  };
 
   async exec(sql: string): Promise<void> {
     while (this.#lock !== undefined) await this.#lock;
@@ -183,8 +226,23 @@ export class SqliteDatabase implements SqlDatabase {
 
   async close(): Promise<void> {
     while (this.#lock !== undefined) await this.#lock;
+    this.#flushShared(); // work handed in this turn is committed, not lost
     if (this.#reader !== this.#writer) this.#reader.close();
     this.#writer.close();
+  }
+}
+
+interface SharedWork {
+  work: (tx: ImmediateExecutor) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+function attempt(work: ((tx: ImmediateExecutor) => unknown) | undefined, tx: ImmediateExecutor): { ok: boolean; value: unknown } {
+  try {
+    return { ok: true, value: work?.(tx) };
+  } catch (error) {
+    return { ok: false, value: error };
   }
 }
 
