@@ -2,13 +2,13 @@ import { ForbiddenError, NotFoundError } from '../errors.js';
 import { fieldNamed, resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
-import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
+import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
 import { laterThan } from './later-than.js';
 import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
-import { writeError } from './write-errors.js';
+import { EventedWrites } from './evented-writes.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
@@ -61,12 +61,10 @@ export interface OperationLimits {
  */
 export class ResourceOperations {
   readonly schema: SchemaModel;
-  readonly #db: SqlDatabase;
   readonly #store: RecordStore;
   readonly #validator: RecordValidator;
   readonly #limits: OperationLimits;
-  readonly #events: EventStore;
-  readonly #onEventsCommitted: ((events: readonly StoredEvent[]) => void) | undefined;
+  readonly #writes: EventedWrites;
   readonly #references: ReferentialRules;
   /** Reads for many parents or ids at once (GraphQL's batch loaders). */
   readonly batch: BatchReads;
@@ -82,12 +80,10 @@ export class ResourceOperations {
     onEventsCommitted?: (events: readonly StoredEvent[]) => void;
   }) {
     this.schema = options.schema;
-    this.#db = options.db;
     this.#store = options.store;
     this.#validator = options.validator;
     this.#limits = options.limits;
-    this.#events = options.events;
-    this.#onEventsCommitted = options.onEventsCommitted;
+    this.#writes = new EventedWrites(options.db, options.store, options.events, options.onEventsCommitted);
     this.#references = new ReferentialRules(this.schema, this.#store);
     this.batch = new BatchReads(this.schema, this.#store);
   }
@@ -180,11 +176,10 @@ export class ResourceOperations {
     const values = this.#validated(ctx, resource, 'create', body);
     const now = new Date().toISOString();
     if (options.beforeCommit === undefined && !this.#references.needsCheck(resource, values)) {
-      const row = { ...values, createdAt: now, updatedAt: now };
-      if (this.#events.combinesWrites) return this.#createInOneStatement(resource, row);
-      if (this.#db.transactionShared !== undefined) return this.#createShared(resource, row);
+      const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
+      if (created !== undefined) return created;
     }
-    return this.#write(resource, async (tx, emit) => {
+    return this.#writes.run(resource, async (tx, emit) => {
       await this.#references.check(tx, resource, values);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
       emit(eventOf('created', resource, record));
@@ -198,7 +193,7 @@ export class ResourceOperations {
     const validated = this.#validated(ctx, resource, 'replace', body, id);
     const keep = options.keep;
     const values = keep === undefined ? validated : Object.fromEntries(Object.entries(validated).filter(([name]) => !keep.includes(name)));
-    return this.#write(resource, async (tx, emit) => {
+    return this.#writes.run(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       await this.#references.check(tx, resource, values);
@@ -213,7 +208,7 @@ export class ResourceOperations {
   /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
   async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const values = this.#validated(ctx, resource, 'update', patch, id);
-    return this.#write(resource, async (tx, emit) => {
+    return this.#writes.run(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       const changed: StoredRecord = {};
@@ -243,7 +238,7 @@ export class ResourceOperations {
    */
   async delete(ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
     authorize(ctx.principal, resource, 'delete');
-    await this.#write(resource, async (tx, emit) => {
+    await this.#writes.run(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       await this.#references.deleteCascading(tx, emit, resource, id);
@@ -275,71 +270,6 @@ export class ResourceOperations {
     const key = parent[relation.foreignKey];
     if (typeof key !== 'number') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
     return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
-  }
-
-  /**
-   * A create that needs nothing else in its transaction (no reference to check, nothing to commit
-   * with it): the row and its event in one statement, one round trip (where the database can).
-   */
-  async #createInOneStatement(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
-    try {
-      const { row, event } = await this.#events.insertWithEvent(this.#store.insertStatement(resource, values), {
-        type: `${resource.singular}.created`,
-        resource: resource.name,
-        occurredAt: new Date().toISOString(),
-      });
-      const record = this.#store.decodeRow(resource, row);
-      this.#events.announce();
-      this.#onEventsCommitted?.([{ ...event, data: { object: structuredClone(record) } }]);
-      return record;
-    } catch (error) {
-      throw writeError(resource, error);
-    }
-  }
-
-  /**
-   * The same where statements answer at once (SQLite): the row and its event in a transaction
-   * shared with the other such creates of this event-loop turn (group commit), each atomic on its
-   * own; answered once that transaction has committed.
-   */
-  async #createShared(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
-    let done: { record: StoredRecord; events: StoredEvent[] } | undefined;
-    try {
-      done = await this.#db.transactionShared?.((tx) => {
-        const record = this.#store.insertNow(tx, resource, values);
-        return { record, events: this.#events.appendNow(tx, [eventOf('created', resource, record)]) };
-      });
-    } catch (error) {
-      throw writeError(resource, error);
-    }
-    if (done === undefined) throw new Error('shared transactions are for databases that answer at once');
-    this.#events.announce();
-    this.#onEventsCommitted?.(done.events);
-    return done.record;
-  }
-
-  /**
-   * Runs a write in one transaction. Events the work emits are appended to the outbox in that same
-   * transaction (a committed change always has its events, a rolled-back one none), and the
-   * dispatcher is woken once it has committed.
-   */
-  async #write<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
-    const pending: NewEvent[] = [];
-    let stored: StoredEvent[] = [];
-    try {
-      const result = await this.#db.transaction(async (tx) => {
-        const value = await work(tx, (event) => pending.push(event));
-        if (pending.length > 0) stored = await this.#events.append(tx, pending);
-        return value;
-      });
-      if (stored.length > 0) {
-        this.#events.announce();
-        this.#onEventsCommitted?.(stored);
-      }
-      return result;
-    } catch (error) {
-      throw writeError(resource, error);
-    }
   }
 
   /** Embedding a relation reads its target: the same rule applies, before any row is read. */

@@ -1,0 +1,94 @@
+import type { ResourceModel } from '../schema/schema-model.js';
+import type { RecordStore, StoredRecord } from '../store/record-store.js';
+import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
+import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
+import { eventOf } from './change-events.js';
+import { writeError } from './write-errors.js';
+
+/**
+ * Writes and their change events, committed together (transactional outbox): a committed change
+ * always has its events, a rolled-back one none; the event dispatcher is told once they have
+ * committed. A unique violation comes out as the client's 409 (writeError).
+ */
+export class EventedWrites {
+  readonly #db: SqlDatabase;
+  readonly #store: RecordStore;
+  readonly #events: EventStore;
+  readonly #onEventsCommitted: ((events: readonly StoredEvent[]) => void) | undefined;
+
+  constructor(db: SqlDatabase, store: RecordStore, events: EventStore, onEventsCommitted: ((events: readonly StoredEvent[]) => void) | undefined) {
+    this.#db = db;
+    this.#store = store;
+    this.#events = events;
+    this.#onEventsCommitted = onEventsCommitted;
+  }
+
+  /**
+   * Runs a write in one transaction. Events the work emits are appended to the outbox in that same
+   * transaction, and the dispatcher is woken once it has committed.
+   */
+  async run<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
+    const pending: NewEvent[] = [];
+    let stored: StoredEvent[] = [];
+    try {
+      const result = await this.#db.transaction(async (tx) => {
+        const value = await work(tx, (event) => pending.push(event));
+        if (pending.length > 0) stored = await this.#events.append(tx, pending);
+        return value;
+      });
+      this.#committed(stored);
+      return result;
+    } catch (error) {
+      throw writeError(resource, error);
+    }
+  }
+
+  /**
+   * A create that needs nothing else in its transaction (no reference to check, nothing to commit
+   * with it), the cheapest way the database allows; undefined where it has none (then use run).
+   * PostgreSQL: the row and its event in one statement, one round trip. SQLite: in a transaction
+   * shared with the other such creates of this event-loop turn (group commit), each atomic on its
+   * own, answered once that transaction has committed.
+   */
+  createAlone(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> | undefined {
+    if (this.#events.combinesWrites) return this.#createInOneStatement(resource, values);
+    if (this.#db.transactionShared !== undefined) return this.#createShared(resource, values);
+    return undefined;
+  }
+
+  async #createInOneStatement(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    try {
+      const { row, event } = await this.#events.insertWithEvent(this.#store.insertStatement(resource, values), {
+        type: `${resource.singular}.created`,
+        resource: resource.name,
+        occurredAt: new Date().toISOString(),
+      });
+      const record = this.#store.decodeRow(resource, row);
+      this.#committed([{ ...event, data: { object: structuredClone(record) } }]);
+      return record;
+    } catch (error) {
+      throw writeError(resource, error);
+    }
+  }
+
+  async #createShared(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    let done: { record: StoredRecord; events: StoredEvent[] } | undefined;
+    try {
+      done = await this.#db.transactionShared?.((tx) => {
+        const record = this.#store.insertNow(tx, resource, values);
+        return { record, events: this.#events.appendNow(tx, [eventOf('created', resource, record)]) };
+      });
+    } catch (error) {
+      throw writeError(resource, error);
+    }
+    if (done === undefined) throw new Error('shared transactions are for databases that answer at once');
+    this.#committed(done.events);
+    return done.record;
+  }
+
+  #committed(events: readonly StoredEvent[]): void {
+    if (events.length === 0) return;
+    this.#events.announce();
+    this.#onEventsCommitted?.(events);
+  }
+}
