@@ -10,8 +10,3 @@ export type PromiseOrValue<T> = T | Promise<T>;
 export function isPromise<T>(value: PromiseOrValue<T>): value is Promise<T> {
   return value instanceof Promise;
 }
-
-/** `then` for a result that may already be there: `next` runs at once when it is. */
-export function whenReady<T, U>(value: PromiseOrValue<T>, next: (value: T) => PromiseOrValue<U>): PromiseOrValue<U> {
-  return isPromise(value) ? value.then(next) : next(value);
-}

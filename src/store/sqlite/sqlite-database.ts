@@ -169,18 +169,18 @@ export class SqliteDatabase implements SqlDatabase {
     const batch = this.#shared;
     this.#shared = [];
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    // A work alone needs no savepoint: the transaction is its own.
+    const isolate = batch.length > 1;
     try {
       this.#begin.run();
-      if (batch.length === 1) {
-        outcomes.push(attempt(batch[0]?.work, this.#immediate));
-      } else {
-        for (const item of batch) {
-          this.#savepoint.run();
-          const outcome = attempt(item.work, this.#immediate);
+      for (const item of batch) {
+        if (isolate) this.#savepoint.run();
+        const outcome = attempt(item.work, this.#immediate);
+        if (isolate) {
           if (!outcome.ok) this.#rollbackToSavepoint.run();
           this.#release.run();
-          outcomes.push(outcome);
         }
+        outcomes.push(outcome);
       }
       if (outcomes.some((o) => o.ok)) this.#commit.run();
       else this.#rollback.run();
@@ -238,9 +238,9 @@ interface SharedWork {
   reject: (error: unknown) => void;
 }
 
-function attempt(work: ((tx: ImmediateExecutor) => unknown) | undefined, tx: ImmediateExecutor): { ok: boolean; value: unknown } {
+function attempt(work: (tx: ImmediateExecutor) => unknown, tx: ImmediateExecutor): { ok: boolean; value: unknown } {
   try {
-    return { ok: true, value: work?.(tx) };
+    return { ok: true, value: work(tx) };
   } catch (error) {
     return { ok: false, value: error };
   }
