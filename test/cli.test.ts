@@ -1,10 +1,10 @@
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
-import { finish, freePort, killAll, logLines, startCli, waitReady, type Finished, type Running } from './helpers/cli-process.js';
+import { CLI, finish, freePort, killAll, logLines, startCli, startProcess, waitReady, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * The `restgraph` CLI as operators run it: a child process of dist/cli/main.js, on real temp
@@ -31,6 +31,7 @@ let dir: ReturnType<typeof tempDir>;
 let children: Running[] = [];
 
 // The CLI runs from dist, built once for the whole run by test/global-setup.ts.
+const ROOT = resolve(dirname(CLI), '..', '..');
 
 function start(args: string[], env: Record<string, string> = {}): Running {
   return startCli(dir.path, args, env, children);
@@ -263,6 +264,33 @@ describe('serve', () => {
     expect(await running.exited).toEqual({ code: 0, signal: null });
     expect(logLines(running.stdout()).map((l) => l.msg)).toContain('stopped');
   });
+
+  it('`npm start` hands SIGTERM to the server (as `docker stop` does to its first process): it drains, exits 0 and frees the port', async () => {
+    // The project's own package.json and start script, in a directory of its own, with the build
+    // step stubbed out: test/global-setup.ts has built dist/ already, and rebuilding it here would
+    // rewrite the files other test files' servers are loading.
+    const project = join(dir.path, 'project');
+    mkdirSync(project);
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    manifest.scripts.build = 'node -e ""';
+    writeFileSync(join(project, 'package.json'), JSON.stringify(manifest));
+    for (const entry of ['dist', 'node_modules', 'examples', 'schema']) symlinkSync(join(ROOT, entry), join(project, entry));
+    const port = await freePort();
+    const npm = startProcess('npm', ['start'], project, { DATABASE_URL: `sqlite:${join(dir.path, 'npm.db')}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN }, children);
+    await waitReady(npm, port);
+    npm.child.kill('SIGTERM');
+    // (A server orphaned by its shell keeps npm's output pipe open: npm's exit would never be seen.)
+    expect(await Promise.race([npm.exited, sleep(10_000).then(() => 'still running after 10 s')])).toEqual({ code: 0, signal: null });
+    const messages = npm
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => (JSON.parse(line) as { msg?: unknown }).msg);
+    expect(messages).toContain('shutting down: draining in-flight requests');
+    expect(messages.at(-1)).toBe('stopped');
+    // Nothing is left listening (a server orphaned by its shell would still answer).
+    await expect(globalThis.fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  }, 30_000);
 
   it('takes the schema file argument, and flags over environment', async () => {
     const schema = writeSchema('resources:\n  notes:\n    fields:\n      text: { type: string }\n');

@@ -35,7 +35,12 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /** Starts `node dist/cli/main.js ...args` in `cwd`, collecting its output; `track` keeps it for cleanup. */
 export function startCli(cwd: string, args: string[], env: Record<string, string>, track: Running[]): Running {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return startProcess(process.execPath, [CLI, ...args], cwd, env, track);
+}
+
+/** Starts any command in `cwd` with a clean environment plus `env`, collecting its output; `track` keeps it for cleanup. */
+export function startProcess(command: string, args: string[], cwd: string, env: Record<string, string>, track: Running[]): Running {
+  const child = spawn(command, args, { cwd, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
