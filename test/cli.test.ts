@@ -281,11 +281,8 @@ describe('serve', () => {
     npm.child.kill('SIGTERM');
     // (A server orphaned by its shell keeps npm's output pipe open: npm's exit would never be seen.)
     expect(await Promise.race([npm.exited, sleep(10_000).then(() => 'still running after 10 s')])).toEqual({ code: 0, signal: null });
-    const messages = npm
-      .stdout()
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => (JSON.parse(line) as { msg?: unknown }).msg);
+    // npm's own lines ("> restgraph@… start") come first; the server's are JSON.
+    const messages = logLines(npm.stdout().split('\n').filter((line) => line.startsWith('{')).join('\n')).map((l) => l.msg);
     expect(messages).toContain('shutting down: draining in-flight requests');
     expect(messages.at(-1)).toBe('stopped');
     // Nothing is left listening (a server orphaned by its shell would still answer).

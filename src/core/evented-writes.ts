@@ -15,12 +15,15 @@ export class EventedWrites {
   readonly #store: RecordStore;
   readonly #events: EventStore;
   readonly #onEventsCommitted: ((events: readonly StoredEvent[]) => void) | undefined;
+  /** The database's group commit, where it has one (SQLite). */
+  readonly #transactionShared: SqlDatabase['transactionShared'];
 
   constructor(db: SqlDatabase, store: RecordStore, events: EventStore, onEventsCommitted: ((events: readonly StoredEvent[]) => void) | undefined) {
     this.#db = db;
     this.#store = store;
     this.#events = events;
     this.#onEventsCommitted = onEventsCommitted;
+    this.#transactionShared = db.transactionShared?.bind(db);
   }
 
   /**
@@ -52,7 +55,7 @@ export class EventedWrites {
    */
   createAlone(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> | undefined {
     if (this.#events.combinesWrites) return this.#createInOneStatement(resource, values);
-    if (this.#db.transactionShared !== undefined) return this.#createShared(resource, values);
+    if (this.#transactionShared !== undefined) return this.#createShared(this.#transactionShared, resource, values);
     return undefined;
   }
 
@@ -71,17 +74,16 @@ export class EventedWrites {
     }
   }
 
-  async #createShared(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
-    let done: { record: StoredRecord; events: StoredEvent[] } | undefined;
+  async #createShared(shared: NonNullable<SqlDatabase['transactionShared']>, resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> {
+    let done: { record: StoredRecord; events: StoredEvent[] };
     try {
-      done = await this.#db.transactionShared?.((tx) => {
+      done = await shared((tx) => {
         const record = this.#store.insertNow(tx, resource, values);
         return { record, events: this.#events.appendNow(tx, [eventOf('created', resource, record)]) };
       });
     } catch (error) {
       throw writeError(resource, error);
     }
-    if (done === undefined) throw new Error('shared transactions are for databases that answer at once');
     this.#committed(done.events);
     return done.record;
   }
