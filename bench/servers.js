@@ -11,6 +11,9 @@
 //                  dbProcessMatch: a string in the command line of the database server's
 //                  processes working for this server (their CPU is reported apart).
 //
+// start(how) takes optional { launcher, readyTimeoutMs } (see startNode), used by
+// bench/instructions.js to run the server under valgrind.
+//
 // ctx = { dir, size, users, shared }: users = the seed rows (ids 1..size), shared = an
 // object the servers of one size and round may use to pass things on (restgraph leaves its
 // `users` DDL there so the baseline gets the identical table layout; restgraph-pg does the
@@ -38,11 +41,14 @@ const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
 
 /**
  * Starts a Node server pinned to the server CPU and waits until `readyPath` answers 200.
- * `args(port)` and `env(port)` give its argv (after node) and its whole environment.
+ * `args(port)` and `env(port)` give its argv (after node) and its whole environment;
+ * `launcher`, when given, is the command (and its arguments) node runs under, such as
+ * `['valgrind', '--tool=callgrind']` (bench/instructions.js).
  */
-export async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs }) {
+export async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs, launcher }) {
   const port = await freePort();
-  const child = startProcess(process.execPath, args(port), {
+  const [command, ...prefix] = launcher ?? [process.execPath];
+  const child = startProcess(command, [...prefix, ...(launcher ? [process.execPath] : []), ...args(port)], {
     cpu: SERVER_CPU,
     cwd,
     logFile,
@@ -136,8 +142,9 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
         else delete env.RESTGRAPH_SCHEMA;
         return env;
       };
-      const starter = (env) => () =>
+      const starter = (env) => (how = {}) =>
         startNode({
+          ...how,
           name,
           args: () => [restgraphCli, 'serve'],
           env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
@@ -209,8 +216,9 @@ export const servers = [
         for (const sql of shared.usersDdl) db.exec(sql);
         db.close();
       } // else bench/baseline/server.js creates its own (mirrors the example schema)
-      const start = () =>
+      const start = (how = {}) =>
         startNode({
+          ...how,
           name: 'baseline',
           args: () => [baselineScript],
           env: (port) => ({ ...process.env, PORT: String(port), HOST: '127.0.0.1', DB_PATH: dbFile }),
@@ -229,8 +237,9 @@ export const servers = [
       const dbFile = join(dir, 'db.json');
       writeJsonServerDb(dbFile, users);
       // Run as `json-server db.json --port N`, its defaults otherwise (file watching on).
-      const start = () =>
+      const start = (how = {}) =>
         startNode({
+          ...how,
           name: 'json-server',
           args: (port) => [jsonServerBin, 'db.json', '--port', String(port), '--host', '127.0.0.1'],
           env: () => ({ ...process.env }),
@@ -256,8 +265,9 @@ export const servers = [
         // Same table and indexes as restgraph-pg's migration made; else
         // bench/baseline-pg/server.js creates its own (mirrors what restgraph makes).
         if (shared.pgUsersDdl) await applyDdl(database.url, shared.pgUsersDdl);
-        const start = () =>
+        const start = (how = {}) =>
           startNode({
+            ...how,
             name: 'baseline-pg',
             args: () => [baselinePgScript],
             env: (port) => ({ ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: database.url }),
