@@ -8,8 +8,9 @@
 // the server is warmed up (BENCH_INSTR_WARMUP requests, so V8 has optimised the path), then the
 // count is reset, BENCH_INSTR_REQUESTS requests are sent, and the count read back (a window);
 // windows are counted until the last BENCH_INSTR_WINDOWS of them agree within 3 % (at most 10
-// more), and their median is reported, as instructions per request. The ratio baseline/restgraph reads like the req/s ratios of bench/run.js (1.0 = as
-// little work as the hand-written server), with the same targets.
+// more), and their median is reported, as instructions per request. The ratio
+// baseline/restgraph reads like the req/s ratios of bench/run.js (1.0 = as little work as the
+// hand-written server), with the same targets.
 //
 // What it does not count: the kernel's share, a third or more of a request's time. For reads
 // that is the same socket work for both servers, except that a slower server's client sleeps
@@ -41,6 +42,7 @@ import { promisify } from 'node:util';
 import { hasCommand, killAllNow } from './lib/proc.js';
 import { fmtCount, renderTable } from './lib/report.js';
 import { makeUsers, prng } from './lib/seed.js';
+import { median, pool } from './lib/subscribers.js';
 import { requestFactory, scenarioFor, scenarios as allScenarios } from './scenarios.js';
 import { servers as allServers } from './servers.js';
 
@@ -88,7 +90,6 @@ const scenarios = config.scenarios.map((name) => allScenarios.find((s) => s.name
 async function load(url, next, count) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: config.connections });
   const refused = new Map();
-  let started = 0;
   const one = () =>
     new Promise((resolve, reject) => {
       const { method, path, headers, body } = next();
@@ -101,14 +102,8 @@ async function load(url, next, count) {
       request.on('error', reject);
       request.end(body);
     });
-  const lane = async () => {
-    while (started < count) {
-      started++;
-      await one();
-    }
-  };
   try {
-    await Promise.all(Array.from({ length: config.connections }, lane));
+    await pool(count, config.connections, one);
   } finally {
     agent.destroy();
   }
@@ -121,7 +116,7 @@ async function dumpCount(pid, outFile, dumpNumber) {
   const file = `${outFile}.${dumpNumber}`;
   for (let attempt = 0; attempt < 100; attempt++) {
     try {
-      const match = /^totals: (\d+)/m.exec(readFileSync(file, 'utf8')) ?? /^summary: (\d+)/m.exec(readFileSync(file, 'utf8'));
+      const match = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'));
       if (match) return Number(match[1]);
     } catch {
       // not written yet
@@ -130,8 +125,6 @@ async function dumpCount(pid, outFile, dumpNumber) {
   }
   throw new Error(`callgrind wrote no ${file}`);
 }
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 const dir = mkdtempSync(join(tmpdir(), 'restgraph-instr-'));
 const cleanup = () => {
@@ -192,9 +185,9 @@ try {
           last = perRequest.slice(-config.windows);
         } while ((last.length < config.windows || Math.max(...last) > STEADY * Math.min(...last)) && perRequest.length < config.windows + MAX_EXTRA_WINDOWS);
         const steady = Math.max(...last) <= STEADY * Math.min(...last);
-        (results[scenario.name] ??= {})[server.name] = { instructionsPerRequest: median(last), steady, windows: perRequest };
+        (results[scenario.name] ??= {})[server.name] = { instructionsPerRequest: Math.round(median(last)), steady, windows: perRequest };
         console.log(
-          `${fmtCount(median(last))} instructions/request${steady ? '' : ' ~ (never steady)'} (windows: ${perRequest.map(fmtCount).join(', ')})`,
+          `${fmtCount(Math.round(median(last)))} instructions/request${steady ? '' : ' ~ (never steady)'} (windows: ${perRequest.map(fmtCount).join(', ')})`,
         );
       }
     } finally {
