@@ -664,12 +664,17 @@ describe('/v1/tokens over HTTP', () => {
     const response = await t.app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'doomed', scopes: ['users:read'] } });
     const token = json<TokenBody>(response);
     const key = must(token.key);
-    expectSuccess(await t.app.inject({ method: 'GET', url: '/users', headers: { authorization: bearer(key) } }), 200);
+    // Verified keys are remembered by the header that carried them: every spelling of the scheme
+    // is remembered apart, and a revocation must reach them all.
+    const spellings = [bearer(key), `bearer ${key}`, `Bearer   ${key}  `];
+    for (const authorization of spellings) expectSuccess(await t.app.inject({ method: 'GET', url: '/users', headers: { authorization } }), 200);
     const revoked = await t.app.inject({ method: 'DELETE', url: `/v1/tokens/${token.id}` });
     expect(revoked.statusCode).toBe(204);
     expect(revoked.body).toBe('');
-    const refused = await t.app.inject({ method: 'GET', url: '/users', headers: { authorization: bearer(key) } });
-    expectProblem(refused, 401, 'invalid-token', INVALID_TOKEN);
+    for (const authorization of spellings) {
+      const refused = await t.app.inject({ method: 'GET', url: '/users', headers: { authorization } });
+      expectProblem(refused, 401, 'invalid-token', INVALID_TOKEN);
+    }
     const shown = json<TokenBody>(await t.app.inject({ method: 'GET', url: `/v1/tokens/${token.id}` }));
     expect(shown.state).toBe('revoked');
     expect(Math.abs(Date.parse(must(shown.revokedAt)) - Date.now())).toBeLessThan(60_000);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
-import { actAsAdmin, discardLogs, json, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
+import { actAsAdmin, captureLogs, discardLogs, json, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
 /**
@@ -49,6 +49,30 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('a row locked elsewhere beyond the 
       expect(json<{ name: string }>(retried).name).toBe('Grace');
     } finally {
       await other.end();
+      await app.close();
+    }
+  });
+});
+
+describe('a failure nothing anticipated (a table dropped under the running server)', () => {
+  it('REST and GraphQL answer 500 without internals, and the log has the error with the request id', async () => {
+    const { logs, logDestination } = captureLogs();
+    const app = actAsAdmin(await buildApp({ databaseUrl: database.url, logDestination, adminToken: TEST_ADMIN_TOKEN }));
+    try {
+      await database.run('ALTER TABLE "products" RENAME TO "products_elsewhere"');
+
+      const rest = await app.inject({ method: 'GET', url: '/products', headers: { 'x-request-id': 'broken-rest' } });
+      expect(rest.statusCode).toBe(500);
+      expect(rest.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+      expect(rest.body).not.toMatch(/products_elsewhere|no such table|does not exist|SELECT/i);
+
+      const graphql = await app.inject({ method: 'POST', url: '/graphql', headers: { 'x-request-id': 'broken-graphql' }, payload: { query: '{ products { id } }' } });
+      expect(graphql.body).not.toMatch(/products_elsewhere|no such table|does not exist|SELECT/i);
+
+      await new Promise<void>((resolve) => app.flushLogs(resolve));
+      const failure = logs.find((l) => l.msg === 'request failed' && l.requestId === 'broken-rest');
+      expect(failure, JSON.stringify(logs.filter((l) => l.level !== 30))).toMatchObject({ level: 50, err: { message: expect.stringMatching(/products/) as unknown } });
+    } finally {
       await app.close();
     }
   });

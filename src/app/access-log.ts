@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { RequestMetrics } from './request-metrics.js';
 import type { CompletionListener } from './request-completions.js';
+import { NOT_ASCII, type LineSink } from './log-destination.js';
 
 let lastSecond = -1;
 let secondPrefix = '';
@@ -31,19 +32,33 @@ const BASE_FIELDS = `"pid":${process.pid},"hostname":${JSON.stringify(hostname()
 /**
  * The one log line per request, in exactly the shape pino writes (level, time, pid, hostname, then
  * the fields), built as a string: it is the most frequent line by far, and pino's generic
- * serialisation cost a tenth of a simple read's throughput.
+ * serialisation cost a tenth of a simple read's throughput. The line is ASCII whatever the URL
+ * (see {@link asciiJson}), so a batching sink copies it out without encoding it.
  */
-export function accessLogWriter(destination: { write(line: string): unknown }, enabled: boolean) {
+export function accessLogWriter(destination: LineSink, enabled: boolean) {
   if (!enabled) return (): void => undefined;
+  const write = destination.writeAscii?.bind(destination) ?? destination.write.bind(destination);
   return (requestId: string, method: string, url: string, statusCode: number, elapsedMs: number): void => {
     const durationMs = Math.round(elapsedMs * 100) / 100;
     // The request id (checked against REQUEST_ID or generated) and the method (an HTTP token, as
-    // Node's parser enforces) need no JSON escaping; the URL does.
-    destination.write(
+    // Node's parser enforces) are ASCII and need no JSON escaping; the URL needs both.
+    write(
       `{"level":30${isoTimestamp()},${BASE_FIELDS},"requestId":"${requestId}","method":"${method}",` +
-        `"url":${JSON.stringify(url)},"statusCode":${statusCode},"durationMs":${durationMs},"msg":"request"}\n`,
+        `"url":${asciiJson(url)},"statusCode":${statusCode},"durationMs":${durationMs},"msg":"request"}\n`,
     );
   };
+}
+
+const NOT_ASCII_ALL = new RegExp(NOT_ASCII.source, 'g');
+
+/**
+ * A string as JSON text in ASCII: what JSON.stringify writes, with every other character as a
+ * \uXXXX escape (the same string to any JSON reader). Node's parser lets URL bytes beyond ASCII
+ * through, as Latin-1 characters.
+ */
+export function asciiJson(text: string): string {
+  const json = JSON.stringify(text);
+  return NOT_ASCII.test(json) ? json.replace(NOT_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
 }
 
 /**
@@ -54,6 +69,6 @@ export function accessLogWriter(destination: { write(line: string): unknown }, e
 export function requestReporter(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined): CompletionListener {
   return (request, statusCode, elapsedMs) => {
     write(request.id, request.method, request.url, statusCode, elapsedMs);
-    requests?.record(request.routeOptions.url, request.method, statusCode, elapsedMs);
+    requests?.record(request.routePattern ?? request.routeOptions.url, request.method, statusCode, elapsedMs);
   };
 }

@@ -107,8 +107,7 @@ export class Authenticator {
    */
   async authenticate(header: string | undefined): Promise<Principal> {
     if (header === undefined) return ANONYMOUS;
-    const token = bearerToken(header);
-    return this.#fromMemory(token) ?? this.#verify(token);
+    return this.#fromMemory(header) ?? this.#verify(bearerToken(header), header);
   }
 
   /**
@@ -117,35 +116,38 @@ export class Authenticator {
    * @throws InvalidTokenError when the credential is certainly not valid.
    */
   authenticateCached(header: string | undefined): Principal | undefined {
-    return header === undefined ? ANONYMOUS : this.#fromMemory(bearerToken(header));
+    return header === undefined ? ANONYMOUS : this.#fromMemory(header);
   }
 
-  #fromMemory(token: string): Principal | undefined {
-    if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
-    if (!token.startsWith(API_KEY_PREFIX)) return undefined;
+  #fromMemory(header: string): Principal | undefined {
     const now = Date.now();
-    // Keys verified against the database (by SHA-256) are remembered by the key itself, so a
-    // request with a known key needs no hashing at all.
-    const cached = this.#cache.get(token);
-    if (cached === undefined || cached.checkAfter <= now) return undefined;
-    if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
-    this.#touch(cached.id, now);
-    return cached.principal;
+    // API keys verified against the database (by SHA-256) are remembered by the whole header that
+    // carried them: a request repeating one needs no parsing and no hashing. (The admin token is
+    // never remembered here: it is checked before a key is looked up in the database.)
+    const cached = this.#cache.get(header);
+    if (cached !== undefined && cached.checkAfter > now) {
+      if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
+      this.#touch(cached.id, now);
+      return cached.principal;
+    }
+    const token = bearerToken(header);
+    if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
+    return undefined;
   }
 
   /** Verifies what memory could not: an API key against the database, or a JWT. */
-  async #verify(token: string): Promise<Principal> {
-    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token);
+  async #verify(token: string, header: string): Promise<Principal> {
+    if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token, header);
     if (token.split('.').length === 3) return this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
   }
 
   /** Called after a memory miss: asks the database, which holds only the key's SHA-256. */
-  async #apiKey(token: string): Promise<Principal> {
+  async #apiKey(token: string, header: string): Promise<Principal> {
     const now = Date.now();
     const record = await this.#apiKeys.findByHash(hashApiKey(token));
     if (record === undefined) {
-      this.#cache.delete(token);
+      this.#cache.delete(header);
       throw new InvalidTokenError('The API key is unknown or revoked.');
     }
     if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
@@ -160,7 +162,7 @@ export class Authenticator {
       checkAfter: now + this.#cacheMs,
       expiresAt: record.expiresAt === null ? Infinity : Date.parse(record.expiresAt),
     };
-    this.#cache.set(token, cached);
+    this.#cache.set(header, cached);
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
     this.#touch(cached.id, now);
     return cached.principal;
@@ -168,7 +170,7 @@ export class Authenticator {
 
   /** Forgets a cached key at once (after a revocation through this server). */
   forgetApiKey(id: number): void {
-    for (const [token, cached] of this.#cache) if (cached.id === id) this.#cache.delete(token);
+    for (const [header, cached] of this.#cache) if (cached.id === id) this.#cache.delete(header);
   }
 
   /** Records last use at most once a minute per key, off the request's path. */

@@ -15,7 +15,7 @@ export function canRead(principal: Principal, resource: ResourceModel): boolean 
   const rule = resource.access.read;
   if (rule.kind === 'public') return true;
   if (principal.kind === 'anonymous') return false;
-  return rule.kind === 'authenticated' || rule.anyOf.some((scope) => principal.scopes.has(scope));
+  return rule.kind === 'authenticated' || hasAnyScope(principal, rule.anyOf);
 }
 
 export function authorize(principal: Principal, resource: ResourceModel, operation: AccessOperation): void {
@@ -26,9 +26,15 @@ export function authorize(principal: Principal, resource: ResourceModel, operati
     throw new AuthenticationRequiredError(`${verb(operation)} ${resource.name} needs a token: send Authorization: Bearer <token>.`);
   }
   if (rule.kind === 'authenticated') return;
-  if (!rule.anyOf.some((scope) => principal.scopes.has(scope))) {
+  if (!hasAnyScope(principal, rule.anyOf)) {
     throw new ForbiddenError(`${verb(operation)} ${resource.name} needs one of the scopes ${rule.anyOf.join(', ')}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, rule.anyOf);
   }
+}
+
+/** Whether the principal holds one of the scopes (a loop, not .some(): every request asks). */
+function hasAnyScope(principal: Principal, scopes: readonly string[]): boolean {
+  for (let i = 0; i < scopes.length; i++) if (principal.scopes.has(scopes[i] ?? '')) return true;
+  return false;
 }
 
 /**

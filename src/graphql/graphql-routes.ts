@@ -53,13 +53,20 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
   void app.register(async (scope) => {
     // WebSockets only here: the plugin's hooks then run for /graphql alone, not for every request.
     // (A refused upgrade elsewhere is closed by the app's own onRequest hook.)
-    await scope.register(websocket, { options: { maxPayload: options.maxMessageBytes } });
+    await scope.register(websocket, {
+      options: { maxPayload: options.maxMessageBytes },
+      // Its default handler logs through request.log, which is Fastify's null logger here (build-app.ts).
+      errorHandler: (error, socket, request) => {
+        app.log.error({ requestId: request.id, err: error }, 'WebSocket handler failed');
+        socket.terminate();
+      },
+    });
     // graphql-http reads the body itself (and answers 415 for what it does not take).
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     scope.setErrorHandler((error, request, reply) => {
       const problem = toRestgraphError(error);
-      if (problem.status >= 500) request.log.error({ requestId: request.id, err: error }, 'request failed');
+      if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
       if (problem.headers !== undefined) reply.headers(problem.headers);
       return sendErrors(reply, problem.status, problem.message, problem.code);
     });

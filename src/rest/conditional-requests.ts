@@ -21,11 +21,22 @@ export function entityTag(body: string): string {
  * @example recordTag('Jd0aQw', '2026-11-24T10:00:00.000Z', body) // "Jd0aQw.2026-11-24T10:00:00.000Z.4b"
  */
 export function recordTag(shape: string, updatedAt: unknown, body: string): string {
-  return typeof updatedAt === 'string' && TAG_CHARACTERS.test(updatedAt) ? `"${shape}.${updatedAt}.${body.length.toString(36)}"` : entityTag(body);
+  return typeof updatedAt === 'string' && fitsTag(updatedAt) ? `"${shape}.${updatedAt}.${body.length.toString(36)}"` : entityTag(body);
 }
 
-/** What an updatedAt may hold to go into a tag as it is (RFC 9110's etagc, and not too long). */
-const TAG_CHARACTERS = /^[\x21\x23-\x7e]{1,40}$/;
+/**
+ * Whether an updatedAt may go into a tag as it is: 1 to 40 of RFC 9110's etagc (visible ASCII but
+ * `"`). A loop, not a regular expression: this runs on every read, and the loop costs a tenth.
+ */
+function fitsTag(text: string): boolean {
+  const length = text.length;
+  if (length === 0 || length > 40) return false;
+  for (let i = 0; i < length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x21 || c > 0x7e || c === 0x22) return false;
+  }
+  return true;
+}
 
 /** A short name for the shape of a representation (its field names and types, in order). */
 export function shapeTag(description: string): string {

@@ -42,6 +42,7 @@ export function registerPath(
       url,
       config: rateLimits === undefined ? { ...options.config } : { ...options.config, rateLimits },
       handler: (request, reply) => {
+        request.routePattern = url;
         assertAcceptable(request, options.produces);
         return handler(request, reply);
       },

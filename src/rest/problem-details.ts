@@ -110,7 +110,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const problem = toRestgraphError(error);
-    if (problem.status >= 500) request.log.error({ requestId: request.id, err: error }, 'request failed');
+    if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
     return sendProblem(reply, request, problem);
   });
   app.setNotFoundHandler((request, reply) => {
