@@ -32,14 +32,22 @@
 // BENCH_INSTR_WARMUP (default 20000), BENCH_INSTR_REQUESTS (default 5000),
 // BENCH_INSTR_WINDOWS (default 3), BENCH_KEEP=1 (keep the temporary directory: databases,
 // server logs, callgrind's files). Results: printed, and bench/results/instructions.json.
+//
+// BENCH_INSTR_FUNCTIONS=1 also says where the instructions go: the servers run under
+// `node --perf-basic-prof` and callgrind keeps each count's address, so the last window's
+// instructions are listed by function, V8's generated code (optimised JavaScript) included, by
+// name (bench/lib/callgrind-functions.js): the BENCH_INSTR_FUNCTIONS_TOP (default 40) largest are
+// printed, and 200 go into the results. Compare two servers' lists, or two builds', to see
+// what a change moved.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { hasCommand, killAllNow } from './lib/proc.js';
+import { instructionsByFunction } from './lib/callgrind-functions.js';
 import { fmtCount, renderTable } from './lib/report.js';
 import { makeUsers, prng } from './lib/seed.js';
 import { median, pool } from './lib/subscribers.js';
@@ -61,6 +69,8 @@ const config = {
   requests: Number(env.BENCH_INSTR_REQUESTS ?? 5_000),
   windows: Number(env.BENCH_INSTR_WINDOWS ?? 3),
   connections: 8,
+  functions: env.BENCH_INSTR_FUNCTIONS === '1',
+  functionsTop: Number(env.BENCH_INSTR_FUNCTIONS_TOP ?? 40),
 };
 /** The last BENCH_INSTR_WINDOWS windows agree when the largest is within 3 % of the smallest. */
 const STEADY = 1.03;
@@ -126,6 +136,13 @@ async function dumpCount(pid, outFile, dumpNumber) {
   throw new Error(`callgrind wrote no ${file}`);
 }
 
+/** What --perf-basic-prof leaves behind: the map, and V8's log in the server's working directory (the repository). */
+function removePerfFiles(pid) {
+  rmSync(`/tmp/perf-${pid}.map`, { force: true });
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  for (const name of readdirSync(root)) if (name.startsWith('isolate-') && name.endsWith(`-${pid}-v8.log`)) rmSync(join(root, name), { force: true });
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'restgraph-instr-'));
 const cleanup = () => {
   killAllNow();
@@ -152,8 +169,9 @@ try {
     mkdirSync(serverDir);
     const prepared = await server.prepare({ dir: serverDir, size: config.size, users, shared });
     const outFile = join(serverDir, 'callgrind.out');
+    const callgrind = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${outFile}`];
     const started = await prepared.start({
-      launcher: ['valgrind', '--tool=callgrind', `--callgrind-out-file=${outFile}`],
+      launcher: config.functions ? ['env', 'NODE_OPTIONS=--perf-basic-prof', ...callgrind, '--dump-instr=yes'] : callgrind,
       readyTimeoutMs: 300_000,
     });
     let dumps = 0;
@@ -185,14 +203,22 @@ try {
           last = perRequest.slice(-config.windows);
         } while ((last.length < config.windows || Math.max(...last) > STEADY * Math.min(...last)) && perRequest.length < config.windows + MAX_EXTRA_WINDOWS);
         const steady = Math.max(...last) <= STEADY * Math.min(...last);
-        (results[scenario.name] ??= {})[server.name] = { instructionsPerRequest: Math.round(median(last)), steady, windows: perRequest };
+        const result = { instructionsPerRequest: Math.round(median(last)), steady, windows: perRequest };
+        (results[scenario.name] ??= {})[server.name] = result;
         console.log(
           `${fmtCount(Math.round(median(last)))} instructions/request${steady ? '' : ' ~ (never steady)'} (windows: ${perRequest.map(fmtCount).join(', ')})`,
         );
+        if (config.functions) {
+          const functions = instructionsByFunction(`${outFile}.${dumps}`, `/tmp/perf-${started.pid}.map`, config.requests);
+          result.functions = functions.slice(0, 200);
+          console.log(`    instructions/request by function, last window (${server.name} / ${scenario.name}):`);
+          for (const { name, perRequest: count } of functions.slice(0, config.functionsTop)) console.log(`    ${fmtCount(count).padStart(9)}  ${name}`);
+        }
       }
     } finally {
       await started.stop(60_000);
       await prepared.cleanup?.();
+      if (config.functions && env.BENCH_KEEP !== '1') removePerfFiles(started.pid);
     }
   }
 } catch (error) {
