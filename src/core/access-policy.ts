@@ -33,7 +33,7 @@ export function authorize(principal: Principal, resource: ResourceModel, operati
 
 /** Whether the principal holds one of the scopes (a loop, not .some(): every request asks). */
 function hasAnyScope(principal: Principal, scopes: readonly string[]): boolean {
-  for (let i = 0; i < scopes.length; i++) if (principal.scopes.has(scopes[i] ?? '')) return true;
+  for (const scope of scopes) if (principal.scopes.has(scope)) return true;
   return false;
 }
 
