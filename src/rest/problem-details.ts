@@ -106,9 +106,29 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   return status;
 }
 
+/**
+ * Answers a 500 on Node's response directly, past Fastify, when Node refused to write the response
+ * Fastify made (say a header it would not take); the socket is closed when part of it has gone out.
+ */
+export function answerUnsendable(reply: FastifyReply): void {
+  const response = reply.raw;
+  if (response.headersSent || response.writableEnded) {
+    response.destroy();
+    return;
+  }
+  const body = JSON.stringify(problemBody(new InternalError(), reply.request));
+  response.writeHead(500, { 'content-type': PROBLEM_CONTENT_TYPE, 'content-length': String(Buffer.byteLength(body)), 'x-request-id': reply.request.id });
+  response.end(body);
+}
+
 /** Installs the error and not-found handlers: every error a client sees is problem+json. */
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
+    if (reply.sendHeld) {
+      // The response was made before the error: it stands (Fastify would have sent it already).
+      app.log.error({ requestId: request.id, err: error }, 'request failed after its response was made');
+      return;
+    }
     const problem = toRestgraphError(error);
     if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
     return sendProblem(reply, request, problem);
