@@ -63,7 +63,11 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     });
     // graphql-http reads the body itself (and answers 415 for what it does not take).
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    const asText = (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => done(null, body);
+    scope.addContentTypeParser('*', { parseAs: 'string' }, asText);
+    // The same, by name for JSON (what nearly every request sends): Fastify remembers a parser
+    // found by name, but looks for the catch-all again on every request (parsing the media type).
+    scope.addContentTypeParser('application/json', { parseAs: 'string' }, asText);
     scope.setErrorHandler((error, request, reply) => {
       const problem = toRestgraphError(error);
       if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');

@@ -17,6 +17,15 @@ export function listCacheKey(resource: ResourceModel, spec: ListSpec): string | 
   return isPlainJson(parts) ? `${resource.name}|${JSON.stringify(parts)}` : undefined;
 }
 
+/**
+ * The cache key of a listByKeys read's shape: the resource, the key field, how many keys, and
+ * every option, values included; the keys themselves are not part of it. Undefined (not cached)
+ * when an option holds anything JSON would not tell apart.
+ */
+export function byKeysCacheKey(resource: ResourceModel, field: string, keyCount: number, options: object): string | undefined {
+  return isPlainJson(options) ? `${resource.name}|${field}|${keyCount}|${JSON.stringify(options)}` : undefined;
+}
+
 /** Whether JSON text says all there is to know about a value: JSON's own types, plain objects, finite numbers. */
 function isPlainJson(value: unknown): boolean {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
