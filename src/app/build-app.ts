@@ -1,5 +1,4 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import pino from 'pino';
 import { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { ResourceOperations } from '../core/resource-operations.js';
@@ -28,8 +27,8 @@ import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { registerWebhookRoutes } from '../rest/webhook-routes.js';
 import { WebhookStore } from '../store/webhook-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
-import { BatchedLogDestination } from './log-destination.js';
-import { accessLogWriter, isoTimestamp, requestReporter } from './access-log.js';
+import { createAppLogging } from './app-logging.js';
+import { requestReporter } from './access-log.js';
 import { RequestCompletions, TrackedResponse } from './request-completions.js';
 import { createRateLimits } from './rate-limit-setup.js';
 import type { RateLimits } from '../core/rate-limits.js';
@@ -142,20 +141,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     throw error;
   }
 
-  const logDestination = options.logDestination ?? new BatchedLogDestination(1);
-  const pinoLogger = pino(
-    {
-      level: options.logLevel,
-      timestamp: isoTimestamp,
-      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
-    },
-    logDestination,
-  );
+  const { logger: pinoLogger, writeAccessLine, stop: stopLogFlushes } = createAppLogging(options.logLevel, options.logDestination);
   const logger: FastifyBaseLogger = pinoLogger;
-  const writeAccessLine = accessLogWriter(logDestination, pinoLogger.isLevelEnabled('info'));
-  // The destination gathers lines for throughput; a quiet server must still show them promptly.
-  const flushTimer = setInterval(() => pinoLogger.flush(), 1000);
-  flushTimer.unref();
 
   const newRequestId = requestIds();
   const metrics = options.metrics.enabled ? new AppMetrics({ processMetrics: options.metrics.processMetrics }) : undefined;
@@ -396,7 +383,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.addHook('onClose', async () => {
     completions.close();
     clearInterval(pruneTimer);
-    clearInterval(flushTimer);
+    stopLogFlushes();
     clearInterval(closeIdleTimer);
     await rateLimits?.limiter.close();
     await db.close();

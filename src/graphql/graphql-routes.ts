@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { BrowserAssets, packageFile, sendBrowserPage } from '../rest/browser-assets.js';
-import { toRestgraphError } from '../rest/problem-details.js';
+import { loggedAfterResponse, toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
 import { recheckCredential } from '../auth/credential-recheck.js';
@@ -69,6 +69,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // found by name, but looks for the catch-all again on every request (parsing the media type).
     scope.addContentTypeParser('application/json', { parseAs: 'string' }, asText);
     scope.setErrorHandler((error, request, reply) => {
+      if (loggedAfterResponse(app, request, reply, error)) return;
       const problem = toRestgraphError(error);
       if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
       if (problem.headers !== undefined) reply.headers(problem.headers);

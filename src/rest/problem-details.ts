@@ -121,14 +121,21 @@ export function answerUnsendable(reply: FastifyReply): void {
   response.end(body);
 }
 
+/**
+ * An error that came after the reply's response was made (and is held to the end of the turn,
+ * see app/response-batches.ts) leaves that response as it is, as when Fastify has sent it
+ * already: it is logged, and true is returned. Error handlers ask this first.
+ */
+export function loggedAfterResponse(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply, error: unknown): boolean {
+  if (!reply.sendHeld) return false;
+  app.log.error({ requestId: request.id, err: error }, 'request failed after its response was made');
+  return true;
+}
+
 /** Installs the error and not-found handlers: every error a client sees is problem+json. */
 export function registerProblemHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
-    if (reply.sendHeld) {
-      // The response was made before the error: it stands (Fastify would have sent it already).
-      app.log.error({ requestId: request.id, err: error }, 'request failed after its response was made');
-      return;
-    }
+    if (loggedAfterResponse(app, request, reply, error)) return;
     const problem = toRestgraphError(error);
     if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
     return sendProblem(reply, request, problem);

@@ -4,6 +4,7 @@ import type { DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LruCache } from '../lru-cache.js';
 import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
+import { KeyedStatementCache } from './keyed-statements.js';
 import { whereClause } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
@@ -66,13 +67,8 @@ export class RecordStore {
    * the builder would produce): repeated reads such as first pages and polling skip the builder.
    */
   readonly #listSql = new LruCache<SqlStatement>(LIST_CACHE_SIZE);
-  /**
-   * Compiled listByKeys queries by their shape: everything but the keys, whose places in the
-   * parameters are noted. A relation read (GraphQL's batched relation fields, REST's relation
-   * paths) changes only its keys from one request to the next; compiling it each time with
-   * the query builder had been a third of a GraphQL query with one relation field.
-   */
-  readonly #byKeysSql = new LruCache<KeyedStatement>(LIST_CACHE_SIZE);
+  /** listByKeys statements by shape: compiling each with the query builder had been a third of a GraphQL query with one relation field. */
+  readonly #byKeysSql = new KeyedStatementCache(LIST_CACHE_SIZE);
 
   constructor(db: SqlDatabase, rules: SqlDialectRules) {
     this.#db = db;
@@ -180,12 +176,7 @@ export class RecordStore {
     if (keys.length === 0) return [];
     const columns = options.columns === undefined ? undefined : unique([...options.columns, field]);
     const shape = byKeysCacheKey(resource, field, keys.length, options);
-    let keyed = shape === undefined ? undefined : this.#byKeysSql.get(shape);
-    if (keyed === undefined) {
-      keyed = keyedStatement(this.#compileByKeys(resource, field, keyMarkers(keys.length), columns, options), keys.length);
-      if (shape !== undefined && keyed !== undefined) this.#byKeysSql.set(shape, keyed);
-    }
-    const statement = keyed === undefined ? this.#compileByKeys(resource, field, keys, columns, options) : withKeys(keyed, keys);
+    const statement = this.#byKeysSql.statement(shape, keys, (some) => this.#compileByKeys(resource, field, some, columns, options));
     const rows = await executor.all(statement);
     return rows.map((row) => this.decodeRow(resource, row, columns));
   }
@@ -405,38 +396,4 @@ function unique(values: string[]): string[] {
 /** Double-quotes an identifier that has already been checked against the schema. */
 export function quoteIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
-}
-
-/** A listByKeys statement kept for its shape: `keyAt[i]` is where the i-th key goes in its parameters. */
-interface KeyedStatement {
-  readonly sql: string;
-  readonly parameters: readonly unknown[];
-  readonly keyAt: readonly number[];
-}
-
-/** Stand-ins for keys while a statement is compiled for keeping: objects, so no value a client sends is taken for one. */
-const KEY_MARKERS: object[] = [];
-
-function keyMarkers(count: number): readonly object[] {
-  while (KEY_MARKERS.length < count) KEY_MARKERS.push(Object.freeze({ keyMarker: KEY_MARKERS.length }));
-  return KEY_MARKERS.slice(0, count);
-}
-
-/** The statement with the places of its `count` key markers noted; undefined unless each is found exactly once. */
-function keyedStatement(statement: SqlStatement, count: number): KeyedStatement | undefined {
-  const keyAt = new Array<number>(count).fill(-1);
-  for (const [at, parameter] of statement.parameters.entries()) {
-    const marker = typeof parameter === 'object' && parameter !== null ? KEY_MARKERS.indexOf(parameter) : -1;
-    if (marker === -1) continue;
-    if (marker >= count || keyAt[marker] !== -1) return undefined;
-    keyAt[marker] = at;
-  }
-  return keyAt.includes(-1) ? undefined : { sql: statement.sql, parameters: statement.parameters, keyAt };
-}
-
-/** A kept statement with these keys in their places. */
-function withKeys(keyed: KeyedStatement, keys: readonly number[]): SqlStatement {
-  const parameters = keyed.parameters.slice();
-  for (let i = 0; i < keys.length; i++) parameters[keyed.keyAt[i] as number] = keys[i];
-  return { sql: keyed.sql, parameters };
 }
