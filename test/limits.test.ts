@@ -245,6 +245,7 @@ describe('configuration from the environment', () => {
     [{ RESTGRAPH_MAX_HEADER_BYTES: '4096', RESTGRAPH_MAX_URL_LENGTH: '4096' }, (o) => [o.maxHeaderBytes, o.maxUrlLength], [4096, 4096]],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES: '65536' }, (o) => o.graphql?.maxWebSocketMessageBytes, 65_536],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS: '7' }, (o) => o.graphql?.maxSubscriptionsPerConnection, 7],
+    [{ RESTGRAPH_GRAPHQL_MAX_SELECTIONS: '2500' }, (o) => o.graphql?.maxSelections, 2500],
     [{ RESTGRAPH_METRICS: 'false' }, (o) => o.metrics, { enabled: false }],
     [{ RESTGRAPH_METRICS_PUBLIC: 'true' }, (o) => o.metrics, { public: true }],
     [{}, (o) => [o.maxHeaderBytes, o.maxUrlLength, o.metrics, o.graphql], [undefined, undefined, undefined, undefined]],
@@ -263,6 +264,7 @@ describe('configuration from the environment', () => {
     [{ RESTGRAPH_MAX_HEADER_BYTES: '2048', RESTGRAPH_MAX_URL_LENGTH: '4096' }, 'RESTGRAPH_MAX_URL_LENGTH', 'must not be larger than RESTGRAPH_MAX_HEADER_BYTES (2048)'],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES: '10' }, 'RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES', 'must be an integer from 1024 to 1073741824, not "10"'],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS: '0' }, 'RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS', 'must be an integer from 1 to 100000, not "0"'],
+    [{ RESTGRAPH_GRAPHQL_MAX_SELECTIONS: '0' }, 'RESTGRAPH_GRAPHQL_MAX_SELECTIONS', 'must be an integer from 1 to 10000000, not "0"'],
     [{ RESTGRAPH_METRICS: 'maybe' }, 'RESTGRAPH_METRICS', 'must be true or false, not "maybe"'],
     [{ RESTGRAPH_METRICS_PUBLIC: 'yes' }, 'RESTGRAPH_METRICS_PUBLIC', 'must be true or false, not "yes"'],
   ];
