@@ -80,16 +80,16 @@ function dataOf(response: LightMyRequestResponse): Record<string, unknown> {
 const selectionsRefusal = (actual: number, max = DEFAULT_MAX_SELECTIONS): Record<string, unknown> => ({ code: 'query-too-complex', status: 400, limit: 'maxSelections', actual, max });
 
 describe('documents that expand exponentially through fragments', () => {
-  it('the 22-level document (849 bytes) is refused at once with query-too-complex: 2,097,153 selections once expanded, over the budget of 10,000', async () => {
+  it('the 22-level document (849 bytes) is refused at once with query-too-complex: 6,291,456 selections once expanded, over the budget of 10,000', async () => {
     expect(EXPONENTIAL_DOCUMENT.length).toBeLessThan(900);
     const error = refusal(await post({ query: EXPONENTIAL_DOCUMENT }));
-    expect(error.extensions).toEqual(selectionsRefusal(doublingSelections(22)));
-    expect(error.message).toBe('The query asks for 2097153 fields once its fragments are expanded; at most 10000 are allowed.');
+    expect(error.extensions).toEqual(selectionsRefusal(6_291_456));
+    expect(error.message).toBe('The query has 6291456 selections (fields, fragment spreads, inline fragments) once its fragments are expanded; at most 10000 are allowed.');
   });
 
   it('is measured before validation: the same document with an unknown field is refused by the budget, not by validation', async () => {
     const error = refusal(await post({ query: doublingFragments(22, ' nmae') }));
-    expect(error.extensions).toEqual(selectionsRefusal(2 * 2 ** 21 + 1));
+    expect(error.extensions).toEqual(selectionsRefusal(4 * 2 ** 21));
   });
 
   it('each fragment is measured once: 1,000 levels (2^999 uses) are refused with the count saturated, and the measure visits each selection of the document once', async () => {
@@ -118,22 +118,26 @@ describe('documents that expand exponentially through fragments', () => {
     const unknown = refusal(await post({ query: '{ user(id: "1") { ...Missing } }' }));
     expect(unknown.extensions.code).toBe('graphql-validation');
     const self = measureDocument(parse('{ user(id: "1") { ...A } } fragment A on User { name ...A }'));
-    expect(self.shape).toMatchObject({ selections: 2, depth: 2 });
+    expect(self.shape).toMatchObject({ selections: 4, depth: 2 });
   });
 
-  it('every operation of the document is measured, not only the one run', async () => {
+  it('every operation of the document is measured, not only the one run: their selections count together', async () => {
     const query = `query Small { __typename } query Big { user(id: "1") { ...F0 } } ${doublingFragmentDefinitions(22)}`;
     const error = refusal(await post({ query, operationName: 'Small' }));
-    expect(error.extensions).toEqual(selectionsRefusal(doublingSelections(22)));
+    expect(error.extensions).toEqual(selectionsRefusal(1 + doublingSelections(22)));
   });
 
   it('at the budget a document runs; one selection more is refused (RESTGRAPH_GRAPHQL_MAX_SELECTIONS)', async () => {
-    const small = await startTestApp({ graphql: { maxSelections: 9 } });
+    const small = await startTestApp({ graphql: { maxSelections: 24 } });
     try {
       expect((await small.app.inject({ method: 'POST', url: '/users', payload: { name: 'Ada' } })).statusCode).toBe(201);
-      // user + 2^3 names = 9
+      // user, ...F0, 3 × 2 spreads (F0 to F2, each use) and 8 names = 24
+      expect(doublingSelections(4)).toBe(24);
       expect(dataOf(await post({ query: doublingFragments(4) }, {}, small))).toEqual({ user: { name: 'Ada' } });
-      expect(refusal(await post({ query: doublingFragments(4, ' id') }, {}, small)).extensions).toEqual(selectionsRefusal(17, 9));
+      expect(refusal(await post({ query: doublingFragments(4, ' ... on User { id }') }, {}, small)).extensions).toEqual(selectionsRefusal(24 + 16, 24));
+      // The operations of a document count together.
+      const three = ['A', 'B', 'C'].map((name) => `query ${name} { ${'__typename '.repeat(10)}}`).join(' ');
+      expect(refusal(await post({ query: three, operationName: 'A' }, {}, small)).extensions).toEqual(selectionsRefusal(30, 24));
     } finally {
       await small.close();
     }
@@ -165,6 +169,34 @@ describe('documents that expand exponentially through fragments', () => {
     expect(refusal(await post({ query: EXPONENTIAL_DOCUMENT, extensions })).extensions).toEqual(selectionsRefusal(doublingSelections(22)));
     expect(refusal(await post({ extensions })).extensions.code).toBe('persisted-query-not-found');
     expect(refusal(await get({ extensions }, ANONYMOUS)).extensions.code).toBe('persisted-query-not-found');
+  });
+});
+
+describe('the same field many times at one place', () => {
+  const sideBySide = (count: number): string => `{ user(id: "1") { ${'posts { title } '.repeat(count)}} }`;
+  const pairs = (count: number): number => count * (count - 1);
+
+  it('1,200 times (1,438,800 pairs for validation to compare, 0.2 to 0.5 s) is refused before validation', async () => {
+    const error = refusal(await post({ query: sideBySide(1200) }, ANONYMOUS));
+    expect(error.extensions).toEqual({ code: 'query-too-complex', status: 400, limit: 'maxFieldPairs', actual: 1_438_800, max: 10_000 });
+    expect(error.message).toBe('The query has 1438800 pairs of fields with one name at one place (as in "{ name name }"), each of which validation compares; at most 10000 are allowed. Select each field once.');
+  });
+
+  it('up to 10,000 pairs run; more are refused; pairs met through fragments count', async () => {
+    expect(pairs(100)).toBe(9900);
+    expect(dataOf(await post({ query: sideBySide(100) }))).toEqual({ user: { posts: [] } });
+    expect(refusal(await post({ query: sideBySide(101) })).extensions).toMatchObject({ limit: 'maxFieldPairs', actual: pairs(101) });
+    const fragments = (count: number): string =>
+      `{ user(id: "1") { ${Array.from({ length: count }, (_, i) => `...F${i}`).join(' ')} } } ${Array.from({ length: count }, (_, i) => `fragment F${i} on User { id }`).join(' ')}`;
+    // Fifty fragments selecting the same field at one place, as generated client code does, run.
+    expect(dataOf(await post({ query: fragments(50) }))).toEqual({ user: { id: '1' } });
+    expect(refusal(await post({ query: fragments(150) })).extensions).toMatchObject({ limit: 'maxFieldPairs', actual: (150 * 149) / 2 });
+  });
+
+  it('a cycle of fragments is refused by its validation rule alone, before the pairs are counted', async () => {
+    const error = refusal(await post({ query: `{ user(id: "1") { ...A } } fragment A on User { ...B } fragment B on User { ...A ${'name '.repeat(200)}}` }));
+    expect(error.extensions.code).toBe('graphql-validation');
+    expect(error.message).toBe('Cannot spread fragment "A" within itself via "B".');
   });
 });
 

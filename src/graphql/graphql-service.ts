@@ -1,6 +1,7 @@
 import * as crypto from 'node:crypto';
 import {
   GraphQLError,
+  NoFragmentCyclesRule,
   NoSchemaIntrospectionCustomRule,
   OperationTypeNode,
   getOperationAST,
@@ -26,12 +27,13 @@ import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { RequestLoaders, type GraphqlContext } from './graphql-context.js';
 import { buildGraphqlSchema } from './graphql-schema.js';
-import { limitError, maxNestingOf, measureDocument, operationCost, shapeProblems, type GraphqlLimits, type MeasuredDocument } from './query-limits.js';
+import { MAX_FIELD_PAIRS, limitError, maxNestingOf, measureDocument, operationCost, shapeProblems, type GraphqlLimits, type MeasuredDocument } from './query-limits.js';
 import type { PromiseOrValue } from '../promise-or-value.js';
 import { scanDocument } from './document-scan.js';
 import { MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 import { literalValuesProblem, variablesProblem } from './input-values.js';
 import { CompiledExecution } from './compiled-execution.js';
+import { fieldPairs } from './field-pairs.js';
 
 /** A parsed, measured and validated document, kept so a repeated query skips those steps. */
 interface PreparedDocument {
@@ -269,6 +271,21 @@ export class GraphqlService {
     const measured = measureDocument(document);
     const problems = shapeProblems(measured.shape, limits);
     if (problems.length > 0) return { errors: problems.map(limitError) };
+    // The field pairs are counted through fragments: a cycle would not end (its own rule is linear).
+    if (measured.cyclic) return { errors: validate(this.schema, document, [NoFragmentCyclesRule]).map((e) => withCode(e, 'graphql-validation')) };
+    const pairs = fieldPairs(document, measured);
+    if (pairs > MAX_FIELD_PAIRS) {
+      return {
+        errors: [
+          limitError({
+            limit: 'maxFieldPairs',
+            actual: pairs,
+            max: MAX_FIELD_PAIRS,
+            message: `The query has ${pairs} pairs of fields with one name at one place (as in "{ name name }"), each of which validation compares; at most ${MAX_FIELD_PAIRS} are allowed. Select each field once.`,
+          }),
+        ],
+      };
+    }
     const errors = validate(this.schema, document, this.#rules);
     if (errors.length > 0) return { errors: errors.map((e) => withCode(e, 'graphql-validation')) };
     const prepared: PreparedDocument = { document, measured, bytes: BYTES_PER_TOKEN * scan.tokens + 2 * query.length + 1024 };

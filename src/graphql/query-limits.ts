@@ -23,7 +23,10 @@ export interface GraphqlLimits {
   maxAliases: number;
   /** Most directives in one document. @default 50 */
   maxDirectives: number;
-  /** Most field selections of an operation once its fragments are expanded (each use of a fragment counts). @default 10_000 */
+  /**
+   * Most selections (fields, fragment spreads, inline fragments) of a document's operations once
+   * their fragments are expanded: each use of a fragment counts its selections again. @default 10_000
+   */
   maxSelections: number;
   /** Most lexical tokens in one document (checked before parsing). @default 5_000 */
   maxTokens: number;
@@ -31,7 +34,7 @@ export interface GraphqlLimits {
   introspection: boolean;
 }
 
-export type LimitName = 'maxDepth' | 'maxCost' | 'maxAliases' | 'maxDirectives' | 'maxSelections';
+export type LimitName = 'maxDepth' | 'maxCost' | 'maxAliases' | 'maxDirectives' | 'maxSelections' | 'maxFieldPairs';
 
 export interface LimitProblem {
   message: string;
@@ -40,12 +43,12 @@ export interface LimitProblem {
   max: number;
 }
 
-/** What a document asks for once its fragments are expanded: the largest figures of any of its operations. */
+/** What a document asks for once its fragments are expanded: the largest figures of any of its operations, and their selections together. */
 export interface DocumentShape {
   depth: number;
   aliases: number;
   directives: number;
-  /** Field selections, each use of a fragment counting its fields again. */
+  /** Selections (fields, fragment spreads, inline fragments), each use of a fragment counting its own again. */
   selections: number;
 }
 
@@ -56,6 +59,8 @@ export interface MeasuredDocument {
   visited: number;
   /** The fragment definitions, each after the fragments it spreads; spreads that close a cycle are left out. */
   fragmentOrder: readonly FragmentDefinitionNode[];
+  /** Whether fragments spread each other in a cycle (which validation refuses). */
+  cyclic: boolean;
 }
 
 /**
@@ -67,23 +72,31 @@ export function maxNestingOf(limits: Pick<GraphqlLimits, 'maxDepth'>): number {
 }
 
 /**
+ * Most pairs of fields sharing a response path in a document (see field-pairs.ts): enough for
+ * fragments that select the same fields side by side, as generated client code does (fifty
+ * fragments with `id` at one place make 1,225), and few enough that validation takes
+ * milliseconds.
+ */
+export const MAX_FIELD_PAIRS = 10_000;
+
+/**
  * Figures that can grow exponentially (2^levels of fragments spreading the next twice) stop here,
  * where numbers are still exact integers; any limit is far below.
  */
 const SATURATED = Number.MAX_SAFE_INTEGER;
-const saturated = (n: number): number => (n > SATURATED ? SATURATED : n);
+export const saturated = (n: number): number => (n > SATURATED ? SATURATED : n);
 
 const EMPTY: DocumentShape = Object.freeze({ depth: 0, aliases: 0, directives: 0, selections: 0 });
 
 /**
- * Depth, aliases, directives and expanded selections of every operation in a document, in time
+ * Depth, aliases, directives and expanded selections of the operations in a document, in time
  * linear in its size: each fragment is measured once, and each use adds its figures (a walk per
  * use would take time exponential in the number of fragments). Runs before validation, so it
  * needs no valid document: unknown fragments count nothing, and a spread closing a cycle counts
  * nothing (validation refuses both afterwards). Variables do not change these figures.
  */
 export function measureDocument(document: DocumentNode): MeasuredDocument {
-  const fragmentOrder = orderFragments(document);
+  const { order: fragmentOrder, cyclic } = orderFragments(document);
   const summaries = new Map<string, DocumentShape>();
   let visited = 0;
   // `depth` is not counted inside introspection (__schema, __type): its size is bounded by the
@@ -93,12 +106,12 @@ export function measureDocument(document: DocumentNode): MeasuredDocument {
     const shape = { ...EMPTY };
     for (const selection of set.selections) {
       visited++;
+      shape.selections = saturated(shape.selections + 1);
       shape.directives = saturated(shape.directives + (selection.directives?.length ?? 0));
       let below: DocumentShape;
       let depth: number;
       if (selection.kind === Kind.FIELD) {
         below = selection.selectionSet === undefined ? EMPTY : measureSet(selection.selectionSet);
-        shape.selections = saturated(shape.selections + 1);
         if (selection.alias !== undefined) shape.aliases = saturated(shape.aliases + 1);
         depth = selection.name.value.startsWith('__') ? 0 : below.depth + 1;
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
@@ -127,21 +140,23 @@ export function measureDocument(document: DocumentNode): MeasuredDocument {
     worst.depth = Math.max(worst.depth, shape.depth);
     worst.aliases = Math.max(worst.aliases, shape.aliases);
     worst.directives = Math.max(worst.directives, saturated(shape.directives + (definition.directives?.length ?? 0)));
-    worst.selections = Math.max(worst.selections, shape.selections);
+    // Together: what is expanded is bounded for the whole document.
+    worst.selections = saturated(worst.selections + shape.selections);
   }
-  return { shape: worst, visited, fragmentOrder };
+  return { shape: worst, visited, fragmentOrder, cyclic };
 }
 
 /**
  * The fragments of a document in an order where each comes after those it spreads (a depth-first
  * post-order, with its own stack: a chain of fragments is as long as the document allows).
  */
-function orderFragments(document: DocumentNode): FragmentDefinitionNode[] {
+function orderFragments(document: DocumentNode): { order: FragmentDefinitionNode[]; cyclic: boolean } {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION && !fragments.has(definition.name.value)) fragments.set(definition.name.value, definition);
   }
   const order: FragmentDefinitionNode[] = [];
+  let cyclic = false;
   const state = new Map<string, 'open' | 'done'>();
   for (const root of fragments.values()) {
     if (state.has(root.name.value)) continue;
@@ -157,12 +172,13 @@ function orderFragments(document: DocumentNode): FragmentDefinitionNode[] {
       }
       const fragment = fragments.get(name);
       // An unknown fragment, one already placed, or one still open (a cycle): nothing to do.
+      if (state.get(name) === 'open') cyclic = true;
       if (fragment === undefined || state.has(name)) continue;
       state.set(name, 'open');
       stack.push({ fragment, spreads: spreadNames(fragment.selectionSet), next: 0 });
     }
   }
-  return order;
+  return { order, cyclic };
 }
 
 /** The names of the fragments spread in a selection set, at any depth (each once). */
@@ -195,7 +211,7 @@ export function shapeProblems(shape: DocumentShape, limits: GraphqlLimits): Limi
       limit: 'maxSelections',
       actual: shape.selections,
       max: limits.maxSelections,
-      message: `The query asks for ${shape.selections} fields once its fragments are expanded; at most ${limits.maxSelections} are allowed.`,
+      message: `The query has ${shape.selections} selections (fields, fragment spreads, inline fragments) once its fragments are expanded; at most ${limits.maxSelections} are allowed.`,
     });
   }
   return problems;
