@@ -15,7 +15,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { LRUCache } from 'lru-cache';
-import { createHandler, parseRequestParams, type Handler, type OperationArgs, type Request, type RequestParams } from 'graphql-http';
+import { createHandler, type Handler, type OperationArgs, type RequestParams } from 'graphql-http';
 import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
@@ -34,6 +34,7 @@ import { MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 import { literalValuesProblem, variablesProblem } from './input-values.js';
 import { CompiledExecution } from './compiled-execution.js';
 import { fieldPairs } from './field-pairs.js';
+import { PersistedQueries, requestError, type CacheUse, type PersistedQueryContext } from './persisted-queries.js';
 
 /** A parsed, measured and validated document, kept so a repeated query skips those steps. */
 interface PreparedDocument {
@@ -50,14 +51,12 @@ interface PreparedDocument {
 const BYTES_PER_TOKEN = 512;
 
 /** What the HTTP adapter hands over with each request. */
-export interface GraphqlRequestContext {
+export interface GraphqlRequestContext extends PersistedQueryContext {
   operation: OperationContext;
   /** Set when the operation was charged against the GraphQL budget (for the RateLimit headers). */
   charge?: GraphqlCharge;
   /** Set when the executed operation's result has errors (its response is then not cacheable). */
   hadErrors?: boolean;
-  /** An automatic persisted query to remember once its document has passed every check. */
-  toPersist?: { hash: string; query: string };
 }
 
 export interface GraphqlServiceOptions {
@@ -76,16 +75,6 @@ export interface GraphqlServiceOptions {
 }
 
 
-const SHA256_HEX = /^[0-9a-f]{64}$/;
-
-/** Longest query kept as an automatic persisted query (characters); a longer one runs, and is not kept. */
-export const MAX_PERSISTED_QUERY_LENGTH = 65_536;
-
-/** How much a cache holds: entries, and their size in bytes as counted against its bound. */
-export interface CacheUse {
-  entries: number;
-  bytes: number;
-}
 
 export type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };
 
@@ -103,8 +92,7 @@ export class GraphqlService {
   readonly #rules: readonly ValidationRule[];
   /** Prepared documents by the SHA-256 of their query. */
   readonly #documents: LRUCache<string, PreparedDocument>;
-  /** Automatic persisted queries by their SHA-256. */
-  readonly #persisted: LRUCache<string, string>;
+  readonly #persisted: PersistedQueries;
   /** GraphQL type names of resources: what the cost counts (not connections, edges, page info). */
   readonly #resourceTypes: ReadonlySet<string>;
   readonly #executor = new CompiledExecution();
@@ -117,17 +105,15 @@ export class GraphqlService {
     this.#resourceTypes = new Set([...model.resources.values()].map((r) => r.typeName));
     this.#rules = options.limits.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
     this.#documents = new LRUCache({ maxSize: options.documentCacheBytes ?? 32 * 1024 * 1024, sizeCalculation: (prepared) => prepared.bytes });
-    // Strings count two bytes a character (V8 keeps some in one).
-    this.#persisted = new LRUCache({ maxSize: options.persistedQueryCacheBytes ?? 16 * 1024 * 1024, sizeCalculation: (query, hash) => 2 * (query.length + hash.length) + 64 });
+    this.#persisted = new PersistedQueries(options.persistedQueryCacheBytes ?? 16 * 1024 * 1024);
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
-      parseRequestParams: (req) => this.#parseRequestParams(req),
+      parseRequestParams: (req) => this.#persisted.parseRequestParams(req),
       onSubscribe: async (req, params) => {
         const prepared = await this.prepare(params, req.context.operation);
         if (!Array.isArray(prepared)) {
           // Kept only now that it has passed every check, so the hash alone can stand for it.
-          const { toPersist } = req.context;
-          if (toPersist !== undefined) this.#persisted.set(toPersist.hash, toPersist.query);
+          this.#persisted.remember(req.context);
           const charge = (prepared as OperationArgs<GraphqlContext>).contextValue?.charge;
           if (charge !== undefined) req.context.charge = charge;
           return prepared;
@@ -154,50 +140,6 @@ export class GraphqlService {
       },
       formatError: (error) => this.#formatError(error),
     });
-  }
-
-  /**
-   * Automatic persisted queries (Apollo's protocol): `extensions.persistedQuery.sha256Hash` names
-   * a query. With the query, the pair is checked and remembered; without it, a known hash stands
-   * for its query and an unknown one answers PersistedQueryNotFound (the client then sends both).
-   * A query is remembered only once it has passed every check (see onSubscribe), and only up to
-   * MAX_PERSISTED_QUERY_LENGTH characters.
-   */
-  async #parseRequestParams(req: Request<unknown, GraphqlRequestContext>): Promise<RequestParams | undefined> {
-    // Most requests carry no persisted query: leave them to the standard parser, unread. So are
-    // POSTs that are not JSON: the standard parser refuses them (415), persisted or not.
-    const text = req.method === 'GET' ? req.url : typeof req.body === 'string' && isJsonPost(req) ? req.body : '';
-    if (!text.includes('persistedQuery')) return undefined;
-    const raw = rawParams(req);
-    const persisted = raw?.extensions?.persistedQuery;
-    if (raw === undefined || persisted === undefined) return undefined; // the standard parser decides
-    const hash = isObject(persisted) ? persisted.sha256Hash : undefined;
-    if (!isObject(persisted) || persisted.version !== 1 || typeof hash !== 'string' || !SHA256_HEX.test(hash)) {
-      throw requestError('extensions.persistedQuery must be {"version": 1, "sha256Hash": "<64 lowercase hex digits>"}.', 'bad-request');
-    }
-    if (typeof raw.query === 'string') {
-      if (crypto.createHash('sha256').update(raw.query).digest('hex') !== hash) {
-        throw requestError('provided sha does not match query: extensions.persistedQuery.sha256Hash must be the SHA-256 of the query text.', 'bad-request');
-      }
-      const params = await parseRequestParams(req);
-      if (!Array.isArray(params) && raw.query.length <= MAX_PERSISTED_QUERY_LENGTH) req.context.toPersist = { hash, query: raw.query };
-      return params as RequestParams;
-    }
-    const query = this.#persisted.get(hash);
-    if (query === undefined) {
-      throw new GraphQLError('PersistedQueryNotFound', { extensions: { code: 'persisted-query-not-found', status: 400 } });
-    }
-    const params: RequestParams = { query };
-    if (raw.operationName !== undefined && raw.operationName !== null) {
-      if (typeof raw.operationName !== 'string') throw requestError('operationName must be a string.', 'bad-request');
-      params.operationName = raw.operationName;
-    }
-    if (raw.variables !== undefined && raw.variables !== null) {
-      if (!isObject(raw.variables)) throw requestError('variables must be an object.', 'bad-request');
-      params.variables = raw.variables;
-    }
-    params.extensions = raw.extensions ?? {};
-    return params;
   }
 
   /**
@@ -298,7 +240,7 @@ export class GraphqlService {
   get cacheUse(): { documents: CacheUse; persistedQueries: CacheUse } {
     return {
       documents: { entries: this.#documents.size, bytes: this.#documents.calculatedSize },
-      persistedQueries: { entries: this.#persisted.size, bytes: this.#persisted.calculatedSize },
+      persistedQueries: this.#persisted.use,
     };
   }
 
@@ -372,51 +314,3 @@ function documentLimitError(limit: 'maxTokens' | 'maxNesting', max: number, mess
   return new GraphQLError(message, { extensions: { code: 'query-too-complex', status: 400, limit, max } });
 }
 
-function requestError(message: string, code: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code, status: 400 } });
-}
-
-interface RawParams {
-  query?: unknown;
-  operationName?: unknown;
-  variables?: unknown;
-  extensions?: Record<string, unknown>;
-}
-
-/** The request's parameters before checking, when they can be read at all (else the standard parser reports). */
-function rawParams(req: Request<unknown, GraphqlRequestContext>): RawParams | undefined {
-  try {
-    if (req.method === 'GET') {
-      const search = new URLSearchParams(req.url.split('?')[1] ?? '');
-      const json = (name: string): unknown => {
-        const value = search.get(name);
-        return value === null ? undefined : (JSON.parse(value) as unknown);
-      };
-      const extensions = json('extensions');
-      return {
-        query: search.get('query') ?? undefined,
-        operationName: search.get('operationName') ?? undefined,
-        variables: json('variables'),
-        ...(isObject(extensions) ? { extensions } : {}),
-      };
-    }
-    const body = typeof req.body === 'string' ? (JSON.parse(req.body) as unknown) : req.body;
-    if (!isObject(body)) return undefined;
-    return { query: body.query, operationName: body.operationName, variables: body.variables, ...(isObject(body.extensions) ? { extensions: body.extensions } : {}) };
-  } catch {
-    return undefined;
-  }
-}
-
-/** A POST graphql-http reads: `Content-Type: application/json` (UTF-8, the default). */
-function isJsonPost(req: Request<unknown, GraphqlRequestContext>): boolean {
-  const headers = req.headers as Record<string, string | string[] | undefined>;
-  const contentType = headers['content-type'];
-  if (typeof contentType !== 'string') return false;
-  const [mediaType, charset = 'charset=utf-8'] = contentType.replace(/\s/g, '').toLowerCase().split(';');
-  return req.method === 'POST' && mediaType === 'application/json' && charset === 'charset=utf-8';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
