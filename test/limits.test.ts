@@ -185,20 +185,20 @@ describe('time to send a request', () => {
   });
 });
 
-describe('WebSocket messages', () => {
-  /** Opens a graphql-transport-ws socket as admin; resolves with what it receives and how it closed. */
-  async function socket(server: ListeningApp): Promise<{ send: (text: string) => void; messages: string[]; closed: Promise<number> }> {
-    const ws = new WebSocketImpl(`${server.base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: { authorization: ADMIN } });
-    const messages: string[] = [];
-    ws.on('message', (data) => messages.push(data.toString('utf8')));
-    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
-    await new Promise<void>((resolve, reject) => {
-      ws.on('open', resolve);
-      ws.on('error', reject);
-    });
-    return { send: (text) => ws.send(text), messages, closed };
-  }
+/** Opens a graphql-transport-ws socket as admin; resolves with what it receives and how it closed. */
+async function socket(server: ListeningApp): Promise<{ send: (text: string) => void; messages: string[]; closed: Promise<number> }> {
+  const ws = new WebSocketImpl(`${server.base.replace(/^http/, 'ws')}/graphql`, 'graphql-transport-ws', { headers: { authorization: ADMIN } });
+  const messages: string[] = [];
+  ws.on('message', (data) => messages.push(data.toString('utf8')));
+  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    ws.on('open', resolve);
+    ws.on('error', reject);
+  });
+  return { send: (text) => ws.send(text), messages, closed };
+}
 
+describe('WebSocket messages', () => {
   const padded = (size: number, message: Record<string, unknown>): string => {
     const shell = JSON.stringify({ ...message, pad: '' });
     return JSON.stringify({ ...message, pad: 'w'.repeat(size - shell.length) });
@@ -233,6 +233,27 @@ describe('operations per WebSocket connection', () => {
     expect(errors[0]?.extensions).toEqual({ code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: 2 });
     expect(running.every((r) => !r.ended)).toBe(true);
   });
+
+  it('101 subscribe messages sent back to back on one connection: exactly the one over the 100 allowed is refused, and a completed one frees its place', async () => {
+    const server = await listen({});
+    const before = server.app.restgraph.events.subscriberCount;
+    const ws = await socket(server);
+    ws.send(JSON.stringify({ type: 'connection_init' }));
+    await waitUntil(() => ws.messages.includes('{"type":"connection_ack"}'), 'connection_ack');
+    const subscribe = (id: string): void => ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query: 'subscription { userCreated { id } }' } }));
+    for (let i = 1; i <= 101; i++) subscribe(String(i));
+    const errors = (): { id: string; payload: { extensions: Record<string, unknown> }[] }[] =>
+      ws.messages.map((m) => JSON.parse(m) as { id: string; type: string; payload: { extensions: Record<string, unknown> }[] }).filter((m) => m.type === 'error');
+    const running = (): number => server.app.restgraph.events.subscriberCount - before;
+    await waitUntil(() => running() + errors().length === 101, '101 subscriptions running or refused');
+    expect(errors().map((e) => e.payload[0]?.extensions)).toEqual([{ code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: 100 }]);
+    expect(running()).toBe(100);
+    ws.send(JSON.stringify({ id: '1', type: 'complete' }));
+    await waitUntil(() => running() === 99, 'the completed subscription to end');
+    subscribe('102');
+    await waitUntil(() => running() === 100, 'a new subscription in the freed place');
+    expect(errors()).toHaveLength(1);
+  });
 });
 
 describe('configuration from the environment', () => {
@@ -245,6 +266,7 @@ describe('configuration from the environment', () => {
     [{ RESTGRAPH_MAX_HEADER_BYTES: '4096', RESTGRAPH_MAX_URL_LENGTH: '4096' }, (o) => [o.maxHeaderBytes, o.maxUrlLength], [4096, 4096]],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES: '65536' }, (o) => o.graphql?.maxWebSocketMessageBytes, 65_536],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS: '7' }, (o) => o.graphql?.maxSubscriptionsPerConnection, 7],
+    [{ RESTGRAPH_GRAPHQL_MAX_SELECTIONS: '2500' }, (o) => o.graphql?.maxSelections, 2500],
     [{ RESTGRAPH_METRICS: 'false' }, (o) => o.metrics, { enabled: false }],
     [{ RESTGRAPH_METRICS_PUBLIC: 'true' }, (o) => o.metrics, { public: true }],
     [{}, (o) => [o.maxHeaderBytes, o.maxUrlLength, o.metrics, o.graphql], [undefined, undefined, undefined, undefined]],
@@ -263,6 +285,7 @@ describe('configuration from the environment', () => {
     [{ RESTGRAPH_MAX_HEADER_BYTES: '2048', RESTGRAPH_MAX_URL_LENGTH: '4096' }, 'RESTGRAPH_MAX_URL_LENGTH', 'must not be larger than RESTGRAPH_MAX_HEADER_BYTES (2048)'],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES: '10' }, 'RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES', 'must be an integer from 1024 to 1073741824, not "10"'],
     [{ RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS: '0' }, 'RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS', 'must be an integer from 1 to 100000, not "0"'],
+    [{ RESTGRAPH_GRAPHQL_MAX_SELECTIONS: '0' }, 'RESTGRAPH_GRAPHQL_MAX_SELECTIONS', 'must be an integer from 1 to 10000000, not "0"'],
     [{ RESTGRAPH_METRICS: 'maybe' }, 'RESTGRAPH_METRICS', 'must be true or false, not "maybe"'],
     [{ RESTGRAPH_METRICS_PUBLIC: 'yes' }, 'RESTGRAPH_METRICS_PUBLIC', 'must be true or false, not "yes"'],
   ];

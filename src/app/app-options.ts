@@ -104,6 +104,10 @@ export interface GraphqlOptions extends GraphqlLimits {
   maxWebSocketMessageBytes: number;
   /** Most operations one graphql-ws connection may run at once. @default 100 */
   maxSubscriptionsPerConnection: number;
+  /** Memory the parsed documents kept may take, in bytes (least recently used go first). @default 33_554_432 (32 MiB) */
+  documentCacheBytes: number;
+  /** Memory the automatic persisted queries kept may take, in bytes (least recently used go first). @default 16_777_216 (16 MiB) */
+  persistedQueryCacheBytes: number;
 }
 
 export interface ResolvedOptions {
@@ -157,11 +161,14 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxCost: 50_000,
     maxAliases: 30,
     maxDirectives: 50,
+    maxSelections: 10_000,
     maxTokens: 5_000,
     introspection: process.env.NODE_ENV !== 'production',
     getMaxAgeSeconds: 0,
     maxWebSocketMessageBytes: 1024 * 1024, // 1 MiB
     maxSubscriptionsPerConnection: 100,
+    documentCacheBytes: 32 * 1024 * 1024, // 32 MiB
+    persistedQueryCacheBytes: 16 * 1024 * 1024, // 16 MiB
   }),
   onSqlStatement: undefined,
   events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, pollIntervalMs: 1000, maxLag: 10_000 }),

@@ -194,6 +194,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     events: dispatcher,
     limits: options.graphql,
     listLimits: options.listLimits,
+    documentCacheBytes: options.graphql.documentCacheBytes,
+    persistedQueryCacheBytes: options.graphql.persistedQueryCacheBytes,
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
     ...(rateLimits === undefined ? {} : { rateLimits }),
   });

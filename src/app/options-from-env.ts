@@ -81,6 +81,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     ['RESTGRAPH_GRAPHQL_MAX_COST', 'maxCost', 50_000, 1, 1_000_000_000],
     ['RESTGRAPH_GRAPHQL_MAX_ALIASES', 'maxAliases', 30, 0, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_DIRECTIVES', 'maxDirectives', 50, 0, 100_000],
+    ['RESTGRAPH_GRAPHQL_MAX_SELECTIONS', 'maxSelections', 10_000, 1, 10_000_000],
     ['RESTGRAPH_GRAPHQL_MAX_TOKENS', 'maxTokens', 5_000, 10, 10_000_000],
     ['RESTGRAPH_GRAPHQL_GET_MAX_AGE', 'getMaxAgeSeconds', 0, 0, 31_536_000],
     ['RESTGRAPH_GRAPHQL_MAX_WS_MESSAGE_BYTES', 'maxWebSocketMessageBytes', 1024 * 1024, 1024, 1024 * 1024 * 1024],

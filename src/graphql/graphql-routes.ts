@@ -186,7 +186,29 @@ function authorizationParam(params: Readonly<Record<string, unknown>> | undefine
  * the same preparation (cache, validation, limits) and error codes as over HTTP.
  */
 function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions): ReturnType<typeof makeHandler> {
-  return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined }>({
+  const max = options.maxSubscriptionsPerConnection;
+  /** The execution arguments of a subscribe message, or its errors. */
+  const subscribeArgs = async (
+    extra: { principal?: Principal; credential?: string | undefined; request: FastifyRequest },
+    payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+  ): Promise<Awaited<ReturnType<GraphqlService['prepare']>>> => {
+    // Each operation checks the credential again: a key revoked since the connection opened is
+    // refused (within the key cache time), as on a new request.
+    if (extra.credential !== undefined) {
+      try {
+        extra.principal = await options.authenticate(extra.credential);
+      } catch (error) {
+        return [service.formatError(new GraphQLError((error as Error).message, { originalError: error as Error }))];
+      }
+    }
+    const params = {
+      query: payload.query,
+      ...(payload.operationName === undefined || payload.operationName === null ? {} : { operationName: payload.operationName }),
+      ...(payload.variables === undefined || payload.variables === null ? {} : { variables: payload.variables }),
+    };
+    return service.prepare(params, { principal: extra.principal ?? extra.request.principal, requestId: extra.request.id, clientAddress: extra.request.ip });
+  };
+  return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined; operations: number }>({
     schema: service.schema,
     onConnect: async (ctx) => {
       const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
@@ -204,31 +226,28 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
       }
     },
     onSubscribe: async (ctx, _id, payload) => {
-      // Each operation checks the credential again: a key revoked since the connection opened is
-      // refused (within the key cache time), as on a new request.
-      const credential = ctx.extra.credential;
-      if (credential !== undefined) {
-        try {
-          ctx.extra.principal = await options.authenticate(credential);
-        } catch (error) {
-          return [service.formatError(new GraphQLError((error as Error).message, { originalError: error as Error }))];
-        }
-      }
-      // graphql-ws has already added this operation to ctx.subscriptions.
-      if (Object.keys(ctx.subscriptions).length > options.maxSubscriptionsPerConnection) {
+      // Counted before anything is awaited: each of several subscribe messages read in one go
+      // sees those before it (a count taken after the credential check saw them all at once).
+      // An operation counts until graphql-ws completes it (onComplete), or until it is refused here.
+      const running = ctx.extra.operations ?? 0;
+      if (running >= max) {
         return [
-          new GraphQLError(`This connection already runs ${options.maxSubscriptionsPerConnection} operations, the most allowed; complete some first.`, {
-            extensions: { code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: options.maxSubscriptionsPerConnection },
+          new GraphQLError(`This connection already runs ${max} operations, the most allowed; complete some first.`, {
+            extensions: { code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max },
           }),
         ];
       }
-      const principal = ctx.extra.principal ?? ctx.extra.request.principal;
-      const params = {
-        query: payload.query,
-        ...(payload.operationName === undefined || payload.operationName === null ? {} : { operationName: payload.operationName }),
-        ...(payload.variables === undefined || payload.variables === null ? {} : { variables: payload.variables }),
-      };
-      return service.prepare(params, { principal, requestId: ctx.extra.request.id, clientAddress: ctx.extra.request.ip });
+      ctx.extra.operations = running + 1;
+      let prepared: Awaited<ReturnType<GraphqlService['prepare']>> | undefined;
+      try {
+        prepared = await subscribeArgs(ctx.extra, payload);
+        return prepared;
+      } finally {
+        if (prepared === undefined || Array.isArray(prepared)) ctx.extra.operations = (ctx.extra.operations ?? 1) - 1;
+      }
+    },
+    onComplete: (ctx) => {
+      ctx.extra.operations = (ctx.extra.operations ?? 1) - 1;
     },
     onNext: (_ctx, _id, _payload, args, result) =>
       withCharge('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result, args.contextValue),

@@ -11,6 +11,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
+import { MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 
 /** Protection limits of the GraphQL endpoint; every one is configurable. */
 export interface GraphqlLimits {
@@ -22,59 +23,175 @@ export interface GraphqlLimits {
   maxAliases: number;
   /** Most directives in one document. @default 50 */
   maxDirectives: number;
-  /** Most lexical tokens in one document (checked while parsing). @default 5_000 */
+  /**
+   * Most selections (fields, fragment spreads, inline fragments) of a document's operations once
+   * their fragments are expanded: each use of a fragment counts its selections again. @default 10_000
+   */
+  maxSelections: number;
+  /** Most lexical tokens in one document (checked before parsing). @default 5_000 */
   maxTokens: number;
   /** Whether introspection queries are answered. @default true, false when NODE_ENV=production */
   introspection: boolean;
 }
 
+export type LimitName = 'maxDepth' | 'maxCost' | 'maxAliases' | 'maxDirectives' | 'maxSelections' | 'maxFieldPairs';
+
 export interface LimitProblem {
   message: string;
-  limit: 'maxDepth' | 'maxCost' | 'maxAliases' | 'maxDirectives';
+  limit: LimitName;
   actual: number;
   max: number;
 }
 
-/** What a document asks for, counted over the operation with its fragments expanded. */
+/** What a document asks for once its fragments are expanded: the largest figures of any of its operations, and their selections together. */
 export interface DocumentShape {
   depth: number;
   aliases: number;
   directives: number;
+  /** Selections (fields, fragment spreads, inline fragments), each use of a fragment counting its own again. */
+  selections: number;
+}
+
+/** A document measured: its shape, and what the cost of an operation needs. */
+export interface MeasuredDocument {
+  shape: DocumentShape;
+  /** Selections (fields, fragment spreads, inline fragments) walked: each of the document once. */
+  visited: number;
+  /** The fragment definitions, each after the fragments it spreads; spreads that close a cycle are left out. */
+  fragmentOrder: readonly FragmentDefinitionNode[];
+  /** Whether fragments spread each other in a cycle (which validation refuses). */
+  cyclic: boolean;
 }
 
 /**
- * Depth, aliases and directives of one operation (fragments expanded once per use; cycles, which
- * validation refuses, are cut). Variables do not change these, so they are measured once per document.
+ * Brackets a document may nest before it is parsed: fields nest up to maxDepth, values up to the
+ * 64 levels REST bodies may nest, and a few more for the operation and argument lists.
  */
-export function measureDocument(document: DocumentNode, operation: OperationDefinitionNode): DocumentShape {
-  const fragments = fragmentsOf(document);
-  const shape: DocumentShape = { depth: 0, aliases: 0, directives: operation.directives?.length ?? 0 };
-  // `depth` is undefined inside introspection (__schema, __type): its size is bounded by the
+export function maxNestingOf(limits: Pick<GraphqlLimits, 'maxDepth'>): number {
+  return limits.maxDepth + MAX_JSON_DEPTH + 8;
+}
+
+/**
+ * Most pairs of fields sharing a response path in a document (see field-pairs.ts): enough for
+ * fragments that select the same fields side by side, as generated client code does (fifty
+ * fragments with `id` at one place make 1,225), and few enough that validation takes
+ * milliseconds.
+ */
+export const MAX_FIELD_PAIRS = 10_000;
+
+/**
+ * Figures that can grow exponentially (2^levels of fragments spreading the next twice) stop here,
+ * where numbers are still exact integers; any limit is far below.
+ */
+const SATURATED = Number.MAX_SAFE_INTEGER;
+export const saturated = (n: number): number => (n > SATURATED ? SATURATED : n);
+
+const EMPTY: DocumentShape = Object.freeze({ depth: 0, aliases: 0, directives: 0, selections: 0 });
+
+/**
+ * Depth, aliases, directives and expanded selections of the operations in a document, in time
+ * linear in its size: each fragment is measured once, and each use adds its figures (a walk per
+ * use would take time exponential in the number of fragments). Runs before validation, so it
+ * needs no valid document: unknown fragments count nothing, and a spread closing a cycle counts
+ * nothing (validation refuses both afterwards). Variables do not change these figures.
+ */
+export function measureDocument(document: DocumentNode): MeasuredDocument {
+  const { order: fragmentOrder, cyclic } = orderFragments(document);
+  const summaries = new Map<string, DocumentShape>();
+  let visited = 0;
+  // `depth` is not counted inside introspection (__schema, __type): its size is bounded by the
   // schema, not by data, and its standard query (GraphiQL's) nests 15 deep, so it is governed by
-  // the introspection switch instead. Aliases and directives count everywhere.
-  const walk = (set: SelectionSetNode, depth: number | undefined, visiting: Set<string>): void => {
+  // the introspection switch instead. Everything else counts everywhere.
+  const measureSet = (set: SelectionSetNode): DocumentShape => {
+    const shape = { ...EMPTY };
     for (const selection of set.selections) {
-      shape.directives += selection.directives?.length ?? 0;
+      visited++;
+      shape.selections = saturated(shape.selections + 1);
+      shape.directives = saturated(shape.directives + (selection.directives?.length ?? 0));
+      let below: DocumentShape;
+      let depth: number;
       if (selection.kind === Kind.FIELD) {
-        if (selection.alias !== undefined) shape.aliases++;
-        const fieldDepth = depth === undefined || selection.name.value.startsWith('__') ? undefined : depth + 1;
-        if (fieldDepth !== undefined && fieldDepth > shape.depth) shape.depth = fieldDepth;
-        if (selection.selectionSet !== undefined) walk(selection.selectionSet, fieldDepth, visiting);
+        below = selection.selectionSet === undefined ? EMPTY : measureSet(selection.selectionSet);
+        if (selection.alias !== undefined) shape.aliases = saturated(shape.aliases + 1);
+        depth = selection.name.value.startsWith('__') ? 0 : below.depth + 1;
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        walk(selection.selectionSet, depth, visiting);
+        below = measureSet(selection.selectionSet);
+        depth = below.depth;
       } else {
-        const name = selection.name.value;
-        const fragment = fragments.get(name);
-        if (fragment === undefined || visiting.has(name)) continue;
-        shape.directives += fragment.directives?.length ?? 0;
-        visiting.add(name);
-        walk(fragment.selectionSet, depth, visiting);
-        visiting.delete(name);
+        below = summaries.get(selection.name.value) ?? EMPTY;
+        depth = below.depth;
       }
+      shape.depth = Math.max(shape.depth, depth);
+      shape.aliases = saturated(shape.aliases + below.aliases);
+      shape.directives = saturated(shape.directives + below.directives);
+      shape.selections = saturated(shape.selections + below.selections);
+    }
+    return shape;
+  };
+  for (const fragment of fragmentOrder) {
+    const shape = measureSet(fragment.selectionSet);
+    shape.directives = saturated(shape.directives + (fragment.directives?.length ?? 0));
+    summaries.set(fragment.name.value, shape);
+  }
+  const worst = { ...EMPTY };
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    const shape = measureSet(definition.selectionSet);
+    worst.depth = Math.max(worst.depth, shape.depth);
+    worst.aliases = Math.max(worst.aliases, shape.aliases);
+    worst.directives = Math.max(worst.directives, saturated(shape.directives + (definition.directives?.length ?? 0)));
+    // Together: what is expanded is bounded for the whole document.
+    worst.selections = saturated(worst.selections + shape.selections);
+  }
+  return { shape: worst, visited, fragmentOrder, cyclic };
+}
+
+/**
+ * The fragments of a document in an order where each comes after those it spreads (a depth-first
+ * post-order, with its own stack: a chain of fragments is as long as the document allows).
+ */
+function orderFragments(document: DocumentNode): { order: FragmentDefinitionNode[]; cyclic: boolean } {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION && !fragments.has(definition.name.value)) fragments.set(definition.name.value, definition);
+  }
+  const order: FragmentDefinitionNode[] = [];
+  let cyclic = false;
+  const state = new Map<string, 'open' | 'done'>();
+  for (const root of fragments.values()) {
+    if (state.has(root.name.value)) continue;
+    state.set(root.name.value, 'open');
+    const stack = [{ fragment: root, spreads: spreadNames(root.selectionSet), next: 0 }];
+    for (let top = stack.at(-1); top !== undefined; top = stack.at(-1)) {
+      const name = top.spreads[top.next++];
+      if (name === undefined) {
+        stack.pop();
+        state.set(top.fragment.name.value, 'done');
+        order.push(top.fragment);
+        continue;
+      }
+      const fragment = fragments.get(name);
+      // An unknown fragment, one already placed, or one still open (a cycle): nothing to do.
+      if (state.get(name) === 'open') cyclic = true;
+      if (fragment === undefined || state.has(name)) continue;
+      state.set(name, 'open');
+      stack.push({ fragment, spreads: spreadNames(fragment.selectionSet), next: 0 });
+    }
+  }
+  return { order, cyclic };
+}
+
+/** The names of the fragments spread in a selection set, at any depth (each once). */
+function spreadNames(set: SelectionSetNode): string[] {
+  const names = new Set<string>();
+  const walk = (inner: SelectionSetNode): void => {
+    for (const selection of inner.selections) {
+      if (selection.kind === Kind.FRAGMENT_SPREAD) names.add(selection.name.value);
+      else if (selection.selectionSet !== undefined) walk(selection.selectionSet);
     }
   };
-  walk(operation.selectionSet, 0, new Set());
-  return shape;
+  walk(set);
+  return [...names];
 }
 
 /** The limits a document's shape is over, if any. */
@@ -89,6 +206,14 @@ export function shapeProblems(shape: DocumentShape, limits: GraphqlLimits): Limi
   if (shape.directives > limits.maxDirectives) {
     problems.push({ limit: 'maxDirectives', actual: shape.directives, max: limits.maxDirectives, message: `The query uses ${shape.directives} directives; at most ${limits.maxDirectives} are allowed.` });
   }
+  if (shape.selections > limits.maxSelections) {
+    problems.push({
+      limit: 'maxSelections',
+      actual: shape.selections,
+      max: limits.maxSelections,
+      message: `The query has ${shape.selections} selections (fields, fragment spreads, inline fragments) once its fragments are expanded; at most ${limits.maxSelections} are allowed.`,
+    });
+  }
   return problems;
 }
 
@@ -96,22 +221,26 @@ export function shapeProblems(shape: DocumentShape, limits: GraphqlLimits): Limi
  * The cost of an operation: how many resource objects it may return at most. A field returning
  * one object costs 1; a paged field (list or connection) multiplies everything below it by its
  * page size (`first` or `last`, else the default page size). Only resource objects count, not the
- * connections, edges and page infos around them, nor scalars.
+ * connections, edges and page infos around them, nor scalars. Each use of a fragment counts.
  * `users(first: 100) { posts(first: 10) { title } }` costs 100 + 100 × 10 = 1,100, and so does
  * `usersConnection(first: 100) { edges { node { postsConnection(first: 10) { nodes { title } } } } }`.
+ *
+ * The walk is linear in the multiplier above a selection, so each fragment's cost is computed once
+ * for a multiplier of 1 and scaled: linear in the document's size.
  */
 export function operationCost(
   schema: GraphQLSchema,
-  document: DocumentNode,
+  measured: MeasuredDocument,
   operation: OperationDefinitionNode,
   variables: Readonly<Record<string, unknown>> | null | undefined,
   defaultPageSize: number,
   resourceTypes: ReadonlySet<string>,
 ): number {
-  const fragments = fragmentsOf(document);
   const root = operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : operation.operation === OperationTypeNode.SUBSCRIPTION ? schema.getSubscriptionType() : schema.getQueryType();
   if (root === null || root === undefined) return 0;
-  const walk = (set: SelectionSetNode, type: GraphQLObjectType, multiplier: number, visiting: Set<string>): number => {
+  // Most documents have no fragment: no map to make for them.
+  let fragmentCosts: ReadonlyMap<string, number> = NO_FRAGMENTS;
+  const costOf = (set: SelectionSetNode, type: GraphQLObjectType): number => {
     let cost = 0;
     for (const selection of set.selections) {
       if (selection.kind === Kind.FIELD) {
@@ -119,32 +248,32 @@ export function operationCost(
         if (field === undefined || selection.selectionSet === undefined) continue;
         const named = getNamedType(field.type);
         if (!(named instanceof GraphQLObjectType)) continue;
-        const args = new Map((selection.arguments ?? []).map((a) => [a.name.value, a.value]));
         // Paged fields (lists and connections) take first/last; the edges and nodes lists of a
         // connection hold what its page size already counted.
         const paged = field.args.some((a) => a.name === 'first');
-        const size = paged ? (intValue(args.get('first'), variables) ?? intValue(args.get('last'), variables) ?? defaultPageSize) : 1;
-        const objects = multiplier * size;
-        if (resourceTypes.has(named.name)) cost += objects;
-        cost += walk(selection.selectionSet, named, objects, visiting);
+        const size = paged ? (pageSize(selection.arguments, 'first', variables) ?? pageSize(selection.arguments, 'last', variables) ?? defaultPageSize) : 1;
+        cost = saturated(cost + (resourceTypes.has(named.name) ? size : 0) + saturated(size * costOf(selection.selectionSet, named)));
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         const condition = selection.typeCondition === undefined ? type : schema.getType(selection.typeCondition.name.value);
-        if (condition instanceof GraphQLObjectType) cost += walk(selection.selectionSet, condition, multiplier, visiting);
+        if (condition instanceof GraphQLObjectType) cost = saturated(cost + costOf(selection.selectionSet, condition));
       } else {
-        const name = selection.name.value;
-        const fragment = fragments.get(name);
-        if (fragment === undefined || visiting.has(name)) continue;
-        const condition = schema.getType(fragment.typeCondition.name.value);
-        if (!(condition instanceof GraphQLObjectType)) continue;
-        visiting.add(name);
-        cost += walk(fragment.selectionSet, condition, multiplier, visiting);
-        visiting.delete(name);
+        cost = saturated(cost + (fragmentCosts.get(selection.name.value) ?? 0));
       }
     }
     return cost;
   };
-  return walk(operation.selectionSet, root, 1, new Set());
+  if (measured.fragmentOrder.length > 0) {
+    const costs = new Map<string, number>();
+    fragmentCosts = costs;
+    for (const fragment of measured.fragmentOrder) {
+      const condition = schema.getType(fragment.typeCondition.name.value);
+      costs.set(fragment.name.value, condition instanceof GraphQLObjectType ? costOf(fragment.selectionSet, condition) : 0);
+    }
+  }
+  return costOf(operation.selectionSet, root);
 }
+
+const NO_FRAGMENTS: ReadonlyMap<string, number> = new Map();
 
 /** A GraphQL error for a query over a limit, with what the client needs to fix it. */
 export function limitError(problem: LimitProblem): GraphQLError {
@@ -153,20 +282,14 @@ export function limitError(problem: LimitProblem): GraphQLError {
   });
 }
 
-function intValue(node: ValueNode | undefined, variables: Readonly<Record<string, unknown>> | null | undefined): number | undefined {
+function pageSize(args: readonly { name: { value: string }; value: ValueNode }[] | undefined, name: string, variables: Readonly<Record<string, unknown>> | null | undefined): number | undefined {
+  const node = args?.find((a) => a.name.value === name)?.value;
   if (node === undefined) return undefined;
-  if (node.kind === Kind.INT) return Number(node.value);
+  // A negative size is refused when the field runs; counted as nothing, it cannot lower the cost of the rest.
+  if (node.kind === Kind.INT) return Math.max(0, Number(node.value));
   if (node.kind === Kind.VARIABLE) {
     const value = variables?.[node.name.value];
-    return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+    return typeof value === 'number' && Number.isInteger(value) ? Math.max(0, value) : undefined;
   }
   return undefined;
-}
-
-function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
-  return fragments;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import Negotiator from 'negotiator';
 import secureJson from 'secure-json-parse';
+import { FORBIDDEN_MEMBER_DETAIL, MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 import { MalformedJsonError, NotAcceptableError, UnsupportedMediaTypeError } from '../errors.js';
 
 const PRODUCED = ['application/json', 'application/problem+json'];
@@ -21,9 +22,6 @@ export function registerBodyParsers(app: FastifyInstance): void {
   });
 }
 
-/** Deepest nesting of arrays and objects a body may have; deeper would exhaust the parser's stack. */
-export const MAX_JSON_DEPTH = 64;
-
 /** Parses a request body, turning every failure into a 400 that says what is wrong. */
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') throw new MalformedJsonError('The body is empty but Content-Type says JSON.');
@@ -35,7 +33,7 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (/prototype/i.test(message)) {
-      throw new MalformedJsonError('The body contains a "__proto__" or "constructor.prototype" member, which is never accepted.');
+      throw new MalformedJsonError(`The body contains ${FORBIDDEN_MEMBER_DETAIL}.`);
     }
     throw new MalformedJsonError(`The body is not valid JSON: ${message}.`);
   }

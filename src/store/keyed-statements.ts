@@ -1,4 +1,5 @@
-import { LruCache } from '../lru-cache.js';
+import { LRUCache } from 'lru-cache';
+import { statementBytes } from './statement-bytes.js';
 import type { SqlStatement } from './sql-database.js';
 
 /** A statement kept for its shape: `keyAt[i]` is where the i-th key goes in its parameters. */
@@ -22,10 +23,16 @@ function keyMarkers(count: number): readonly object[] {
  * request's keys. A shape is everything but the keys, values included (list-cache-key.ts).
  */
 export class KeyedStatementCache {
-  readonly #kept: LruCache<KeyedStatement>;
+  readonly #kept: LRUCache<string, KeyedStatement>;
 
-  constructor(maxShapes: number) {
-    this.#kept = new LruCache(maxShapes);
+  /** Keeps statements (least recently used go first) while they take at most `maxBytes`, roughly. */
+  constructor(maxBytes: number) {
+    this.#kept = new LRUCache({ maxSize: maxBytes, sizeCalculation: (kept, shape) => statementBytes(kept, shape) + 8 * kept.keyAt.length });
+  }
+
+  /** What the statements kept take, in bytes, as counted against the bound. */
+  get bytes(): number {
+    return this.#kept.calculatedSize;
   }
 
   /**

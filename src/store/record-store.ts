@@ -2,7 +2,8 @@ import { sql, type SelectQueryBuilder } from 'kysely';
 import { fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
 import type { DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
-import { LruCache } from '../lru-cache.js';
+import { LRUCache } from 'lru-cache';
+import { statementBytes } from './statement-bytes.js';
 import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
 import { KeyedStatementCache } from './keyed-statements.js';
 import { whereClause } from './sql-conditions.js';
@@ -48,7 +49,8 @@ export interface ListSpec {
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
-const LIST_CACHE_SIZE = 500;
+/** Memory each cache of compiled statements may take, roughly: a few thousand statements. */
+const STATEMENT_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
 /** The default options of hot-path reads, shared (no object per call). */
 const NO_OPTIONS = Object.freeze({});
 
@@ -66,9 +68,9 @@ export class RecordStore {
    * Compiled list queries by their whole spec (values included, so a hit is exactly the statement
    * the builder would produce): repeated reads such as first pages and polling skip the builder.
    */
-  readonly #listSql = new LruCache<SqlStatement>(LIST_CACHE_SIZE);
+  readonly #listSql = new LRUCache<string, SqlStatement>({ maxSize: STATEMENT_CACHE_BYTES, sizeCalculation: statementBytes });
   /** listByKeys statements by shape: compiling each with the query builder had been a third of a GraphQL query with one relation field. */
-  readonly #byKeysSql = new KeyedStatementCache(LIST_CACHE_SIZE);
+  readonly #byKeysSql = new KeyedStatementCache(STATEMENT_CACHE_BYTES);
 
   constructor(db: SqlDatabase, rules: SqlDialectRules) {
     this.#db = db;
