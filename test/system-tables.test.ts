@@ -20,6 +20,7 @@ import { UNVERSIONED_SYSTEM_TABLES_DDL } from './fixtures/system-tables-unversio
 /** Every internal migration this release knows, in order. */
 const EXPECTED_VERSIONS = [
   { version: 1, name: 'internal tables as first released' },
+  { version: 2, name: 'idempotency claims carry a fencing token' },
 ];
 
 let dir: ReturnType<typeof tempDir>;
@@ -116,6 +117,8 @@ describe('numbered internal migrations', () => {
       expect(rows.length, tables[i]).toBeGreaterThan(0);
       expect(after[i], tables[i]).toEqual(expect.arrayContaining(rows.map((row): unknown => expect.objectContaining(row))));
     });
+    // Version 2 applied: idempotency claims carry a token.
+    expect(await database.columns('_restgraph_idempotency_keys')).toContain('claim');
     // The old rows still work: the API key authenticates, the completed key replays its response.
     expect((await app.inject({ method: 'GET', url: '/users', headers: { authorization: `Bearer ${API_KEY}` } })).statusCode).toBe(200);
     const replay = await app.inject({ method: 'POST', url: '/users', payload: { name: 'Old' }, headers: { 'idempotency-key': 'done-before' } });
@@ -151,7 +154,7 @@ describe('numbered internal migrations', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(MigrationFailedError);
-    expect((error as Error).message).toMatch(/version 99.*newer.*\b1\b/s);
+    expect((error as Error).message).toMatch(/version 99.*newer.*\b2\b/s);
     expect((await versions()).map((v) => v.version)).toEqual([...EXPECTED_VERSIONS.map((v) => v.version), 99]);
   });
 });

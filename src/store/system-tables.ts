@@ -124,11 +124,23 @@ function firstRelease(idColumn: string): string[] {
   ];
 }
 
+/** Same statements on every database. */
+function everywhere(statements: readonly string[]): Record<SqlDialectName, readonly string[]> {
+  return { sqlite: statements, postgres: statements };
+}
+
 /** Every migration of the internal tables, in version order. Append; never edit or reorder. */
 export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
   {
     version: 1,
     name: 'internal tables as first released',
     statements: { sqlite: firstRelease(ID_COLUMN.sqlite), postgres: firstRelease(ID_COLUMN.postgres) },
+  },
+  {
+    version: 2,
+    name: 'idempotency claims carry a fencing token',
+    // The token of the request holding an in-flight key: its completion and release match it, so
+    // a request whose key was taken over changes nothing (null: a claim made before version 2).
+    statements: everywhere([`alter table "_restgraph_idempotency_keys" add column "claim" text`]),
   },
 ];
