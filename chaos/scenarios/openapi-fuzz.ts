@@ -50,7 +50,7 @@ async function fuzzOn(dialect: 'sqlite' | 'postgres', count: number, context: Ch
     const app = await serveBuilt(dir.path, { DATABASE_URL: db.url, RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }, children);
     const known = await seedData(app);
     const operations = await servedOperations(app);
-    context.log(`${operations.length} operations; seed data ids ${known.ids.join(', ')}; sending ${count} requests`);
+    context.log(`${dialect}: ${operations.length} operations; seed data ids ${known.ids.join(', ')}; sending ${count} requests`);
     const arbitrary = requestArbitrary(operations, known, CHAOS_ADMIN_TOKEN);
     const agent = keepAliveAgent(CLIENTS);
     for (let start = 0; start < count; start += CHUNK) {
@@ -65,13 +65,13 @@ async function fuzzOn(dialect: 'sqlite' | 'postgres', count: number, context: Ch
             const index = start + i;
             const outcome = await send(app, request, index, agent);
             if (typeof outcome === 'string') {
-              const finding = { index, request, outcome, logs: logsOf(app, index) };
+              const finding = { index, request, outcome, logs: [] };
               if (requestSize(request) > BODY_LIMIT && /ECONNRESET|EPIPE|socket hang up/.test(outcome)) resets.push(finding);
               else failures.push(finding);
               continue;
             }
             statuses.set(outcome.status, (statuses.get(outcome.status) ?? 0) + 1);
-            if (outcome.status >= 500) failures.push({ index, request, outcome: `${outcome.status} ${outcome.body.slice(0, 300)}`, logs: logsOf(app, index) });
+            if (outcome.status >= 500) failures.push({ index, request, outcome: `${outcome.status} ${outcome.body.slice(0, 300)}`, logs: [] });
           }
         }),
       );
@@ -79,11 +79,13 @@ async function fuzzOn(dialect: 'sqlite' | 'postgres', count: number, context: Ch
         failures.push({ index: start, request: requests[0] as FuzzRequest, outcome: `the server exited (${String(app.process.child.exitCode ?? app.process.child.signalCode)})`, logs: app.process.stderr().split('\n').slice(-20) });
         break;
       }
-      if ((start / CHUNK) % 10 === 9) context.log(`${start + CHUNK} sent, ${failures.length} failing`);
+      if ((start / CHUNK) % 10 === 9) context.log(`${dialect}: ${start + CHUNK} sent, ${failures.length} failing`);
     }
     agent.destroy();
     failures.push(...(await stillServing(app)));
+    // Stopped, the server has flushed its log: the lines about each finding can be found.
     await app.stop();
+    for (const finding of [...failures, ...resets]) if (finding.logs.length === 0) finding.logs = logsOf(app, finding.index);
   } catch (error) {
     failures.push({ index: -1, request: { method: '', path: '', headers: {}, body: undefined, mutations: [] }, outcome: `the scenario failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`, logs: [] });
   } finally {
