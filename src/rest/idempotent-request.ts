@@ -16,7 +16,9 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
  * and its response is stored in the same transaction as its change; a retry with the same key and
  * request gets that response again (`Idempotent-Replayed: true`); the same key with another request
- * is a 422; a retry while the first is still running is a 409. Without the header, `work` just runs.
+ * is a 422; a retry while the first is still running is a 409. A first request that outlives its
+ * claim (taken over by a retry after the claim timeout) commits nothing and is a 409 too. Without
+ * the header, `work` just runs.
  */
 export async function runIdempotent(
   request: FastifyRequest,
