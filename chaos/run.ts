@@ -38,9 +38,10 @@ export async function runChaos(argv: readonly string[]): Promise<number> {
       }
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       for (const result of outcome) {
-        out(`${result.passed ? 'PASS' : 'FAIL'} ${result.name} (${seconds} s)`);
+        out(`${result.passed ? 'PASS' : 'FAIL'} ${result.name}`);
         out(indent(result.detail));
       }
+      out(`  (${label}: ${seconds} s)`);
       results.push(...outcome);
     }
   }

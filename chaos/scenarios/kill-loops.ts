@@ -62,7 +62,7 @@ async function killLoopsOn(dialect: 'sqlite' | 'postgres', context: ChaosContext
       const outcome = await load;
       for (const [n, id] of outcome.acknowledged) acknowledged.set(n, id);
       unanswered = outcome.unanswered;
-      context.log(`loop ${loop + 1}/${loops}: killed after ${delays[loop] ?? 0} ms; ${outcome.acknowledged.size} creates acknowledged, ${outcome.unanswered.length} unanswered`);
+      context.log(`${dialect}: loop ${loop + 1}/${loops}: killed after ${delays[loop] ?? 0} ms; ${outcome.acknowledged.size} creates acknowledged, ${outcome.unanswered.length} unanswered`);
       if (problems.length > 0) break;
     }
   } catch (error) {
