@@ -27,6 +27,11 @@ export interface RestgraphOptions {
   cors?: CorsOptions | false;
   /** How long an Idempotency-Key replays its response. @default 86_400_000 (24 h) */
   idempotencyTtlMs?: number;
+  /**
+   * How long the first request with an Idempotency-Key may run before a retry with the key may take
+   * it over (as after a crash). The request that lost its claim then commits nothing. @default 60_000 (60 s)
+   */
+  idempotencyClaimTimeoutMs?: number;
   /** Longest time a client may take to send its whole request (headers and body) before a 408. @default 30_000 (30 s) */
   requestTimeoutMs?: number;
   /** Largest request line and headers Node.js reads, in bytes; more is a 431. @default 16_384 (16 KiB) */
@@ -120,6 +125,7 @@ export interface ResolvedOptions {
   maxEmbedded: number;
   cors: CorsOptions | false;
   idempotencyTtlMs: number;
+  idempotencyClaimTimeoutMs: number;
   requestTimeoutMs: number;
   maxHeaderBytes: number;
   maxUrlLength: number;
@@ -147,6 +153,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   maxEmbedded: 100,
   cors: Object.freeze({ origins: '*', maxAgeSeconds: 600 }), // 10 min
   idempotencyTtlMs: 24 * 60 * 60 * 1000, // 24 h
+  idempotencyClaimTimeoutMs: 60_000, // 60 s
   requestTimeoutMs: 30_000, // 30 s
   maxHeaderBytes: 16 * 1024, // 16 KiB, Node.js's own default
   maxUrlLength: 8 * 1024, // 8 KiB
@@ -197,6 +204,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     maxEmbedded: options.maxEmbedded ?? DEFAULT_OPTIONS.maxEmbedded,
     cors: options.cors ?? DEFAULT_OPTIONS.cors,
     idempotencyTtlMs: options.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs,
+    idempotencyClaimTimeoutMs: options.idempotencyClaimTimeoutMs ?? DEFAULT_OPTIONS.idempotencyClaimTimeoutMs,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
     maxHeaderBytes: options.maxHeaderBytes ?? DEFAULT_OPTIONS.maxHeaderBytes,
     maxUrlLength: options.maxUrlLength ?? DEFAULT_OPTIONS.maxUrlLength,

@@ -124,7 +124,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     events: eventStore,
     onEventsCommitted: (events) => dispatcher.committed(events),
   });
-  const idempotency = new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: 60_000 });
+  const idempotency = new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: options.idempotencyClaimTimeoutMs });
   const apiKeys = new ApiKeyStore(db);
   const tokens = new TokenOperations(apiKeys);
   let authenticator: Authenticator;

@@ -61,6 +61,9 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   }
   if (env.RESTGRAPH_TRUST_PROXY !== undefined) options.trustProxy = boolean(env, 'RESTGRAPH_TRUST_PROXY');
   if (nonEmpty(env.RESTGRAPH_ADMIN_TOKEN)) options.adminToken = env.RESTGRAPH_ADMIN_TOKEN;
+  if (env.RESTGRAPH_IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS !== undefined) {
+    options.idempotencyClaimTimeoutMs = integer(env, 'RESTGRAPH_IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1, 86_400) * 1000;
+  }
   if (env.RESTGRAPH_API_KEY_CACHE_SECONDS !== undefined) options.apiKeyCacheMs = integer(env, 'RESTGRAPH_API_KEY_CACHE_SECONDS', 10, 0, 3600) * 1000;
   const jwt: NonNullable<RestgraphOptions['jwt']> = {};
   if (nonEmpty(env.RESTGRAPH_JWT_SECRET)) jwt.secret = env.RESTGRAPH_JWT_SECRET;

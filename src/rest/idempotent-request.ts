@@ -16,7 +16,9 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
  * and its response is stored in the same transaction as its change; a retry with the same key and
  * request gets that response again (`Idempotent-Replayed: true`); the same key with another request
- * is a 422; a retry while the first is still running is a 409. Without the header, `work` just runs.
+ * is a 422; a retry while the first is still running is a 409. A first request that outlives its
+ * claim (taken over by a retry after the claim timeout) commits nothing and is a 409 too. Without
+ * the header, `work` just runs.
  */
 export async function runIdempotent(
   request: FastifyRequest,
@@ -34,9 +36,7 @@ export async function runIdempotent(
     case 'completed':
       return send(reply.header('idempotent-replayed', 'true'), claim.response);
     case 'in-flight':
-      throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it finishes.', {
-        headers: { 'retry-after': '1' },
-      });
+      throw new IdempotencyKeyInUseError('A request with this Idempotency-Key is still being processed; retry after it finishes.', RETRY_SOON);
     case 'mismatch':
       throw new IdempotencyKeyReusedError('This Idempotency-Key was already used for a different request (method, path or body). Use a new key for a new request.', {
         errors: [{ header: 'Idempotency-Key', detail: 'belongs to another request' }],
@@ -44,14 +44,31 @@ export async function runIdempotent(
     case 'claimed':
       break;
   }
+  const { claim: held } = claim;
   let response: PreparedResponse;
   try {
-    response = await work((tx, prepared) => store.complete(tx, scope, key, prepared));
+    response = await work(async (tx, prepared) => {
+      // Throwing here rolls back the change this transaction made.
+      if (!(await store.complete(tx, held, prepared))) throw claimTakenOver();
+    });
   } catch (error) {
-    await store.release(scope, key);
+    await store.release(held);
     throw error;
   }
   return send(reply, response);
+}
+
+const RETRY_SOON = { headers: { 'retry-after': '1' } };
+
+/**
+ * This request ran past the claim timeout and a retry with its key has taken the key over: that
+ * retry's outcome is the key's, and a retry of this one will replay it.
+ */
+function claimTakenOver(): IdempotencyKeyInUseError {
+  return new IdempotencyKeyInUseError(
+    'This request took longer than the Idempotency-Key claim lasts, and a retry with the same key took the key over: this request changed nothing. Retry to get the response of the request that holds the key.',
+    RETRY_SOON,
+  );
 }
 
 function parseKey(header: string | string[]): string {

@@ -1,4 +1,5 @@
-import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+import { randomUUID } from 'node:crypto';
+import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
 import { ConstraintViolation } from './store-errors.js';
 
 const TABLE = '_restgraph_idempotency_keys';
@@ -10,8 +11,18 @@ export interface StoredResponse {
   body: string;
 }
 
+/**
+ * A request's hold on a key. Its token fences it: once another request has taken the key over,
+ * completing or releasing with this claim changes nothing.
+ */
+export interface IdempotencyClaim {
+  readonly scope: string;
+  readonly key: string;
+  readonly token: string;
+}
+
 export type ClaimResult =
-  | { outcome: 'claimed' }
+  | { outcome: 'claimed'; claim: IdempotencyClaim }
   | { outcome: 'in-flight' }
   | { outcome: 'mismatch' }
   | { outcome: 'completed'; response: StoredResponse };
@@ -21,7 +32,8 @@ export interface IdempotencyStoreOptions {
   ttlMs: number;
   /**
    * How long a claim may stay in flight before another request may take it over. A claim and its
-   * change commit together, so an abandoned claim (crashed process) never hides a committed change.
+   * change commit together, so an abandoned claim (crashed process) never hides a committed change;
+   * a request still running when its claim is taken over commits nothing ({@link complete}).
    * @default 60_000 (60 s)
    */
   abandonAfterMs: number;
@@ -44,21 +56,25 @@ export class IdempotencyStore {
   /** Claims `key` for a request with this fingerprint, or says why not. */
   async claim(scope: string, key: string, fingerprint: string): Promise<ClaimResult> {
     try {
-      return await this.#claimOnce(scope, key, fingerprint);
+      return (await this.#claimOnce(scope, key, fingerprint)) ?? (await this.#claimAgain(scope, key, fingerprint));
     } catch (error) {
       // Another instance inserted the same key between our read and our insert (PostgreSQL runs
       // such transactions side by side): read again, and see it as a retry sees it.
-      if (error instanceof ConstraintViolation && error.kind === 'unique') return this.#claimOnce(scope, key, fingerprint);
+      if (error instanceof ConstraintViolation && error.kind === 'unique') return this.#claimAgain(scope, key, fingerprint);
       throw error;
     }
   }
 
-  async #claimOnce(scope: string, key: string, fingerprint: string): Promise<ClaimResult> {
+  /** After losing a race for the key: what a retry sees now (in flight, when it changed yet again). */
+  async #claimAgain(scope: string, key: string, fingerprint: string): Promise<ClaimResult> {
+    return (await this.#claimOnce(scope, key, fingerprint)) ?? { outcome: 'in-flight' };
+  }
+
+  /** Resolves to undefined when another request changed the key between our read and our write. */
+  async #claimOnce(scope: string, key: string, fingerprint: string): Promise<ClaimResult | undefined> {
     const now = Date.now();
     return this.#db.transaction(async (tx) => {
-      const rows = await tx.all(
-        this.#db.builder.selectFrom(TABLE).selectAll().where('scope', '=', scope).where('key', '=', key).compile(),
-      );
+      const rows = await tx.all(this.#db.builder.selectFrom(TABLE).selectAll().where('scope', '=', scope).where('key', '=', key).compile());
       const row = rows[0];
       const expired = row !== undefined && Date.parse(String(row.expiresAt)) <= now;
       const abandoned = row !== undefined && row.state === 'in-flight' && Date.parse(String(row.createdAt)) + this.#options.abandonAfterMs <= now;
@@ -70,9 +86,10 @@ export class IdempotencyStore {
           response: { status: Number(row.status), headers: JSON.parse(String(row.headers)) as Record<string, string>, body: String(row.body) },
         };
       }
-      if (row !== undefined) {
-        await tx.run(this.#db.builder.deleteFrom(TABLE).where('scope', '=', scope).where('key', '=', key).compile());
-      }
+      // Only the row as read goes: on PostgreSQL its request may be completing it right now, and
+      // then this delete waits for that commit and finds the row changed.
+      if (row !== undefined && (await this.#deleteUnchanged(tx, row)) === 0) return undefined;
+      const claim: IdempotencyClaim = { scope, key, token: randomUUID() };
       await tx.run(
         this.#db.builder
           .insertInto(TABLE)
@@ -81,31 +98,58 @@ export class IdempotencyStore {
             key,
             fingerprint,
             state: 'in-flight',
+            claim: claim.token,
             createdAt: new Date(now).toISOString(),
             expiresAt: new Date(now + this.#options.ttlMs).toISOString(),
           })
           .compile(),
       );
-      return { outcome: 'claimed' };
+      return { outcome: 'claimed', claim };
     });
   }
 
-  /** Stores the response of a claimed key; call it inside the transaction of the change. */
-  async complete(tx: SqlExecutor, scope: string, key: string, response: StoredResponse): Promise<void> {
-    await tx.run(
+  /** Deletes the key's row if it still is the one read; resolves to the rows deleted (0 or 1). */
+  async #deleteUnchanged(tx: SqlExecutor, row: SqlRow): Promise<number> {
+    const token = row.claim;
+    let query = this.#db.builder
+      .deleteFrom(TABLE)
+      .where('scope', '=', row.scope)
+      .where('key', '=', row.key)
+      .where('state', '=', row.state)
+      .where('createdAt', '=', row.createdAt);
+    // Claims made before claims carried tokens have none.
+    query = typeof token === 'string' ? query.where('claim', '=', token) : query.where('claim', 'is', null);
+    return tx.run(query.compile());
+  }
+
+  /**
+   * Stores the response of a claimed key; call it inside the transaction of the change. Resolves to
+   * false when another request has taken the key over: the caller must then roll the change back.
+   */
+  async complete(tx: SqlExecutor, claim: IdempotencyClaim, response: StoredResponse): Promise<boolean> {
+    const changed = await tx.run(
       this.#db.builder
         .updateTable(TABLE)
         .set({ state: 'completed', status: response.status, headers: JSON.stringify(response.headers), body: response.body })
-        .where('scope', '=', scope)
-        .where('key', '=', key)
+        .where('scope', '=', claim.scope)
+        .where('key', '=', claim.key)
+        .where('claim', '=', claim.token)
+        .where('state', '=', 'in-flight')
         .compile(),
     );
+    return changed === 1;
   }
 
-  /** Forgets a claim whose request failed, so the client may retry. */
-  async release(scope: string, key: string): Promise<void> {
+  /** Forgets a claim whose request failed, so the client may retry; a claim taken over stays its new owner's. */
+  async release(claim: IdempotencyClaim): Promise<void> {
     await this.#db.run(
-      this.#db.builder.deleteFrom(TABLE).where('scope', '=', scope).where('key', '=', key).where('state', '=', 'in-flight').compile(),
+      this.#db.builder
+        .deleteFrom(TABLE)
+        .where('scope', '=', claim.scope)
+        .where('key', '=', claim.key)
+        .where('claim', '=', claim.token)
+        .where('state', '=', 'in-flight')
+        .compile(),
     );
   }
 

@@ -4,7 +4,7 @@ import { MigrationFailedError, DestructiveMigrationError } from '../errors.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { quoteIdentifier as q } from './record-store.js';
-import { SYSTEM_TABLES_DDL } from './system-tables.js';
+import { upgradeSystemTables } from './system-migrations.js';
 
 /** One step of bringing the database to the schema. */
 export interface MigrationChange {
@@ -24,9 +24,12 @@ export interface MigrationPlan {
 
 const MIGRATIONS_TABLE = '_restgraph_migrations';
 
-/** Compares the schema with the one the database was last migrated to, and lists what must change. */
+/**
+ * Compares the schema with the one the database was last migrated to, and lists what must change.
+ * Brings restgraph's own tables up to date first ({@link upgradeSystemTables}).
+ */
 export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, schema: SchemaModel): Promise<MigrationPlan> {
-  await db.exec(SYSTEM_TABLES_DDL[db.dialect]);
+  await upgradeSystemTables(db);
   const previous = await lastAppliedDefinition(db);
   const changes: MigrationChange[] = [];
   const warnings: string[] = [];
@@ -132,7 +135,7 @@ export async function migrateToSchema(db: SqlDatabase, rules: SqlDialectRules, s
 
 /** The schema definition the database was last migrated to, or undefined for a new database. */
 export async function lastAppliedDefinition(db: SqlDatabase): Promise<SchemaDefinition | undefined> {
-  await db.exec(SYSTEM_TABLES_DDL[db.dialect]);
+  await upgradeSystemTables(db);
   const rows = await db.all(db.builder.selectFrom(MIGRATIONS_TABLE).select('schema').orderBy('id', 'desc').limit(1).compile());
   const text = rows[0]?.schema;
   return typeof text === 'string' ? (JSON.parse(text) as SchemaDefinition) : undefined;

@@ -92,6 +92,7 @@ export interface SqlDatabase extends SqlExecutor {
   /**
    * Runs `work` while no other process using this database runs its own exclusive work (schema
    * migrations at start-up: instances starting together must not create the same tables twice).
+   * Nested calls (from inside `work`) run at once.
    */
   exclusively<T>(work: () => Promise<T>): Promise<T>;
   /** Signals between processes, where the database has them (undefined: poll only). */

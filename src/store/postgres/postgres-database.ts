@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
@@ -49,6 +50,8 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #onStatement: ((sql: string) => void) | undefined;
   /** Names of the prepared statements (texts marked reusable: a fixed set per schema). */
   readonly #statementNames = new Map<string, string>();
+  /** Set while work of {@link exclusively} runs: nested calls run inside it instead of waiting for themselves. */
+  readonly #holdingLock = new AsyncLocalStorage<true>();
 
   constructor(options: PostgresDatabaseOptions) {
     this.#onStatement = options.onStatement;
@@ -127,9 +130,11 @@ export class PostgresDatabase implements SqlDatabase {
   /**
    * Holds a session advisory lock on a connection of its own while `work` runs on the others.
    * Where the database has no advisory locks (CockroachDB), `work` runs without one: start one
-   * instance first there (docs/scaling.md).
+   * instance first there (docs/scaling.md). A call from inside such work runs at once (the lock is
+   * held, by another connection: waiting for it would wait forever).
    */
   async exclusively<T>(work: () => Promise<T>): Promise<T> {
+    if (this.#holdingLock.getStore() === true) return work();
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -142,7 +147,7 @@ export class PostgresDatabase implements SqlDatabase {
         () => false,
       );
       try {
-        return await work();
+        return await this.#holdingLock.run(true, work);
       } finally {
         if (locked) await client.query('select pg_advisory_unlock($1)', [DDL_LOCK_KEY]);
       }

@@ -1,0 +1,88 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
+import { TEST_POSTGRES_URL } from '../../test/helpers/test-database.js';
+
+/**
+ * A database of a scenario's own, read directly to check what the server stored: a SQLite file,
+ * or a PostgreSQL database created for it (other suites use the `test` database at the same time)
+ * and dropped afterwards.
+ */
+export interface ScratchDatabase {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** DATABASE_URL for the server. */
+  readonly url: string;
+  /** Runs a query; `?` placeholders on both databases. */
+  query<T = Record<string, unknown>>(sql: string, parameters?: readonly unknown[]): Promise<T[]>;
+  drop(): Promise<void>;
+}
+
+export async function scratchDatabase(dialect: 'sqlite' | 'postgres', dir: string): Promise<ScratchDatabase> {
+  return dialect === 'sqlite' ? sqliteScratch(join(dir, 'chaos.db')) : postgresScratch();
+}
+
+function sqliteScratch(file: string): ScratchDatabase {
+  return {
+    dialect: 'sqlite',
+    url: `sqlite:${file}`,
+    query: <T>(sql: string, parameters: readonly unknown[] = []) => {
+      const db = new BetterSqlite3(file, { readonly: true, timeout: 5000 });
+      try {
+        return Promise.resolve(db.prepare(sql).all(...parameters) as T[]);
+      } finally {
+        db.close();
+      }
+    },
+    drop: () => Promise.resolve(),
+  };
+}
+
+/** The server of the suite's PostgreSQL database, at its maintenance database. */
+function adminUrl(): string {
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = '/postgres';
+  url.search = '';
+  return url.toString();
+}
+
+async function onAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function postgresScratch(): Promise<ScratchDatabase> {
+  const name = `rg_chaos_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await onAdmin((client) => client.query(`create database "${name}"`));
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  url.search = '';
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  return {
+    dialect: 'postgres',
+    url: url.toString(),
+    query: async <T>(sql: string, parameters: readonly unknown[] = []) => {
+      let n = 0;
+      return (await pool.query(sql.replace(/\?/g, () => `$${++n}`), [...parameters])).rows as T[];
+    },
+    drop: async () => {
+      await pool.end();
+      await onAdmin((client) => client.query(`drop database if exists "${name}" with (force)`));
+    },
+  };
+}
+
+/** Whether the suite's PostgreSQL answers (scenarios on PostgreSQL fail with this reason when not). */
+export async function postgresProblem(): Promise<string | undefined> {
+  try {
+    await onAdmin((client) => client.query('select 1'));
+    return undefined;
+  } catch (error) {
+    return `PostgreSQL at ${adminUrl().replace(/\/\/[^@/]*@/, '//')} is not reachable: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
