@@ -67,7 +67,9 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (nonEmpty(env.RESTGRAPH_JWT_PUBLIC_KEY)) jwt.publicKeys = [env.RESTGRAPH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n')];
   if (nonEmpty(env.RESTGRAPH_JWKS_URL)) jwt.jwksUrl = env.RESTGRAPH_JWKS_URL;
   if (nonEmpty(env.RESTGRAPH_JWT_ISSUER)) jwt.issuer = env.RESTGRAPH_JWT_ISSUER;
-  if (nonEmpty(env.RESTGRAPH_JWT_AUDIENCE)) jwt.audience = env.RESTGRAPH_JWT_AUDIENCE.split(',').map((a) => a.trim());
+  if (nonEmpty(env.RESTGRAPH_JWT_AUDIENCE)) jwt.audience = env.RESTGRAPH_JWT_AUDIENCE.split(',').map((a) => a.trim()).filter((a) => a !== '');
+  // Only a deliberate true is an option (false is the default, and needs no key beside it).
+  if (nonEmpty(env.RESTGRAPH_JWT_ANY_AUDIENCE) && boolean(env, 'RESTGRAPH_JWT_ANY_AUDIENCE')) jwt.anyAudience = true;
   if (nonEmpty(env.RESTGRAPH_JWT_SCOPES_CLAIM)) jwt.scopesClaim = env.RESTGRAPH_JWT_SCOPES_CLAIM;
   if (Object.keys(jwt).length > 0) {
     if (jwt.secret === undefined && jwt.publicKeys === undefined && jwt.jwksUrl === undefined) {
