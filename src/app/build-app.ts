@@ -83,6 +83,13 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const HEALTH_PROBE = /^\/(?:healthz|readyz)\/?(?:\?|$)/;
+
+/** `/healthz` or `/readyz`, with or without a trailing slash or a query string (as the router matches them). */
+function isHealthProbe(url: string): boolean {
+  // startsWith first: most requests are not probes, and leave without running the pattern.
+  return (url.startsWith('/healthz') || url.startsWith('/readyz')) && HEALTH_PROBE.test(url);
+}
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
 
 /**
@@ -262,7 +269,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     if (request.headers.upgrade !== undefined) reply.raw.once('finish', () => request.raw.socket.destroy());
     const header = request.headers.authorization;
     // Health probes are answered whatever credential they carry (a stale one must not fail them).
-    if (header === undefined || request.url === '/healthz' || request.url === '/readyz') {
+    if (header === undefined || isHealthProbe(request.url)) {
       admit(request, reply, ANONYMOUS, done);
       return;
     }
