@@ -12,6 +12,7 @@ import { registerBodyParsers } from '../rest/content-negotiation.js';
 import { corsHeaders, registerCorsPreflight } from '../rest/cors.js';
 import { answerClientError, answerUnsendable, registerProblemHandlers, sendProblem, toRestgraphError } from '../rest/problem-details.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
+import { lingerLimits } from '../rest/lingering-close.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
@@ -298,7 +299,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.decorateReply('sendHeld', false);
   app.addHook('onSend', (_request, reply, payload, done) => batches.hold(reply, payload, done));
 
-  registerProblemHandlers(app);
+  registerProblemHandlers(app, lingerLimits(options.requestTimeoutMs));
   registerBodyParsers(app);
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);

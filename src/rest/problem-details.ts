@@ -15,6 +15,7 @@ import {
   UriTooLongError,
 } from '../errors.js';
 import { TransientStoreError } from '../store/store-errors.js';
+import { closeLingering, type LingerLimits } from './lingering-close.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
@@ -132,8 +133,16 @@ export function loggedAfterResponse(app: FastifyInstance, request: FastifyReques
   return true;
 }
 
-/** Installs the error and not-found handlers: every error a client sees is problem+json. */
-export function registerProblemHandlers(app: FastifyInstance): void {
+/**
+ * Installs the error and not-found handlers: every error a client sees is problem+json. A request
+ * refused before its body was read (too large, say) has its connection closed lingering, within
+ * `linger`, whichever scope's error handler answers it (GraphQL's too).
+ */
+export function registerProblemHandlers(app: FastifyInstance, linger: LingerLimits): void {
+  app.addHook('onError', (request, reply, _error, done) => {
+    closeLingering(request, reply, linger);
+    done();
+  });
   app.setErrorHandler((error, request, reply) => {
     if (loggedAfterResponse(app, request, reply, error)) return;
     const problem = toRestgraphError(error);
