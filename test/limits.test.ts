@@ -209,6 +209,35 @@ describe('a body over the limit, on a real socket (lingering close, RFC 9112 sec
   });
 });
 
+describe('problems listed in one error', () => {
+  it('a 639 KB body with 50,000 unknown fields gets a small 422 listing the first 100 and saying how many were left out', async () => {
+    const t = await start({});
+    const body = JSON.stringify(Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`x${String(i).padStart(8, '0')}`, 0])));
+    expect(Buffer.byteLength(body)).toBeGreaterThan(600_000);
+    const started = Date.now();
+    const response = await t.app.inject({ method: 'POST', url: '/users', headers: { 'content-type': 'application/json' }, payload: body });
+    const elapsedMs = Date.now() - started;
+    const problem = expectProblem(response, 422, 'validation-failed') as Problem & { errorsOmitted?: number; errors: { pointer: string }[] };
+    expect(problem.detail).toBe('50001 fields are invalid.');
+    expect(problem.errors).toHaveLength(100);
+    expect(problem.errors.slice(0, 2)).toEqual([
+      { pointer: '/name', detail: 'is required' },
+      { pointer: '/x00000000', detail: 'is not a field of users' },
+    ]);
+    expect(problem.errorsOmitted).toBe(49_901);
+    expect(response.body.length).toBeLessThan(20_000);
+    expect(elapsedMs).toBeLessThan(2000);
+  });
+
+  it('so does a query string with more problems than that', async () => {
+    const t = await start({ maxUrlLength: 16 * 1024 - 1 });
+    const query = Array.from({ length: 150 }, (_, i) => `x${i}=1`).join('&');
+    const problem = expectProblem(await t.app.inject({ method: 'GET', url: `/users?${query}` }), 400, 'invalid-query') as Problem & { errorsOmitted?: number };
+    expect(problem.errors).toHaveLength(100);
+    expect(problem.errorsOmitted).toBe(50);
+  });
+});
+
 describe('page size', () => {
   it('limit up to the maximum is served; above it is a 400 invalid-query naming limit; no limit gives the default page', async () => {
     const t = await start({ listLimits: { defaultLimit: 3, maxLimit: 5 } });

@@ -114,8 +114,15 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
     if (after.problem !== undefined) problems.push({ parameter: 'after', detail: `${after.problem}; follow the Link header rel="next"` });
     else query.after = after.values;
   }
-  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  if (problems.length > 0) throw invalidQuery(problems);
   return query;
+}
+
+/** The error listing `problems`; its detail names the first few (the list has up to 100). */
+function invalidQuery(problems: ErrorDetail[]): InvalidQueryError {
+  const named = problems.slice(0, 5).map((p) => `${p.parameter ?? ''}: ${p.detail}`);
+  if (problems.length > named.length) named.push(`and ${problems.length - named.length} more`);
+  return new InvalidQueryError(named.join('; '), { errors: problems });
 }
 
 function parseSort(resource: ResourceModel, value: string, problems: ErrorDetail[]): SortKey[] {
@@ -300,7 +307,7 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
     if (position.problem !== undefined) problems.push({ parameter: name, detail: position.problem });
     else query[name] = position.values;
   }
-  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  if (problems.length > 0) throw invalidQuery(problems);
   return query;
 }
 

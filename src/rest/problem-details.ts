@@ -19,7 +19,10 @@ import { closeLingering, type LingerLimits } from './lingering-close.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-/** The RFC 9457 body of an error, with our `code` and the request id as extension members. */
+/**
+ * The RFC 9457 body of an error, with our `code` and the request id as extension members, and
+ * `errorsOmitted` when `errors` lists only the first problems.
+ */
 export function problemBody(error: RestgraphError, request: FastifyRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     type: `${PROBLEM_TYPE_PREFIX}${error.code}`,
@@ -31,6 +34,7 @@ export function problemBody(error: RestgraphError, request: FastifyRequest): Rec
     requestId: request.id,
   };
   if (error.errors !== undefined) body.errors = error.errors;
+  if (error.errorsOmitted > 0) body.errorsOmitted = error.errorsOmitted;
   return body;
 }
 
