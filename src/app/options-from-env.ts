@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
-import type { LogLevel, RestgraphOptions } from './app-options.js';
+import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
 export interface ListenOptions {
@@ -126,8 +126,11 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   for (const [name, key] of [['RESTGRAPH_RATE_LIMIT', 'default'], ['RESTGRAPH_RATE_LIMIT_ANONYMOUS', 'anonymous'], ['RESTGRAPH_GRAPHQL_RATE_LIMIT', 'graphql']] as const) {
     const text = env[name];
     if (!nonEmpty(text)) continue;
-    if (parseRateLimit(text, key) === undefined) throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
-    rateLimits[key] = text;
+    const off = key === 'anonymous' && text.trim() === ANONYMOUS_RATE_LIMIT_OFF;
+    if (!off && parseRateLimit(text, key) === undefined) {
+      throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}${key === 'anonymous' ? ', or off' : ''}, not "${text}"`);
+    }
+    rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
   }
   const store = env.RESTGRAPH_RATE_LIMIT_STORE;
   if (nonEmpty(store)) {
