@@ -1,7 +1,6 @@
 import { Agent, request } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heapUsedAfterGc } from './helpers/heap.js';
 import { discardLogs, json, startTestApp, type TestApp } from './helpers/test-app.js';
 
 /**
@@ -9,15 +8,6 @@ import { discardLogs, json, startTestApp, type TestApp } from './helpers/test-ap
  * of one valid key can vary at will (spaces between `Bearer` and the token): what it remembers is
  * bounded in bytes. Measured over a real socket (app.inject() keeps ~10 KB per request of its own).
  */
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heapUsed(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 describe('the verified-key cache is bounded in bytes', () => {
   let t: TestApp;
@@ -46,9 +36,9 @@ describe('the verified-key cache is bounded in bytes', () => {
   });
 
   it('3,000 variants of one valid key’s header, 10 KB each, leave far less than their 30 MB on the heap', async () => {
-    const before = heapUsed();
+    const before = heapUsedAfterGc();
     for (let i = 0; i < 3000; i++) expect(await get(`Bearer${' '.repeat(10_000 + i)}${key}`)).toBe(200);
-    const grown = heapUsed() - before;
+    const grown = heapUsedAfterGc() - before;
     // The cache holds at most 4 MiB of headers; without a byte bound it kept all 30 MB.
     expect(grown, `heap grew by ${(grown / 1e6).toFixed(1)} MB`).toBeLessThan(12_000_000);
   });

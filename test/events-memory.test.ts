@@ -1,22 +1,12 @@
 import { request } from 'node:http';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { heapUsedAfterGc } from './helpers/heap.js';
 import { ADMIN, listenApp, send, tempDatabase, type ListeningApp } from './helpers/event-stream.js';
 
 /**
  * The event dispatcher keeps recent events in memory so subscribers catch up without a query:
  * bounded in bytes as well as in count, since one event may carry a record of up to a megabyte.
  */
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-function heapUsed(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 describe('recent events in memory', () => {
   let server: ListeningApp;
@@ -40,14 +30,14 @@ describe('recent events in memory', () => {
     stream.end();
     await new Promise((resolve) => setTimeout(resolve, 100));
     const user = (await send(server.base, 'POST', '/users', { name: 'Writer' })).json();
-    const before = heapUsed();
+    const before = heapUsedAfterGc();
     const big = 'x'.repeat(900_000);
     for (let i = 0; i < 80; i++) {
       const created = await send(server.base, 'POST', '/posts', { title: `Big ${i}`, userId: user.id, tags: { text: `${i}${big}` } });
       expect(created.status).toBe(201);
     }
     while (received < 80 * 900_000) await new Promise((resolve) => setTimeout(resolve, 50));
-    const grown = heapUsed() - before;
+    const grown = heapUsedAfterGc() - before;
     stream.destroy();
     // At most 32 MiB of recent events stay; without a byte bound all 80 (10,000 by count) did.
     expect(grown, `heap grew by ${(grown / 1e6).toFixed(1)} MB`).toBeLessThan(48_000_000);
