@@ -22,14 +22,17 @@ export function lingerLimits(requestTimeoutMs: number): LingerLimits {
  * TCP answer them with a reset, which can destroy the response before the client reads it: a
  * client that sends its whole body before reading (most do) saw only "connection reset".
  *
- * Does nothing for a request already read whole, or one that came without a socket (app.inject).
+ * Does nothing for a request already read whole, one whose connection was not to be closed, or
+ * one that came without a socket (app.inject).
  */
 export function closeLingering(request: FastifyRequest, reply: FastifyReply, limits: LingerLimits): void {
   const socket = request.raw.socket;
-  if (request.raw.complete || !(socket instanceof Socket)) return;
-  // Fastify asks for "Connection: close" when a body parser fails; Node would then destroy the
-  // socket as soon as the response is out. Without it Node keeps the connection and discards the
-  // rest of the body (its request is dumped); the half-close below ends it.
+  // Only where Fastify asks for "Connection: close" (a body parser failed, or the server drains):
+  // Node would then destroy the socket as soon as the response is out. Elsewhere Node keeps the
+  // connection and reads the unread body itself, within the request timeout.
+  if (request.raw.complete || reply.getHeader('connection') !== 'close' || !(socket instanceof Socket)) return;
+  // Without the header Node keeps the connection and discards the rest of the body (its request
+  // is dumped); the half-close below ends it.
   reply.removeHeader('connection');
   reply.raw.once('finish', () => {
     if (socket.destroyed) return;
