@@ -8,7 +8,8 @@
 //   restgraph         node dist/cli/main.js serve, in its default configuration (logging on),
 //                     on SQLite; requests carry an API key
 //   restgraph-ratelimited  the same with a request quota on (RESTGRAPH_RATE_LIMIT, never reached)
-//   restgraph-public  the same with users readable and writable without a token
+//   restgraph-public  the same with users readable and writable without a token (the default
+//                     anonymous quota off, as before it existed: every request comes from one address)
 //   baseline          bench/baseline/server.js: hand-written Fastify + better-sqlite3 with
 //                     prepared statements and nothing else, the ceiling for a Node stack
 //   json-server       json-server 1.0.0-beta.3 on a db.json, the usual "instant REST API"

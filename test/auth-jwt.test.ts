@@ -415,6 +415,54 @@ describe('audience list', () => {
   });
 });
 
+describe('tokens without sub and jti: each is an identity of its own', () => {
+  let t: TestApp;
+  const secret = new TextEncoder().encode(SECRET);
+  /** A token without sub and jti; `n` only makes the tokens differ. */
+  const anonymousToken = (n: number): Promise<string> => signHs(secret, { claims: { scope: 'users:read users:write', n } });
+  beforeAll(async () => {
+    t = await startTestApp({ jwt: { secret: SECRET, issuer: ISSUER, audience: AUDIENCE }, rateLimits: { default: '2/1m', anonymous: '100/1m' } });
+  });
+  afterAll(async () => t.close());
+
+  it('two such tokens do not share a rate-limit counter (they shared "jwt:unknown")', async () => {
+    const [first, second] = [await anonymousToken(1), await anonymousToken(2)];
+    expect(first).not.toBe(second);
+    expectOk(await get(t, first));
+    expectOk(await get(t, first));
+    expect((await get(t, first)).statusCode).toBe(429);
+    const other = await get(t, second);
+    expectOk(other);
+    expect(other.headers.ratelimit).toMatch(/^"default";r=1;/);
+  });
+
+  it('two such tokens do not share an Idempotency-Key: the second one\'s request runs, it is not replayed', async () => {
+    const payload = { name: 'Same body' };
+    const unlimited = await startTestApp({ jwt: { secret: SECRET, issuer: ISSUER, audience: AUDIENCE } });
+    try {
+      const post = async (token: string): Promise<Reply> =>
+        unlimited.app.inject({ method: 'POST', url: '/users', headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'jwt-without-sub-1' }, payload });
+      const first = await post(await anonymousToken(3));
+      const second = await post(await anonymousToken(4));
+      expect([first.statusCode, second.statusCode]).toEqual([201, 201]);
+      expect(second.headers['idempotent-replayed']).toBeUndefined();
+      expect(json<Row>(second).id).not.toBe(json<Row>(first).id);
+    } finally {
+      await unlimited.close();
+    }
+  });
+
+  it('tokens of one subject share their identity; a jti that equals a subject is another identity', async () => {
+    const quota = async (token: string): Promise<string> => String((await get(t, token)).headers.ratelimit);
+    const subject = await signHs(secret, { subject: 'same-id', claims: { n: 5 } });
+    const sameSubject = await signHs(secret, { subject: 'same-id', claims: { n: 6 } });
+    const jti = await signHs(secret, { claims: { jti: 'same-id', n: 7 } });
+    expect(await quota(subject)).toMatch(/^"default";r=1;/);
+    expect(await quota(sameSubject)).toMatch(/^"default";r=0;/);
+    expect(await quota(jti)).toMatch(/^"default";r=1;/);
+  });
+});
+
 describe('no JWT configuration', () => {
   it('any JWT → 401 invalid_token', async () => {
     const t = await startTestApp();
@@ -446,6 +494,54 @@ describe('JWT configuration errors', () => {
       expect((error as ConfigError).option).toBe(c.option);
     });
   }
+
+  it('a JWKS URL or public key without an audience stops start-up with a ConfigError naming RESTGRAPH_JWT_AUDIENCE', async () => {
+    for (const jwt of [{ jwksUrl: `${jwksBase}/jwks.json`, issuer: ISSUER }, { publicKeys: [keyA.pem] }, { publicKeys: [keyA.pem], secret: SECRET, audience: [] }]) {
+      const error: unknown = await buildApp({ databaseUrl: 'sqlite::memory:', jwt, logLevel: 'silent' }).then(
+        async (app) => {
+          await app.close();
+          return undefined;
+        },
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).option).toBe('RESTGRAPH_JWT_AUDIENCE');
+      expect((error as ConfigError).message).toMatch(/RESTGRAPH_JWT_ANY_AUDIENCE=true/);
+    }
+  });
+
+  it('RESTGRAPH_JWT_ANY_AUDIENCE=true accepts a provider token for any audience (or none), deliberately', async () => {
+    const options = optionsFromEnv({ RESTGRAPH_JWT_PUBLIC_KEY: keyA.pem, RESTGRAPH_JWT_ANY_AUDIENCE: 'true' });
+    expect(options.jwt).toEqual({ publicKeys: [keyA.pem], anyAudience: true });
+    const t = await appWith(options.jwt ?? {});
+    try {
+      expectOk(await get(t, await sign(keyA, { audience: 'another-application' })));
+      expectOk(await get(t, await sign(keyA, { audience: null })));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('RESTGRAPH_JWT_ANY_AUDIENCE=true beside RESTGRAPH_JWT_AUDIENCE is a ConfigError; a bad value too', async () => {
+    const error: unknown = await buildApp({ databaseUrl: 'sqlite::memory:', jwt: { publicKeys: [keyA.pem], audience: AUDIENCE, anyAudience: true }, logLevel: 'silent' }).then(
+      async (app) => {
+        await app.close();
+        return undefined;
+      },
+      (e: unknown) => e,
+    );
+    expect((error as ConfigError).option).toBe('RESTGRAPH_JWT_ANY_AUDIENCE');
+    expect(() => optionsFromEnv({ RESTGRAPH_JWT_SECRET: SECRET, RESTGRAPH_JWT_ANY_AUDIENCE: 'yes' })).toThrow(/RESTGRAPH_JWT_ANY_AUDIENCE/);
+  });
+
+  it('an HS256 secret needs no audience: tokens signed with this server\'s own secret were made for it', async () => {
+    const t = await appWith({ secret: SECRET });
+    try {
+      expectOk(await get(t, await signHs(new TextEncoder().encode(SECRET), { audience: null })));
+    } finally {
+      await t.close();
+    }
+  });
 
   it('the environment maps to jwt options', () => {
     const options = optionsFromEnv({

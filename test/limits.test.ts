@@ -109,6 +109,135 @@ describe('request body', () => {
   });
 });
 
+/** What a client that sends a request with a large body saw: the response bytes, and how the connection ended. */
+interface UploadOutcome {
+  response: string;
+  /** `end`: the server closed gracefully (FIN); else the socket error code (ECONNRESET, EPIPE). */
+  ending: string;
+  sent: number;
+}
+
+/**
+ * Sends a POST whose headers announce `announced` bytes, then up to `size` bytes of body as fast as
+ * the socket takes them; `readAfterSending`: reads nothing until it has sent them all (as many
+ * HTTP clients do), else reads as it goes; `ignoreClose`: keeps its side open and sending when the
+ * server closes its own (as a hostile client may), else closes when the server does.
+ */
+function upload(port: number, announced: number | undefined, size: number, how: { readAfterSending?: boolean; ignoreClose?: boolean; path?: string }): Promise<UploadOutcome> {
+  const readAfterSending = how.readAfterSending === true;
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: how.ignoreClose === true });
+    let response = '';
+    let sent = 0;
+    let ending = 'end';
+    if (readAfterSending) socket.pause();
+    socket.setEncoding('latin1').on('data', (chunk: string) => (response += chunk));
+    socket.on('error', (error: NodeJS.ErrnoException) => (ending = error.code ?? 'error'));
+    socket.on('close', () => resolve({ response, ending, sent }));
+    const length = announced === undefined ? 'transfer-encoding: chunked' : `content-length: ${announced}`;
+    socket.write(`POST ${how.path ?? '/users'} HTTP/1.1\r\nhost: x\r\nauthorization: ${ADMIN}\r\ncontent-type: application/json\r\n${length}\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const framed = announced === undefined ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk;
+    const pump = (): void => {
+      while (sent < size && !socket.destroyed) {
+        sent += chunk.length;
+        if (!socket.write(framed)) {
+          socket.once('drain', pump);
+          return;
+        }
+      }
+      if (!socket.destroyed && announced === undefined) socket.write('0\r\n\r\n');
+      socket.resume();
+      // A client that keeps its side open learns that the server has closed its own only by
+      // sending: once it has, the next byte is answered with a reset.
+      if (how.ignoreClose === true) {
+        const ping = setInterval(() => (socket.destroyed ? clearInterval(ping) : socket.write(' ')), 100);
+        socket.once('close', () => clearInterval(ping));
+      }
+    };
+    pump();
+  });
+}
+
+describe('a body over the limit, on a real socket (lingering close, RFC 9112 section 9.6)', () => {
+  const TEN_MB = 10 * 1024 * 1024;
+  const expect413 = (outcome: UploadOutcome): void => {
+    expect(outcome.response.split('\r\n')[0], JSON.stringify(outcome)).toBe('HTTP/1.1 413 Payload Too Large');
+    const [, body = ''] = outcome.response.split('\r\n\r\n');
+    expect(JSON.parse(body)).toMatchObject({ status: 413, code: 'payload-too-large' });
+  };
+
+  it('a client that reads only after sending all of a 10 MB body with Content-Length gets its 413, and a graceful close', async () => {
+    const server = await listen({});
+    for (let i = 0; i < 3; i++) {
+      const outcome = await upload(server.port, TEN_MB, TEN_MB, { readAfterSending: true });
+      expect413(outcome);
+      expect(outcome.ending).toBe('end');
+      expect(outcome.sent).toBe(TEN_MB);
+    }
+    // The server is none the worse: it answers the next request.
+    expect((await rawHttp(server.port, ['GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n'])).statusLine).toBe('HTTP/1.1 200 OK');
+  });
+
+  it('the same for a chunked body (no Content-Length) that grows past the limit, and on /graphql', async () => {
+    const server = await listen({});
+    const outcome = await upload(server.port, undefined, 4 * 1024 * 1024, { readAfterSending: true });
+    expect413(outcome);
+    expect(outcome.ending).toBe('end');
+    const graphql = await upload(server.port, TEN_MB, TEN_MB, { readAfterSending: true, path: '/graphql' });
+    expect(graphql.response.split('\r\n')[0], JSON.stringify(graphql)).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(graphql.ending).toBe('end');
+  });
+
+  it('the server reads and discards at most 16 MiB after the 413: a client sending 256 MB more is cut off', async () => {
+    const server = await listen({});
+    const outcome = await upload(server.port, 256 * 1024 * 1024, 256 * 1024 * 1024, { ignoreClose: true });
+    expect413(outcome);
+    expect(outcome.ending).not.toBe('end');
+    // 16 MiB read after the response, plus what the kernel's buffers and one 20 ms measure hold.
+    expect(outcome.sent).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('and lingers at most RESTGRAPH_REQUEST_TIMEOUT_MS (up to 5 s): a client that stops sending is closed', async () => {
+    const server = await listen({ requestTimeoutMs: 1000 });
+    const started = Date.now();
+    // Announces 10 MB, sends 1 MB, then waits with its side of the connection open.
+    const outcome = await upload(server.port, TEN_MB, 1024 * 1024, { ignoreClose: true });
+    expect413(outcome);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(Date.now() - started).toBeLessThan(4000);
+  });
+});
+
+describe('problems listed in one error', () => {
+  it('a 639 KB body with 50,000 unknown fields gets a small 422 listing the first 100 and saying how many were left out', async () => {
+    const t = await start({});
+    const body = JSON.stringify(Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`x${String(i).padStart(8, '0')}`, 0])));
+    expect(Buffer.byteLength(body)).toBeGreaterThan(600_000);
+    const started = Date.now();
+    const response = await t.app.inject({ method: 'POST', url: '/users', headers: { 'content-type': 'application/json' }, payload: body });
+    const elapsedMs = Date.now() - started;
+    const problem = expectProblem(response, 422, 'validation-failed') as Problem & { errorsOmitted?: number; errors: { pointer: string }[] };
+    expect(problem.detail).toBe('50001 fields are invalid.');
+    expect(problem.errors).toHaveLength(100);
+    expect(problem.errors.slice(0, 2)).toEqual([
+      { pointer: '/name', detail: 'is required' },
+      { pointer: '/x00000000', detail: 'is not a field of users' },
+    ]);
+    expect(problem.errorsOmitted).toBe(49_901);
+    expect(response.body.length).toBeLessThan(20_000);
+    expect(elapsedMs).toBeLessThan(2000);
+  });
+
+  it('so does a query string with more problems than that', async () => {
+    const t = await start({ maxUrlLength: 16 * 1024 - 1 });
+    const query = Array.from({ length: 150 }, (_, i) => `x${i}=1`).join('&');
+    const problem = expectProblem(await t.app.inject({ method: 'GET', url: `/users?${query}` }), 400, 'invalid-query') as Problem & { errorsOmitted?: number };
+    expect(problem.errors).toHaveLength(100);
+    expect(problem.errorsOmitted).toBe(50);
+  });
+});
+
 describe('page size', () => {
   it('limit up to the maximum is served; above it is a 400 invalid-query naming limit; no limit gives the default page', async () => {
     const t = await start({ listLimits: { defaultLimit: 3, maxLimit: 5 } });

@@ -5,6 +5,8 @@ import { parseSchemaText } from '../src/schema/load-schema.js';
 import { actAsAdmin, checkResponsesAgainstOpenApi, discardLogs, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECT } from './helpers/test-database.js';
 import { SchemaError } from '../src/errors.js';
+import { optionsFromEnv } from '../src/app/options-from-env.js';
+import { MemoryCounters } from '../src/store/rate-limit-counters.js';
 
 checkResponsesAgainstOpenApi();
 
@@ -59,14 +61,16 @@ async function startOfWindow(seconds: number, margin = seconds > 10 ? 5000 : sec
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-describe('rate limits: off by default', () => {
+describe('rate limits by default: none for credentials, 600 a minute per address for anonymous clients', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp();
+    const withoutQuotas = SCHEMA.replace('rateLimits:\n  default: 5/1m\n', '').replace('    rateLimits:\n      create: 2/1m\n      read: 100/1m\n', '');
+    expect(withoutQuotas).not.toContain('rateLimits');
+    t = await startTestApp({ schema: parseSchemaText(withoutQuotas) });
   });
   afterAll(() => t.close());
 
-  it('sends no RateLimit headers and never 429s without a quota', async () => {
+  it('a request with a credential gets no RateLimit headers and never a 429', async () => {
     for (let i = 0; i < 30; i++) {
       const response = await t.app.inject({ method: 'GET', url: '/users' });
       expect(response.statusCode).toBe(200);
@@ -75,6 +79,108 @@ describe('rate limits: off by default', () => {
     }
     const graphql = await t.app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ users { id } }' } });
     expect(json<{ extensions?: unknown }>(graphql).extensions).toBeUndefined();
+  });
+
+  it('an anonymous client gets 600 requests a minute, then a 429 (there was no quota at all: an open amplifier)', async () => {
+    const ip = address();
+    await startOfWindow(60);
+    const first = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } });
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['ratelimit-policy']).toBe('"anonymous";q=600;w=60');
+    expect(first.headers['ratelimit']).toMatch(/^"anonymous";r=599;t=\d+$/);
+    for (let i = 1; i < 600; i++) {
+      const url = i % 3 === 0 ? '/graphql' : '/users';
+      const response = await t.app.inject({ method: url === '/graphql' ? 'POST' : 'GET', url, remoteAddress: ip, headers: { authorization: '' }, ...(url === '/graphql' ? { payload: { query: '{ users { id } }' } } : {}) });
+      expect(response.statusCode, `request ${i + 1}`).toBe(200);
+    }
+    const refused = await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip, headers: { authorization: '' } });
+    expect(refused.statusCode).toBe(429);
+    expect(json<Problem>(refused).detail).toContain('"anonymous" (600 per 60 s)');
+    // Other addresses, credentials from the same address and health probes are not affected.
+    expect((await t.app.inject({ method: 'GET', url: '/users', remoteAddress: address(), headers: { authorization: '' } })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/users', remoteAddress: ip })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/healthz', remoteAddress: ip, headers: { authorization: '' } })).statusCode).toBe(200);
+  });
+
+  it('the built-in anonymous quota is counted in memory, on PostgreSQL too: it adds no database statement', async () => {
+    const statements: string[] = [];
+    const counted = await startTestApp({ onSqlStatement: (text) => statements.push(text) });
+    try {
+      statements.length = 0;
+      const response = await counted.app.inject({ method: 'GET', url: '/', remoteAddress: address(), headers: { authorization: '' } });
+      expect(response.headers['ratelimit-policy']).toBe('"anonymous";q=600;w=60');
+      expect(statements).toEqual([]);
+    } finally {
+      await counted.close();
+    }
+  });
+
+  it('an IPv6 client is counted by its /64 network (a host may use any address in it); IPv4-mapped addresses by their IPv4 address', async () => {
+    await startOfWindow(60);
+    const count = async (remoteAddress: string): Promise<string> =>
+      String((await t.app.inject({ method: 'GET', url: '/users', remoteAddress, headers: { authorization: '' } })).headers['ratelimit']);
+    const prefix = `2001:db8:${randomBytes(2).toString('hex')}:1`;
+    expect(await count(`${prefix}::1`)).toMatch(/r=599;/);
+    expect(await count(`${prefix}:ffff:ffff:ffff:ffff`)).toMatch(/r=598;/);
+    expect(await count(`${prefix.slice(0, -1)}2::1`)).toMatch(/r=599;/);
+    const v4 = address();
+    expect(await count(v4)).toMatch(/r=599;/);
+    expect(await count(`::ffff:${v4}`)).toMatch(/r=598;/);
+  });
+});
+
+describe('in-memory counters are bounded in bytes', () => {
+  it('counters for 100,000 client networks stay within the bound; the oldest are forgotten first, the newest kept', async () => {
+    const counters = new MemoryCounters(60_000, 1024 * 1024);
+    try {
+      const windowEnd = Date.now() + 60_000;
+      for (let i = 0; i < 100_000; i++) counters.add(`anonymous|ip:10.${i >> 16}.${(i >> 8) & 255}.${i & 255}|0`, 1, 600, windowEnd);
+      expect(counters.bytes).toBeLessThanOrEqual(1024 * 1024);
+      // The newest client still has its count; the first one starts again from zero.
+      expect(counters.add('anonymous|ip:10.1.134.159|0', 1, 600, windowEnd)).toEqual({ used: 2, added: true });
+      expect(counters.add('anonymous|ip:10.0.0.0|0', 1, 600, windowEnd)).toEqual({ used: 1, added: true });
+      // Counters of ended windows go first.
+      counters.add('ended', 1, 1, Date.now() - 1);
+      counters.sweep(Date.now());
+      expect(counters.add('ended', 1, 1, windowEnd)).toEqual({ used: 1, added: true });
+    } finally {
+      await counters.close();
+    }
+  });
+});
+
+describe('the default anonymous quota switched off or replaced', () => {
+  it('RESTGRAPH_RATE_LIMIT_ANONYMOUS=off: no quota for anonymous clients either', async () => {
+    const options = optionsFromEnv({ RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off' });
+    expect(options.rateLimits).toEqual({ anonymous: 'off' });
+    const t = await startTestApp({ rateLimits: options.rateLimits });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const response = await t.app.inject({ method: 'GET', url: '/v1/events?types=nothing', remoteAddress: '10.9.9.9', headers: { authorization: '' } });
+        expect(response.headers['ratelimit-policy']).toBeUndefined();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('off keeps resource quotas, and a default quota still covers anonymous clients unless they have their own', async () => {
+    const withResourceQuota = await startTestApp({ schema: parseSchemaText(SCHEMA.replace('rateLimits:\n  default: 5/1m\n', '')), rateLimits: { anonymous: 'off' } });
+    const withDefault = await startTestApp({ rateLimits: { default: '50/1m' } });
+    try {
+      const posts = await withResourceQuota.app.inject({ method: 'GET', url: '/posts', remoteAddress: address(), headers: { authorization: '' } });
+      expect(posts.headers['ratelimit-policy']).toBe('"posts.read";q=100;w=60');
+      const users = await withDefault.app.inject({ method: 'GET', url: '/', remoteAddress: address(), headers: { authorization: '' } });
+      expect(users.headers['ratelimit-policy']).toBe('"default";q=50;w=60');
+    } finally {
+      await withResourceQuota.close();
+      await withDefault.close();
+    }
+  });
+
+  it('a bad RESTGRAPH_RATE_LIMIT_ANONYMOUS is refused at start-up, naming it', () => {
+    expect(() => optionsFromEnv({ RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'none' })).toThrow(/RESTGRAPH_RATE_LIMIT_ANONYMOUS: must be .*, or off/);
+    expect(() => optionsFromEnv({ RESTGRAPH_RATE_LIMIT: 'off' })).toThrow(/RESTGRAPH_RATE_LIMIT:/);
   });
 });
 

@@ -68,7 +68,10 @@ export interface RestgraphOptions {
 export interface RateLimitOptions {
   /** Requests per window per credential (per client address when anonymous). @default the schema's, else none */
   default: string | undefined;
-  /** Requests per window per client address without a credential. @default the schema's, else `default` */
+  /**
+   * Requests per window per client address (an IPv6 client: per /64) without a credential, or
+   * `off` for none. @default the schema's, else `default`, else {@link DEFAULT_ANONYMOUS_RATE_LIMIT}
+   */
   anonymous: string | undefined;
   /** GraphQL cost points per window per credential. @default the schema's, else none */
   graphql: string | undefined;
@@ -80,6 +83,18 @@ export interface RateLimitOptions {
   /** Redis for shared counters (`REDIS_URL`). @default none */
   redisUrl: string | undefined;
 }
+
+/**
+ * The quota of anonymous clients when nothing else sets one: 600 requests a minute per address
+ * (10 a second on average, in bursts as the client likes). A browser app's busiest pattern (a
+ * page's dozens of requests at load, then a poll every second or two) fits several times over,
+ * and so do a dozen such users behind one NAT; one client looping gets 10 requests a second, so a
+ * fresh server is no open amplifier. `RESTGRAPH_RATE_LIMIT_ANONYMOUS=off` removes it.
+ */
+export const DEFAULT_ANONYMOUS_RATE_LIMIT = '600/1m';
+
+/** The value of `anonymous` (RESTGRAPH_RATE_LIMIT_ANONYMOUS) that turns the anonymous quota off. */
+export const ANONYMOUS_RATE_LIMIT_OFF = 'off';
 
 /** The Prometheus endpoint. Reading it needs a token with the `metrics:read` (or `admin`) scope unless `public`. */
 export interface MetricsOptions {

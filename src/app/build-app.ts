@@ -12,6 +12,7 @@ import { registerBodyParsers } from '../rest/content-negotiation.js';
 import { corsHeaders, registerCorsPreflight } from '../rest/cors.js';
 import { answerClientError, answerUnsendable, registerProblemHandlers, sendProblem, toRestgraphError } from '../rest/problem-details.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
+import { lingerLimits } from '../rest/lingering-close.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
@@ -83,6 +84,13 @@ declare module 'fastify' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const HEALTH_PROBE = /^\/(?:healthz|readyz)\/?(?:\?|$)/;
+
+/** `/healthz` or `/readyz`, with or without a trailing slash or a query string (as the router matches them). */
+function isHealthProbe(url: string): boolean {
+  // startsWith first: most requests are not probes, and leave without running the pattern.
+  return (url.startsWith('/healthz') || url.startsWith('/readyz')) && HEALTH_PROBE.test(url);
+}
 const IDEMPOTENCY_PRUNE_INTERVAL_MS = 60 * 60 * 1000; // 1 h
 
 /**
@@ -264,7 +272,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     if (request.headers.upgrade !== undefined) reply.raw.once('finish', () => request.raw.socket.destroy());
     const header = request.headers.authorization;
     // Health probes are answered whatever credential they carry (a stale one must not fail them).
-    if (header === undefined || request.url === '/healthz' || request.url === '/readyz') {
+    if (header === undefined || isHealthProbe(request.url)) {
       admit(request, reply, ANONYMOUS, done);
       return;
     }
@@ -293,7 +301,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.decorateReply('sendHeld', false);
   app.addHook('onSend', (_request, reply, payload, done) => batches.hold(reply, payload, done));
 
-  registerProblemHandlers(app);
+  registerProblemHandlers(app, lingerLimits(options.requestTimeoutMs));
   registerBodyParsers(app);
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);

@@ -1,7 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
-import type { LogLevel, RestgraphOptions } from './app-options.js';
+import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
 export interface ListenOptions {
@@ -70,7 +70,9 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (nonEmpty(env.RESTGRAPH_JWT_PUBLIC_KEY)) jwt.publicKeys = [env.RESTGRAPH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n')];
   if (nonEmpty(env.RESTGRAPH_JWKS_URL)) jwt.jwksUrl = env.RESTGRAPH_JWKS_URL;
   if (nonEmpty(env.RESTGRAPH_JWT_ISSUER)) jwt.issuer = env.RESTGRAPH_JWT_ISSUER;
-  if (nonEmpty(env.RESTGRAPH_JWT_AUDIENCE)) jwt.audience = env.RESTGRAPH_JWT_AUDIENCE.split(',').map((a) => a.trim());
+  if (nonEmpty(env.RESTGRAPH_JWT_AUDIENCE)) jwt.audience = env.RESTGRAPH_JWT_AUDIENCE.split(',').map((a) => a.trim()).filter((a) => a !== '');
+  // Only a deliberate true is an option (false is the default, and needs no key beside it).
+  if (nonEmpty(env.RESTGRAPH_JWT_ANY_AUDIENCE) && boolean(env, 'RESTGRAPH_JWT_ANY_AUDIENCE')) jwt.anyAudience = true;
   if (nonEmpty(env.RESTGRAPH_JWT_SCOPES_CLAIM)) jwt.scopesClaim = env.RESTGRAPH_JWT_SCOPES_CLAIM;
   if (Object.keys(jwt).length > 0) {
     if (jwt.secret === undefined && jwt.publicKeys === undefined && jwt.jwksUrl === undefined) {
@@ -128,8 +130,11 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   for (const [name, key] of [['RESTGRAPH_RATE_LIMIT', 'default'], ['RESTGRAPH_RATE_LIMIT_ANONYMOUS', 'anonymous'], ['RESTGRAPH_GRAPHQL_RATE_LIMIT', 'graphql']] as const) {
     const text = env[name];
     if (!nonEmpty(text)) continue;
-    if (parseRateLimit(text, key) === undefined) throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
-    rateLimits[key] = text;
+    const off = key === 'anonymous' && text.trim() === ANONYMOUS_RATE_LIMIT_OFF;
+    if (!off && parseRateLimit(text, key) === undefined) {
+      throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}${key === 'anonymous' ? ', or off' : ''}, not "${text}"`);
+    }
+    rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
   }
   const store = env.RESTGRAPH_RATE_LIMIT_STORE;
   if (nonEmpty(store)) {

@@ -5,23 +5,49 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import { MemoryCounters, SqlCounters, type CounterStore } from '../store/rate-limit-counters.js';
 import { RedisCounters } from '../store/redis-counters.js';
 import type { SqlDatabase } from '../store/sql-database.js';
-import type { RateLimitOptions } from './app-options.js';
+import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ANONYMOUS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
 
 /**
  * The rate limits in force: the options (from the environment) over the schema file's, counted in
- * the store they name. Undefined when no quota is set anywhere: requests then pay nothing for it.
+ * the store they name (the built-in anonymous quota alone: in memory). Undefined when no quota is
+ * set anywhere and the anonymous one is off: requests then pay nothing for it.
  *
  * @throws ConfigError for a malformed quota or an unreachable Redis.
  */
 export async function createRateLimits(options: RateLimitOptions, schema: SchemaModel, db: SqlDatabase): Promise<RateLimits | undefined> {
+  const base = fromOption(options.default, 'default') ?? schema.rateLimits.default;
   const settings: RateLimitSettings = {
-    default: fromOption(options.default, 'default') ?? schema.rateLimits.default,
-    anonymous: fromOption(options.anonymous, 'anonymous') ?? schema.rateLimits.anonymous,
+    default: base,
+    anonymous: anonymousPolicy(options.anonymous, schema, base),
     graphql: fromOption(options.graphql, 'graphql') ?? schema.rateLimits.graphql,
+    resourceQuotas: [...schema.resources.values()].some((r) => Object.keys(r.rateLimits).length > 0),
   };
-  const anyResourceQuota = [...schema.resources.values()].some((r) => Object.keys(r.rateLimits).length > 0);
-  if (settings.default === undefined && settings.anonymous === undefined && settings.graphql === undefined && !anyResourceQuota) return undefined;
-  return new RateLimits(new RateLimiter(await counterStore(options, db)), settings);
+  const anonymousLimited = settings.anonymous !== null && settings.anonymous !== undefined;
+  const configured = base !== undefined || settings.graphql !== undefined || settings.resourceQuotas === true || (anonymousLimited && !builtIn(settings.anonymous));
+  if (!configured && !anonymousLimited) return undefined;
+  // The built-in anonymous quota alone is a safety net: counted in this process unless a store is
+  // named, so that it adds no database statement to anonymous requests and no failure when the
+  // database is away (several instances then each allow it).
+  const store = configured || options.store !== undefined || options.redisUrl !== undefined ? await counterStore(options, db) : new MemoryCounters();
+  return new RateLimits(new RateLimiter(store), settings);
+}
+
+const BUILT_IN_ANONYMOUS = parseRateLimit(DEFAULT_ANONYMOUS_RATE_LIMIT, 'anonymous');
+
+function builtIn(policy: RateLimitPolicy | null | undefined): boolean {
+  return policy === BUILT_IN_ANONYMOUS;
+}
+
+/**
+ * The quota of anonymous clients: `off` means none; else the option, the schema's, or (when no
+ * default quota covers them either) the built-in {@link DEFAULT_ANONYMOUS_RATE_LIMIT}, so that a
+ * fresh server is no open amplifier. Undefined: they count against `default`.
+ */
+function anonymousPolicy(option: string | undefined, schema: SchemaModel, base: RateLimitPolicy | undefined): RateLimitPolicy | null | undefined {
+  if (option === ANONYMOUS_RATE_LIMIT_OFF) return null;
+  const configured = fromOption(option, 'anonymous') ?? schema.rateLimits.anonymous;
+  if (configured !== undefined || base !== undefined) return configured;
+  return BUILT_IN_ANONYMOUS;
 }
 
 function fromOption(text: string | undefined, name: 'default' | 'anonymous' | 'graphql'): RateLimitPolicy | undefined {

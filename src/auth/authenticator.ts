@@ -1,4 +1,5 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, hash, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ConfigError, InvalidTokenError } from '../errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
@@ -13,8 +14,14 @@ export interface JwtOptions {
   jwksUrl?: string;
   /** Required `iss`. */
   issuer?: string;
-  /** Required `aud` (one of). */
+  /**
+   * Required `aud` (one of). With public keys or a JWKS it must be set, unless `anyAudience` says
+   * deliberately that any will do: an identity provider signs tokens for every application it
+   * serves (ID tokens included) with the same keys.
+   */
   audience?: string | readonly string[];
+  /** Accept tokens whatever their `aud` (RESTGRAPH_JWT_ANY_AUDIENCE=true). @default false */
+  anyAudience?: boolean;
   /** Claim holding scopes: a space-separated string or an array. @default 'scope' */
   scopesClaim?: string;
   /** Leeway for exp/nbf. @default 5 (s) */
@@ -48,7 +55,17 @@ interface CachedKey {
 const HS_ALGORITHMS = ['HS256', 'HS384', 'HS512'];
 const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 const LAST_USED_RESOLUTION_MS = 60_000; // 1 min
-const MAX_CACHED_KEYS = 10_000;
+/**
+ * Bytes the verified-key cache may hold. It is keyed by the whole Authorization header, which a
+ * holder of one valid key can vary at will (spaces after the token, up to the header limit): the
+ * bound is on bytes, not entries, so such a client only evicts the least recently used entries.
+ */
+const KEY_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
+/** What an entry costs besides its header's characters: the entry, its principal and scopes (estimate). */
+const KEY_ENTRY_OVERHEAD_BYTES = 512;
+/** Bytes of the last-use marks (one per key id, a fixed size each). */
+const LAST_TOUCHED_BYTES = 1024 * 1024; // 1 MiB
+const LAST_TOUCHED_ENTRY_BYTES = 64;
 
 /**
  * Turns a request's `Authorization` header into a {@link Principal}. Stateless: every request is
@@ -62,8 +79,11 @@ export class Authenticator {
   readonly #publicKeys: KeyObject[];
   readonly #jwks: JWTVerifyGetKey | undefined;
   readonly #cacheMs: number;
-  readonly #cache = new Map<string, CachedKey>();
-  readonly #lastTouched = new Map<number, number>();
+  readonly #cache = new LRUCache<string, CachedKey>({
+    maxSize: KEY_CACHE_BYTES,
+    sizeCalculation: (entry, header) => header.length + KEY_ENTRY_OVERHEAD_BYTES + [...entry.principal.scopes].reduce((n, scope) => n + scope.length, 0),
+  });
+  readonly #lastTouched = new LRUCache<number, number>({ maxSize: LAST_TOUCHED_BYTES, sizeCalculation: () => LAST_TOUCHED_ENTRY_BYTES });
   readonly #onBackgroundError: (error: unknown) => void;
 
   constructor(apiKeys: ApiKeyStore, options: AuthenticatorOptions = {}) {
@@ -92,6 +112,7 @@ export class Authenticator {
       }
       this.#jwks = createRemoteJWKSet(url, { cacheMaxAge: 10 * 60_000, cooldownDuration: jwt.jwksCooldownMs ?? 30_000, timeoutDuration: 5_000 });
     }
+    requireAudience(jwt);
     this.#cacheMs = options.apiKeyCacheMs ?? 10_000;
     this.#onBackgroundError = options.onBackgroundError ?? (() => undefined);
   }
@@ -150,7 +171,6 @@ export class Authenticator {
       this.#cache.delete(header);
       throw new InvalidTokenError('The API key is unknown or revoked.');
     }
-    if (this.#cache.size >= MAX_CACHED_KEYS) this.#cache.clear();
     const cached: CachedKey = {
       id: record.id,
       principal: {
@@ -170,14 +190,14 @@ export class Authenticator {
 
   /** Forgets a cached key at once (after a revocation through this server). */
   forgetApiKey(id: number): void {
-    for (const [header, cached] of this.#cache) if (cached.id === id) this.#cache.delete(header);
+    const headers = [...this.#cache.entries()].filter(([, cached]) => cached.id === id).map(([header]) => header);
+    for (const header of headers) this.#cache.delete(header);
   }
 
   /** Records last use at most once a minute per key, off the request's path. */
   #touch(id: number, now: number): void {
     const last = this.#lastTouched.get(id);
     if (last !== undefined && now - last < LAST_USED_RESOLUTION_MS) return;
-    if (this.#lastTouched.size >= MAX_CACHED_KEYS) this.#lastTouched.clear();
     this.#lastTouched.set(id, now);
     this.#apiKeys.touch(id, new Date(now).toISOString()).catch(this.#onBackgroundError);
   }
@@ -215,12 +235,7 @@ export class Authenticator {
     }
     const scopes = readScopes(payload, jwt.scopesClaim ?? 'scope');
     const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
-    return {
-      kind: 'jwt',
-      scopes,
-      credentialId: `jwt:${subject ?? payload.jti ?? 'unknown'}`,
-      ...(subject === undefined ? {} : { subject }),
-    };
+    return { kind: 'jwt', scopes, credentialId: jwtCredentialId(token, subject, payload.jti), ...(subject === undefined ? {} : { subject }) };
   }
 
   async #verifyAsymmetric(token: string, options: Parameters<typeof jwtVerify>[2]): Promise<JWTPayload> {
@@ -238,6 +253,38 @@ export class Authenticator {
     if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;
     throw lastError;
   }
+}
+
+/**
+ * Refuses, at start-up, to verify an identity provider's tokens (public keys, JWKS) without an
+ * audience to require, unless any audience is accepted deliberately. (A secret is this server's
+ * own: tokens signed with it were made for it, so it needs no audience.)
+ */
+function requireAudience(jwt: JwtOptions | undefined): void {
+  if (jwt === undefined) return;
+  const audiences = jwt.audience === undefined ? [] : [jwt.audience].flat().filter((a) => a !== '');
+  const providerKeys = (jwt.publicKeys ?? []).length > 0 || jwt.jwksUrl !== undefined;
+  if (jwt.anyAudience === true && audiences.length > 0) {
+    throw new ConfigError('RESTGRAPH_JWT_ANY_AUDIENCE', 'is true while RESTGRAPH_JWT_AUDIENCE names audiences to require; set one or the other');
+  }
+  if (providerKeys && audiences.length === 0 && jwt.anyAudience !== true) {
+    throw new ConfigError(
+      'RESTGRAPH_JWT_AUDIENCE',
+      'must be set with RESTGRAPH_JWKS_URL or RESTGRAPH_JWT_PUBLIC_KEY: without it, a token the same identity provider issued for any other ' +
+        "application (an ID token included) would be accepted here. Set it to this API's audience (the aud its access tokens carry), " +
+        'or set RESTGRAPH_JWT_ANY_AUDIENCE=true to accept every audience deliberately',
+    );
+  }
+}
+
+/**
+ * The identity a JWT counts as for rate limits and idempotency keys: its subject, else its `jti`,
+ * else the token itself (by hash), so that tokens with neither never share one identity.
+ */
+function jwtCredentialId(token: string, subject: string | undefined, jti: string | undefined): string {
+  if (subject !== undefined) return `jwt:sub:${subject}`;
+  if (typeof jti === 'string') return `jwt:jti:${jti}`;
+  return `jwt:token:${hash('sha256', token, 'base64url')}`;
 }
 
 const ADMIN_TOKEN_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'admin-token' });

@@ -32,6 +32,8 @@ export interface EventDispatcherOptions {
   pollIntervalMs?: number;
   /** Recent events kept in memory, so subscribers catch up without a query. @default 10000 */
   recentEvents?: number;
+  /** Most bytes those recent events may take (estimated from their data). @default 33_554_432 (32 MiB) */
+  recentBytes?: number;
   /** Events a paused subscriber may fall behind before it is closed as too slow. @default 10000 */
   maxLag?: number;
 }
@@ -76,6 +78,9 @@ export class EventDispatcher {
   readonly #paused = new Set<Entry>();
   /** Recent events, oldest first, contiguous with the outbox up to #lastId. */
   #recent: StoredEvent[] = [];
+  /** What #recent takes, by {@link eventBytes}. */
+  #recentBytes = 0;
+  readonly #maxRecentBytes: number;
   #lastId = 0;
   #timer: NodeJS.Timeout | undefined;
   #pumping: Promise<void> | undefined;
@@ -88,6 +93,7 @@ export class EventDispatcher {
     this.#schema = schema;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.#capacity = options.recentEvents ?? 10_000;
+    this.#maxRecentBytes = options.recentBytes ?? 32 * 1024 * 1024;
     this.#maxLag = options.maxLag ?? 10_000;
   }
 
@@ -127,6 +133,7 @@ export class EventDispatcher {
         // The in-memory window would no longer be contiguous: late subscribers read the outbox.
         this.#lastId = last.id;
         this.#recent = [];
+        this.#recentBytes = 0;
       }
       return;
     }
@@ -205,11 +212,26 @@ export class EventDispatcher {
     }
   }
 
+  /**
+   * Forgets the oldest recent events, down to the capacity in count and three quarters of it in
+   * bytes: records of up to a megabyte each would otherwise keep gigabytes here (subscribers
+   * further behind read the outbox).
+   */
+  #trimRecent(): void {
+    let drop = Math.max(0, this.#recent.length - this.#capacity);
+    let bytes = this.#recentBytes;
+    for (let i = 0; i < drop; i++) bytes -= eventBytes(this.#recent[i] as StoredEvent);
+    while (bytes > this.#maxRecentBytes * 0.75 && drop < this.#recent.length) bytes -= eventBytes(this.#recent[drop++] as StoredEvent);
+    this.#recent = this.#recent.slice(drop);
+    this.#recentBytes = bytes;
+  }
+
   /** Takes the next events in id order: remembers them, gives them to the live subscribers, checks the paused ones. */
   #dispatch(events: readonly StoredEvent[]): void {
     this.#recent.push(...events);
+    for (const event of events) this.#recentBytes += eventBytes(event);
     // Trimmed by a quarter at a time, not on every event.
-    if (this.#recent.length > this.#capacity * 1.25) this.#recent = this.#recent.slice(this.#recent.length - this.#capacity);
+    if (this.#recent.length > this.#capacity * 1.25 || this.#recentBytes > this.#maxRecentBytes) this.#trimRecent();
     for (const event of events) {
       const wanting = this.#live.get(event.type);
       if (wanting !== undefined) for (const entry of wanting) this.#deliverLive(entry, event);
@@ -338,4 +360,19 @@ function lowerBound(events: readonly StoredEvent[], id: number): number {
     else high = mid;
   }
   return low;
+}
+
+/** What an event takes in memory, estimated from its values: text by its length, json by its JSON text. */
+export function eventBytes(event: StoredEvent): number {
+  return 128 + valuesBytes(event.data.object) + (event.data.previous === undefined ? 0 : valuesBytes(event.data.previous));
+}
+
+function valuesBytes(record: Record<string, unknown>): number {
+  let bytes = 0;
+  for (const value of Object.values(record)) {
+    if (typeof value === 'string') bytes += 16 + value.length;
+    else if (typeof value === 'object' && value !== null) bytes += 16 + JSON.stringify(value).length;
+    else bytes += 16;
+  }
+  return bytes;
 }

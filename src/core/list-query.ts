@@ -111,11 +111,18 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   if (cursor !== undefined) {
     if (query.offset !== undefined) problems.push({ parameter: 'after', detail: 'cannot be combined with offset; use one way of paging' });
     const after = decodeCursor(resource, cursor, query.sort);
-    if (after === undefined) problems.push({ parameter: 'after', detail: 'is not a cursor this list returned for the same sort; follow the Link header rel="next"' });
-    else query.after = after;
+    if (after.problem !== undefined) problems.push({ parameter: 'after', detail: `${after.problem}; follow the Link header rel="next"` });
+    else query.after = after.values;
   }
-  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  if (problems.length > 0) throw invalidQuery(problems);
   return query;
+}
+
+/** The error listing `problems`; its detail names the first few (the list has up to 100). */
+function invalidQuery(problems: ErrorDetail[]): InvalidQueryError {
+  const named = problems.slice(0, 5).map((p) => `${p.parameter ?? ''}: ${p.detail}`);
+  if (problems.length > named.length) named.push(`and ${problems.length - named.length} more`);
+  return new InvalidQueryError(named.join('; '), { errors: problems });
 }
 
 function parseSort(resource: ResourceModel, value: string, problems: ErrorDetail[]): SortKey[] {
@@ -297,10 +304,10 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
     const cursor = input[name];
     if (cursor === undefined || cursor === null) continue;
     const position = decodeCursor(resource, cursor, query.sort);
-    if (position === undefined) problems.push({ parameter: name, detail: 'is not a cursor this list returned for the same sort and filter' });
-    else query[name] = position;
+    if (position.problem !== undefined) problems.push({ parameter: name, detail: position.problem });
+    else query[name] = position.values;
   }
-  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  if (problems.length > 0) throw invalidQuery(problems);
   return query;
 }
 
@@ -313,43 +320,55 @@ export function encodeCursor(sort: readonly SortKey[], values: readonly unknown[
   return Buffer.from(JSON.stringify({ s: sortSignature(sort), v: values })).toString('base64url');
 }
 
+/** A decoded cursor: the stored values of its sort keys, or why it cannot be one this list returned. */
+export type DecodedCursor = { values: unknown[]; problem?: undefined } | { values?: undefined; problem: string };
+
+const NOT_OURS = 'is not a cursor this list returned for the same sort';
+
 /**
- * The sort-key values a cursor carries, or undefined when it is not one this list could have
- * returned: each value must have its field's type (a forged cursor never reaches SQL as a value of
- * another type), and only fields that may be empty may hold null.
+ * The sort-key values a cursor carries, or the problem with it when it is not one this list could
+ * have returned: each value must be one its field could hold (of its type, a real date for a date,
+ * a member of an enum, null only where the field may be empty), so that a forged cursor never
+ * reaches the database, nor any conversion on the way there, as a value of another type.
+ * Datetimes come back normalised to ISO 8601 UTC, as they are stored.
  */
-export function decodeCursor(resource: ResourceModel, cursor: string, sort: readonly SortKey[]): unknown[] | undefined {
-  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+export function decodeCursor(resource: ResourceModel, cursor: string, sort: readonly SortKey[]): DecodedCursor {
+  if (cursor.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(cursor)) return { problem: NOT_OURS };
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch {
-    return undefined;
+    return { problem: NOT_OURS };
   }
-  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  if (typeof parsed !== 'object' || parsed === null) return { problem: NOT_OURS };
   const { s, v } = parsed as { s?: unknown; v?: unknown };
-  if (s !== sortSignature(sort) || !Array.isArray(v) || v.length !== sort.length) return undefined;
-  const values = v as unknown[];
-  const ok = sort.every((key, i) => {
+  if (s !== sortSignature(sort) || !Array.isArray(v) || v.length !== sort.length) return { problem: NOT_OURS };
+  const values: unknown[] = [];
+  for (const [i, key] of sort.entries()) {
     const field = resource.fields.get(key.field);
-    return field !== undefined && isCursorValue(field, values[i]);
-  });
-  return ok ? values : undefined;
+    const given: unknown = v[i];
+    const checked = field === undefined ? { problem: 'is not a field' } : cursorValue(field, given);
+    if (checked.problem !== undefined) return { problem: `${NOT_OURS}: its value ${truncate(JSON.stringify(given))} for ${key.field} ${checked.problem}` };
+    values.push(checked.value);
+  }
+  return { values };
 }
 
-function isCursorValue(field: FieldModel, value: unknown): boolean {
-  if (value === null) return !field.system;
+/** A cursor value as its field stores it, or why the field could not hold it. */
+function cursorValue(field: FieldModel, value: unknown): { value?: unknown; problem?: string } {
+  if (value === null) return field.system ? { problem: 'is null, and the field is never empty' } : { value: null };
   switch (field.type) {
     case 'integer':
-      return Number.isSafeInteger(value);
+      return Number.isSafeInteger(value) ? { value } : { problem: 'is not an integer' };
     case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
+      return typeof value === 'number' && Number.isFinite(value) ? { value } : { problem: 'is not a number' };
     case 'boolean':
-      return typeof value === 'boolean';
+      return typeof value === 'boolean' ? { value } : { problem: 'is not true or false' };
     case 'json':
-      return false;
+      return { problem: 'is of a json field, which cannot be sorted' };
     default:
-      return typeof value === 'string' && !hasNul(value);
+      // Text in responses (strings, enum values, dates, datetimes): checked as a filter value is.
+      return typeof value === 'string' ? parseFilterValue(field, value) : { problem: `is not ${field.type === 'enum' ? 'one of the values' : 'text'}` };
   }
 }
 

@@ -1,3 +1,4 @@
+import ipaddr from 'ipaddr.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import type { Principal } from './principal.js';
 import type { CounterStore } from '../store/rate-limit-counters.js';
@@ -97,10 +98,12 @@ export function stateHeader(states: readonly PolicyState[]): string {
 export interface RateLimitSettings {
   /** Requests per window per credential; per address for anonymous requests unless `anonymous` is set. */
   default?: RateLimitPolicy | undefined;
-  /** Requests per window per address without a credential. */
-  anonymous?: RateLimitPolicy | undefined;
+  /** Requests per window per address without a credential; null: none at all (not even `default`). */
+  anonymous?: RateLimitPolicy | null | undefined;
   /** GraphQL cost points per window per credential (per address when anonymous). */
   graphql?: RateLimitPolicy | undefined;
+  /** Whether any resource operation has a quota of its own (so credentials may be limited without `default`). */
+  resourceQuotas?: boolean | undefined;
 }
 
 /** The quota set that applies to one kind of request, with its `RateLimit-Policy` text made once. */
@@ -124,17 +127,21 @@ export class RateLimits {
     this.#settings = settings;
   }
 
-  /** Whether any server-wide request quota is set (resource quotas count regardless). */
-  get hasRequestQuota(): boolean {
-    return this.#settings.default !== undefined || this.#settings.anonymous !== undefined;
+  /**
+   * Whether a request with a credential can count against any request quota: when not, adapters
+   * skip counting it altogether (anonymous clients may be limited alone, by the default quota).
+   */
+  get limitsCredentials(): boolean {
+    return this.#settings.default !== undefined || this.#settings.resourceQuotas === true;
   }
 
   get graphqlPolicy(): RateLimitPolicy | undefined {
     return this.#settings.graphql;
   }
 
+  /** Whose counter a request counts against: its credential's, or its client network's when anonymous. */
   static partition(principal: Principal, clientAddress: string | undefined): string {
-    return principal.kind === 'anonymous' ? `ip:${clientAddress ?? 'unknown'}` : `cred:${principal.credentialId}`;
+    return principal.kind === 'anonymous' ? `ip:${clientNetwork(clientAddress)}` : `cred:${principal.credentialId}`;
   }
 
   /**
@@ -143,7 +150,7 @@ export class RateLimits {
    */
   requestPolicies(extra: readonly RateLimitPolicy[]): { known: PolicySet; anonymous: PolicySet } {
     const { default: base, anonymous } = this.#settings;
-    return { known: policySet(base, extra), anonymous: policySet(anonymous ?? base, extra) };
+    return { known: policySet(base, extra), anonymous: policySet(anonymous === null ? undefined : (anonymous ?? base), extra) };
   }
 
   /** Charges a GraphQL operation its cost; undefined when GraphQL has no budget. */
@@ -158,4 +165,21 @@ function policySet(base: RateLimitPolicy | undefined, extra: readonly RateLimitP
   const policies = base === undefined ? extra : [base, ...extra];
   if (policies.length === 0) return EMPTY;
   return Object.freeze({ policies: Object.freeze([...policies]), header: policyHeader(policies) });
+}
+
+/**
+ * The network an anonymous client is counted by: its IPv4 address (an IPv4-mapped IPv6 address is
+ * that IPv4 address), or the /64 of its IPv6 address. A host usually gets a whole /64 and may use
+ * any address in it, so counting IPv6 clients per address would give each 2^64 quotas.
+ */
+export function clientNetwork(address: string | undefined): string {
+  if (address === undefined || !address.includes(':')) return address ?? 'unknown';
+  let parsed: ipaddr.IPv6;
+  try {
+    parsed = ipaddr.IPv6.parse(address);
+  } catch {
+    return address;
+  }
+  if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
+  return `${parsed.parts.slice(0, 4).map((part) => part.toString(16)).join(':')}::/64`;
 }

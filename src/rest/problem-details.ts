@@ -15,10 +15,14 @@ import {
   UriTooLongError,
 } from '../errors.js';
 import { TransientStoreError } from '../store/store-errors.js';
+import { closeLingering, type LingerLimits } from './lingering-close.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-/** The RFC 9457 body of an error, with our `code` and the request id as extension members. */
+/**
+ * The RFC 9457 body of an error, with our `code` and the request id as extension members, and
+ * `errorsOmitted` when `errors` lists only the first problems.
+ */
 export function problemBody(error: RestgraphError, request: FastifyRequest): Record<string, unknown> {
   const body: Record<string, unknown> = {
     type: `${PROBLEM_TYPE_PREFIX}${error.code}`,
@@ -30,6 +34,7 @@ export function problemBody(error: RestgraphError, request: FastifyRequest): Rec
     requestId: request.id,
   };
   if (error.errors !== undefined) body.errors = error.errors;
+  if (error.errorsOmitted > 0) body.errorsOmitted = error.errorsOmitted;
   return body;
 }
 
@@ -132,8 +137,16 @@ export function loggedAfterResponse(app: FastifyInstance, request: FastifyReques
   return true;
 }
 
-/** Installs the error and not-found handlers: every error a client sees is problem+json. */
-export function registerProblemHandlers(app: FastifyInstance): void {
+/**
+ * Installs the error and not-found handlers: every error a client sees is problem+json. A request
+ * refused before its body was read (too large, say) has its connection closed lingering, within
+ * `linger`, whichever scope's error handler answers it (GraphQL's too).
+ */
+export function registerProblemHandlers(app: FastifyInstance, linger: LingerLimits): void {
+  app.addHook('onError', (request, reply, _error, done) => {
+    closeLingering(request, reply, linger);
+    done();
+  });
   app.setErrorHandler((error, request, reply) => {
     if (loggedAfterResponse(app, request, reply, error)) return;
     const problem = toRestgraphError(error);

@@ -26,7 +26,11 @@ export function requestRateLimiter(limits: RateLimits): (request: FastifyRequest
   // Route config objects live as long as the app: the quota set of each is worked out once.
   const sets = new WeakMap<object, { known: PolicySet; anonymous: PolicySet }>();
   const graphqlCharged = limits.graphqlPolicy !== undefined;
+  const limitsCredentials = limits.limitsCredentials;
   return (request, reply, principal) => {
+    // Only anonymous clients may be limited (the default anonymous quota alone): a request with a
+    // credential pays nothing, not even the look-up of its route's settings.
+    if (!limitsCredentials && principal.kind !== 'anonymous') return undefined;
     const config = request.routeOptions.config;
     if (config.rateLimitExempt === true || (config.graphqlOperation === true && graphqlCharged)) return undefined;
     let routeSets = sets.get(config);

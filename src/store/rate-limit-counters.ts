@@ -20,14 +20,32 @@ export interface CounterStore {
   close(): Promise<void>;
 }
 
-/** Counters in this process: the default, for one instance. Synchronous, so the request path awaits nothing. */
+/** What a counter costs besides its key's characters: the map entry and its object (estimate). */
+const COUNTER_OVERHEAD_BYTES = 96;
+
+/**
+ * Counters in this process: the default, for one instance. Synchronous, so the request path awaits
+ * nothing. Bounded in bytes: every anonymous client network has counters of its own, and clients
+ * from many addresses must not grow the heap without end. Past the bound the counters of ended
+ * windows go first, then the oldest (a forgotten counter starts again from zero: its client gets
+ * more than its quota, never less).
+ */
 export class MemoryCounters implements CounterStore {
   readonly #counters = new Map<string, { used: number; expiresAt: number }>();
   readonly #sweeper: NodeJS.Timeout;
+  readonly #maxBytes: number;
+  #bytes = 0;
 
-  constructor(sweepIntervalMs = 10_000) {
+  /** `maxBytes`: @default 32 MiB (about 200,000 counters) */
+  constructor(sweepIntervalMs = 10_000, maxBytes = 32 * 1024 * 1024) {
+    this.#maxBytes = maxBytes;
     this.#sweeper = setInterval(() => this.sweep(Date.now()), sweepIntervalMs);
     this.#sweeper.unref();
+  }
+
+  /** Bytes the counters take, as estimated for the bound. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   add(key: string, units: number, limit: number, expiresAt: number): Counted {
@@ -35,6 +53,8 @@ export class MemoryCounters implements CounterStore {
     if (counter === undefined) {
       counter = { used: 0, expiresAt };
       this.#counters.set(key, counter);
+      this.#bytes += key.length + COUNTER_OVERHEAD_BYTES;
+      if (this.#bytes > this.#maxBytes) this.#shrink(key);
     }
     if (counter.used + units > limit) return { used: counter.used, added: false };
     counter.used += units;
@@ -43,12 +63,27 @@ export class MemoryCounters implements CounterStore {
 
   /** Forgets the counters of windows that have ended. */
   sweep(now: number): void {
-    for (const [key, counter] of this.#counters) if (counter.expiresAt <= now) this.#counters.delete(key);
+    for (const [key, counter] of this.#counters) if (counter.expiresAt <= now) this.#forget(key);
+  }
+
+  /** Back to nine tenths of the bound: ended windows first, then the oldest counters (never `keep`). */
+  #shrink(keep: string): void {
+    this.sweep(Date.now());
+    const target = this.#maxBytes * 0.9;
+    for (const key of this.#counters.keys()) {
+      if (this.#bytes <= target) break;
+      if (key !== keep) this.#forget(key);
+    }
+  }
+
+  #forget(key: string): void {
+    if (this.#counters.delete(key)) this.#bytes -= key.length + COUNTER_OVERHEAD_BYTES;
   }
 
   close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#counters.clear();
+    this.#bytes = 0;
     return Promise.resolve();
   }
 }

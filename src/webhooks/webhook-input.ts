@@ -12,9 +12,24 @@ export interface WebhookInput {
   description?: string | null;
 }
 
+/** Whether a URL carries a user name or password (`https://user:pw@host/`). */
+export function carriesCredentials(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
+}
+
+/** A stored URL as it may be shown and used: without any user name or password. */
+export function withoutCredentials(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  if (!carriesCredentials(parsed)) return url;
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.toString();
+}
+
 /**
- * Checks a webhook body (whole for create, a merge patch for update): the URL (http or https, and
- * a target the guard allows), the event types, the description. Every problem at once (422).
+ * Checks a webhook body (whole for create, a merge patch for update): the URL (http or https,
+ * without credentials, and a target the guard allows), the event types, the description. Every problem at once (422).
  */
 export async function parseWebhookInput(body: unknown, whole: boolean, types: ReadonlySet<string>, guard: TargetGuard): Promise<WebhookInput> {
   if (!isPlainObject(body)) throw new ValidationError('The body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be an object' }] });
@@ -33,7 +48,12 @@ export async function parseWebhookInput(body: unknown, whole: boolean, types: Re
         problems.push({ pointer: '/url', detail: 'is not a URL' });
       }
       if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') problems.push({ pointer: '/url', detail: 'must use http or https' });
-      else if (parsed !== undefined) {
+      else if (parsed !== undefined && carriesCredentials(parsed)) {
+        problems.push({
+          pointer: '/url',
+          detail: 'must not contain a user name or password: every admin would see it, and every delivery would send it; receivers authenticate deliveries by their webhook-signature header',
+        });
+      } else if (parsed !== undefined) {
         try {
           await guard.resolve(parsed);
           out.url = parsed.toString();

@@ -3,6 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { DeliveryRecord, WebhookRecord } from '../store/webhook-store.js';
 import { signatureHeaders } from './signing.js';
+import { withoutCredentials } from './webhook-input.js';
 import type { TargetGuard } from './target-guard.js';
 
 export interface SendOutcome {
@@ -26,7 +27,8 @@ export class WebhookSender {
     let url: URL;
     let target: { address: string; family: 4 | 6 };
     try {
-      url = new URL(webhook.url);
+      // Never with credentials (Node would send them as Basic auth), whatever is stored.
+      url = new URL(withoutCredentials(webhook.url));
       // Checked again at every attempt: the name may resolve elsewhere now (DNS rebinding).
       target = await this.#guard.resolve(url);
     } catch (error) {

@@ -7,7 +7,7 @@ import type { AttemptRecord, DeliveryRecord, WebhookRecord, WebhookStore } from 
 import { newSecret } from './signing.js';
 import { WebhookFeeder } from './webhook-feeder.js';
 import { WebhookSender } from './webhook-sender.js';
-import { parseWebhookInput } from './webhook-input.js';
+import { parseWebhookInput, withoutCredentials } from './webhook-input.js';
 import { TargetGuard } from './target-guard.js';
 
 export interface WebhookOptions {
@@ -37,6 +37,11 @@ export interface DeliveryView extends Omit<DeliveryRecord, 'payload'> {
  * left); `endpoint-disabled` is reported besides, when a failure disables its endpoint.
  */
 export type WebhookOutcome = 'succeeded' | 'retry-scheduled' | 'failed' | 'endpoint-disabled';
+
+/** Why an endpoint stored with credentials in its URL (as earlier versions allowed) was paused. */
+const CREDENTIALS_PAUSE_REASON =
+  'Paused by the server: its URL carried a user name and password, which are no longer stored, shown or sent (they were erased). ' +
+  'Have the receiver check the webhook-signature header instead, then resume (or PATCH another url).';
 
 /** Attempts in flight at once (each to a different endpoint). */
 const MAX_IN_FLIGHT = 20;
@@ -141,7 +146,8 @@ export class WebhookService {
   async rotateSecret(principal: Principal, id: number): Promise<WebhookRecord> {
     requireAdmin(principal, 'webhooks');
     await this.#existing(id);
-    return this.#changed(id, { secret: newSecret() });
+    const record = await this.#changed(id, { secret: newSecret() });
+    return { ...record, url: withoutCredentials(record.url) };
   }
 
   async deliveries(principal: Principal, id: number, limit = 100): Promise<DeliveryView[]> {
@@ -178,8 +184,24 @@ export class WebhookService {
 
   // ------------------------------------------------------------------ delivery
 
+  /**
+   * Endpoints whose URL carries credentials (earlier versions accepted them) lose them and are
+   * paused, saying why: their deliveries queue up until an admin resumes them, and the password is
+   * shown, sent and stored no more.
+   */
+  async #pauseCredentialedEndpoints(): Promise<void> {
+    for (const webhook of await this.#store.list()) {
+      const url = withoutCredentials(webhook.url);
+      if (url === webhook.url) continue;
+      const status = webhook.status === 'disabled' ? 'disabled' : 'paused';
+      await this.#store.update(webhook.id, { url, status, disabledReason: CREDENTIALS_PAUSE_REASON }, new Date().toISOString());
+      this.#log(undefined, `webhook ${webhook.id}: its URL carried credentials; they were erased and the endpoint is ${status}`);
+    }
+  }
+
   /** Starts feeding deliveries from the outbox (from where the last run stopped) and attempting them. */
   async start(): Promise<void> {
+    await this.#pauseCredentialedEndpoints();
     await this.#feeder.sync();
     this.#timer = setInterval(() => {
       this.#wake();
@@ -278,7 +300,8 @@ export class WebhookService {
 function view(record: WebhookRecord): WebhookView {
   return {
     id: record.id,
-    url: record.url,
+    // Never a password, even one stored by an instance of an earlier version since this one started.
+    url: withoutCredentials(record.url),
     events: record.events,
     description: record.description,
     status: record.status,
