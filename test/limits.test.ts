@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -109,6 +110,21 @@ describe('request body', () => {
   });
 });
 
+/** One request through `agent` (which may reuse a connection); resolves to the status and the Connection header, rejects on a connection error. */
+function agentRequest(agent: Agent, port: number, req: { method: string; path: string; body?: Buffer }): Promise<{ status: number; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { authorization: ADMIN };
+    if (req.body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(req.body.length) });
+    const outgoing = httpRequest({ host: '127.0.0.1', port, method: req.method, path: req.path, headers, agent }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+      response.on('error', reject);
+    });
+    outgoing.on('error', reject);
+    outgoing.end(req.body);
+  });
+}
+
 /** What a client that sends a request with a large body saw: the response bytes, and how the connection ended. */
 interface UploadOutcome {
   response: string;
@@ -163,6 +179,8 @@ describe('a body over the limit, on a real socket (lingering close, RFC 9112 sec
   const TEN_MB = 10 * 1024 * 1024;
   const expect413 = (outcome: UploadOutcome): void => {
     expect(outcome.response.split('\r\n')[0], JSON.stringify(outcome)).toBe('HTTP/1.1 413 Payload Too Large');
+    // The client must learn that this connection ends, or it would send its next request on it.
+    expect(outcome.response.toLowerCase()).toContain('\r\nconnection: close\r\n');
     const [, body = ''] = outcome.response.split('\r\n\r\n');
     expect(JSON.parse(body)).toMatchObject({ status: 413, code: 'payload-too-large' });
   };
@@ -187,6 +205,22 @@ describe('a body over the limit, on a real socket (lingering close, RFC 9112 sec
     const graphql = await upload(server.port, TEN_MB, TEN_MB, { readAfterSending: true, path: '/graphql' });
     expect(graphql.response.split('\r\n')[0], JSON.stringify(graphql)).toBe('HTTP/1.1 413 Payload Too Large');
     expect(graphql.ending).toBe('end');
+  });
+
+  it('a keep-alive client is told the connection closes after the 413, so its next request goes on a new connection and is answered', async () => {
+    const server = await listen({});
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const refused = await agentRequest(agent, server.port, { method: 'POST', path: '/users', body: Buffer.alloc(2 * 1024 * 1024, 0x20) });
+        expect(refused.status).toBe(413);
+        expect(refused.connection).toBe('close');
+        const next = await agentRequest(agent, server.port, { method: 'GET', path: '/healthz' });
+        expect(next.status).toBe(200);
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('the server reads and discards at most 16 MiB after the 413: a client sending 256 MB more is cut off', async () => {

@@ -27,29 +27,32 @@ export function lingerLimits(requestTimeoutMs: number): LingerLimits {
  */
 export function closeLingering(request: FastifyRequest, reply: FastifyReply, limits: LingerLimits): void {
   const socket = request.raw.socket;
-  // Only where Fastify asks for "Connection: close" (a body parser failed, or the server drains):
-  // Node would then destroy the socket as soon as the response is out. Elsewhere Node keeps the
-  // connection and reads the unread body itself, within the request timeout.
+  // Only where Fastify asks for "Connection: close" (a body parser failed, or the server drains).
+  // Elsewhere Node keeps the connection and reads the unread body itself, within the request timeout.
   if (request.raw.complete || reply.getHeader('connection') !== 'close' || !(socket instanceof Socket)) return;
-  // Without the header Node keeps the connection and discards the rest of the body (its request
-  // is dumped); the half-close below ends it.
-  reply.removeHeader('connection');
-  reply.raw.once('finish', () => {
-    if (socket.destroyed) return;
-    const timer = setTimeout(() => socket.destroy(), limits.maxMs);
-    timer.unref();
-    // Node's HTTP parser reads the socket itself and drops a dumped body without a JS event, so
-    // what arrives is measured by the socket's byte count, every 20 ms (at loopback speed the
-    // bound may be passed by what 20 ms bring).
-    const readBefore = socket.bytesRead;
-    const meter = setInterval(() => {
-      if (socket.bytesRead - readBefore > limits.maxBytes) socket.destroy();
-    }, 20);
-    meter.unref();
-    socket.once('close', () => {
-      clearTimeout(timer);
-      clearInterval(meter);
-    });
-    socket.end();
+  // The response keeps its "Connection: close", so the client sends nothing more on this
+  // connection. Node ends such a response's connection with socket.destroySoon(): a FIN, then
+  // destroy as soon as it is flushed, which resets a client still sending. This socket lingers
+  // instead.
+  socket.destroySoon = () => lingerThenClose(socket, limits);
+}
+
+/** Half-closes `socket` and reads and discards what still arrives, within `limits`, until the client closes. */
+function lingerThenClose(socket: Socket, limits: LingerLimits): void {
+  if (socket.destroyed) return;
+  const timer = setTimeout(() => socket.destroy(), limits.maxMs);
+  timer.unref();
+  // Node's HTTP parser reads the socket itself and drops a dumped body without a JS event, so
+  // what arrives is measured by the socket's byte count, every 20 ms (at loopback speed the
+  // bound may be passed by what 20 ms bring).
+  const readBefore = socket.bytesRead;
+  const meter = setInterval(() => {
+    if (socket.bytesRead - readBefore > limits.maxBytes) socket.destroy();
+  }, 20);
+  meter.unref();
+  socket.once('close', () => {
+    clearTimeout(timer);
+    clearInterval(meter);
   });
+  socket.end();
 }
