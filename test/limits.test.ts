@@ -332,6 +332,19 @@ describe('request line and headers', () => {
   });
 });
 
+describe('a request that is not valid HTTP', () => {
+  it('gets a 400 bad-request problem, and a HEAD request its head alone (a body would be read as the next response)', async () => {
+    const server = await listen({});
+    const get = await rawHttp(server.port, ['GET /users/\u00e9 HTTP/1.1\r\nhost: x\r\n\r\n']);
+    expect(get.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(JSON.parse(get.body)).toMatchObject({ code: 'bad-request', status: 400 });
+    const head = await rawHttp(server.port, ['HEAD /users/\u00e9 HTTP/1.1\r\nhost: x\r\n\r\n']);
+    expect(head.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(head.headers).toContain('content-type: application/problem+json');
+    expect(head.body).toBe('');
+  });
+});
+
 describe('time to send a request', () => {
   it('a client sending its headers within requestTimeoutMs is served; one taking longer gets a 408 request-timeout and its connection closed', async () => {
     const server = await listen({ requestTimeoutMs: 400 });

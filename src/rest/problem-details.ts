@@ -86,7 +86,7 @@ export function toRestgraphError(error: unknown): RestgraphError {
  * client too slow to send its request, malformed HTTP) with problem+json on the raw socket.
  * Returns the status sent, or undefined when the socket could take no answer.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Socket): number | undefined {
+export function answerClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): number | undefined {
   if (!socket.writable) {
     socket.destroy();
     return undefined;
@@ -105,8 +105,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
     code: problem.code,
   });
   const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  // A HEAD request gets the head alone (RFC 9110, section 9.3.2): Node's parser keeps the bytes it
+  // could not parse, and they tell the method.
+  const head = Buffer.isBuffer(error.rawPacket) && error.rawPacket.subarray(0, 5).toString('latin1') === 'HEAD ';
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
   );
   return status;
 }
