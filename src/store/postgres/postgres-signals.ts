@@ -15,6 +15,7 @@ const SIGNAL_INTERVAL_MS = 5;
  */
 export class PostgresSignals implements ChangeSignals {
   readonly #connectionString: string;
+  readonly #connectTimeoutMs: number;
   readonly #origin = randomUUID();
   readonly #listeners = new Map<string, Set<() => void>>();
   /** Channels with a NOTIFY on its way, and whether another must follow it. */
@@ -24,8 +25,10 @@ export class PostgresSignals implements ChangeSignals {
   #retry: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(connectionString: string) {
+  /** `connectTimeoutMs`: how long opening the listening connection may take. */
+  constructor(connectionString: string, connectTimeoutMs = 5000) {
     this.#connectionString = connectionString;
+    this.#connectTimeoutMs = connectTimeoutMs;
   }
 
   /**
@@ -80,7 +83,7 @@ export class PostgresSignals implements ChangeSignals {
 
   #connect(): Promise<void> {
     this.#connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.#connectionString });
+      const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: this.#connectTimeoutMs, keepAlive: true });
       client.on('notification', (message) => {
         if (message.payload === this.#origin) return;
         for (const listener of this.#listeners.get(message.channel) ?? []) listener();
