@@ -222,6 +222,7 @@ export class WebhookFeeder {
       if (!this.#feeding()) return;
       this.#subscription?.unsubscribe();
       this.#subscribe(Number(saved ?? this.#events.lastId));
+      this.#backoff.succeeded();
     } catch (error) {
       this.#backoff.failed(error);
       this.#resubscribeLater();

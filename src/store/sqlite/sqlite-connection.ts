@@ -28,7 +28,7 @@ export function openConnection(filename: string, lockTimeoutMs: number, synchron
 }
 
 /** Resolves after `ms`, on a timer. */
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** SQLITE_BUSY and its extended codes: a lock another connection holds. */
 export function isBusy(error: unknown): boolean {
@@ -104,5 +104,28 @@ export function translateSqliteError(error: unknown): unknown {
       return new ConstraintViolation('check', columns, { cause: error });
     default:
       return error;
+  }
+}
+
+/** Longest pause between two tries of a lock held by another process. */
+const LOCK_POLL_MAX_MS = 50;
+
+/** What an attempt of {@link retryWhileLocked} returns while another process holds the lock. */
+export const LOCKED = Symbol('locked');
+
+/**
+ * Calls `attempt` again on timers (after 1 ms, doubling to every 50 ms) while it answers LOCKED:
+ * resolves to its first other answer; past `deadline` (Date.now() time), rejects with a
+ * TransientStoreError (`unavailable`) saying that another process held `lock`. Errors of
+ * `attempt` reject as they are.
+ */
+export async function retryWhileLocked<T>(attempt: () => T | typeof LOCKED, deadline: number, lock: string): Promise<T> {
+  const started = Date.now();
+  for (let pause = 1; ; pause = Math.min(pause * 2, LOCK_POLL_MAX_MS)) {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new TransientStoreError(`another process has held ${lock} for more than ${Date.now() - started} ms`, { reason: 'unavailable' });
+    await sleep(Math.min(pause, left));
+    const outcome = attempt();
+    if (outcome !== LOCKED) return outcome;
   }
 }

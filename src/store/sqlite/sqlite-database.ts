@@ -5,7 +5,7 @@ import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryComp
 import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { TransientStoreError } from '../store-errors.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
-import { isBusy, openConnection, prepare, runAll, runOne, runRun, sleep, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
+import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, runRun, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
 
 export type { SqliteSynchronous } from './sqlite-connection.js';
 
@@ -23,9 +23,6 @@ export interface SqliteDatabaseOptions {
   /** Called with the text of every statement run (tests count round trips with it; tracing). */
   onStatement?: (sql: string) => void;
 }
-
-/** Longest pause between two tries of a lock held by another process. */
-const LOCK_POLL_MAX_MS = 50;
 
 /**
  * SQLite through better-sqlite3: one writer connection for transactions and writes, one reader
@@ -106,7 +103,11 @@ export class SqliteDatabase implements SqlDatabase {
     return runAll(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
   }
 
-  /** Synchronous (the hot read path), except on `:memory:` while a transaction holds the one connection. */
+  /**
+   * Synchronous (the hot read path), except on `:memory:` while a transaction holds the one
+   * connection. (In WAL mode another process keeps readers out only while it recovers the WAL
+   * after a crash: a read that meets that fails at once, as database-unavailable.)
+   */
   one(statement: SqlStatement): PromiseOrValue<SqlRow | undefined> {
     if (this.#reader === this.#writer && this.#lock !== undefined) return this.#oneAfterLock(statement);
     return runOne(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
@@ -274,14 +275,11 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   async #beginWhenFree(deadline: number): Promise<void> {
-    for (let pause = 1; ; pause = Math.min(pause * 2, LOCK_POLL_MAX_MS)) {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        this.#writesFailing = true;
-        throw new TransientStoreError(`another process has held the database's write lock for more than ${this.#lockTimeoutMs} ms`, { reason: 'unavailable' });
-      }
-      await sleep(Math.min(pause, left));
-      if (this.#tryBegin()) return;
+    try {
+      await retryWhileLocked(() => (this.#tryBegin() ? true : LOCKED), deadline, "the database's write lock");
+    } catch (error) {
+      this.#writesFailing = true;
+      throw error;
     }
   }
 
@@ -319,18 +317,25 @@ export class SqliteDatabase implements SqlDatabase {
    * `create … if not exists`), for up to `lockTimeoutMs`.
    */
   async exec(sql: string): Promise<void> {
-    await this.#unlocked();
-    const deadline = Date.now() + this.#lockTimeoutMs;
-    for (let pause = 1; ; pause = Math.min(pause * 2, LOCK_POLL_MAX_MS)) {
+    // The in-process lock is taken in the tick it is seen free (as in transaction()): the script
+    // must not run inside another caller's transaction on the same connection.
+    while (this.#lock !== undefined) await this.#lock;
+    let release!: () => void;
+    this.#lock = new Promise<void>((resolve) => (release = resolve));
+    const attempt = (): true | typeof LOCKED => {
       try {
         this.#writer.exec(sql);
-        break;
+        return true;
       } catch (error) {
-        const left = deadline - Date.now();
-        if (!isBusy(error) || left <= 0) throw translateSqliteError(error);
+        if (isBusy(error)) return LOCKED;
+        throw translateSqliteError(error);
       }
-      await sleep(Math.min(pause, deadline - Date.now()));
-      await this.#unlocked();
+    };
+    try {
+      if (attempt() === LOCKED) await retryWhileLocked(attempt, Date.now() + this.#lockTimeoutMs, "the database's write lock");
+    } finally {
+      this.#lock = undefined;
+      release();
     }
     // DDL may change what cached statements mean.
     this.#writerCache.clear();
