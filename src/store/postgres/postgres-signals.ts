@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ChangeSignals } from '../sql-database.js';
+import { RetryBackoff, type WorkerLog } from '../../retry-backoff.js';
 
-/** How long to wait before reconnecting a listening connection that dropped. */
-const RECONNECT_MS = 1000;
+/**
+ * Reconnecting a listening connection that dropped: after 0.5 to 1 s, then backing off to at
+ * most 10 s apart while the database stays away. Nothing is logged: readers poll meanwhile, and
+ * the pool's own failures say the database is away.
+ */
+const RECONNECT_BACKOFF = { initialMs: 1000, maxMs: 10_000 };
+const UNLOGGED: WorkerLog = { failing: () => undefined, recovered: () => undefined };
 /** Least time between two NOTIFYs on a channel: what a wake-up may lag behind a commit. */
 const SIGNAL_INTERVAL_MS = 5;
 
@@ -23,6 +29,7 @@ export class PostgresSignals implements ChangeSignals {
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
+  readonly #reconnects = new RetryBackoff('reconnecting the LISTEN connection', UNLOGGED, RECONNECT_BACKOFF);
   #closed = false;
 
   /** `connectTimeoutMs`: how long opening the listening connection may take. */
@@ -120,11 +127,12 @@ export class PostgresSignals implements ChangeSignals {
       this.#connect().then(
         // Signals sent while disconnected are lost: wake everyone once to look again.
         () => {
+          this.#reconnects.succeeded();
           for (const listeners of this.#listeners.values()) for (const listener of listeners) listener();
         },
         () => this.#scheduleReconnect(),
       );
-    }, RECONNECT_MS);
+    }, this.#reconnects.failed(undefined));
     this.#retry.unref();
   }
 }
