@@ -10,6 +10,8 @@
 //   restgraph-ratelimited  the same with a request quota on (RESTGRAPH_RATE_LIMIT, never reached)
 //   restgraph-public  the same with users readable and writable without a token (the default
 //                     anonymous quota off, as before it existed: every request comes from one address)
+//   restgraph-sync-normal  the same with RESTGRAPH_SQLITE_SYNCHRONOUS=NORMAL (commits not waiting
+//                     for the disk): runs the create scenario only, to show what durability costs
 //   baseline          bench/baseline/server.js: hand-written Fastify + better-sqlite3 with
 //                     prepared statements and nothing else, the ceiling for a Node stack
 //   json-server       json-server 1.0.0-beta.3 on a db.json, the usual "instant REST API"

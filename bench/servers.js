@@ -200,6 +200,14 @@ export const servers = [
     extraEnv: { RESTGRAPH_RATE_LIMIT: '1000000000/1m' },
   }),
   restgraphServer({
+    name: 'restgraph-sync-normal',
+    // As `restgraph`, with SQLite's synchronous = NORMAL (RESTGRAPH_SQLITE_SYNCHRONOUS) instead of
+    // the default FULL: what the durable default costs creates (it runs the create scenario only).
+    schema: undefined,
+    apiKeyScopes: 'users:read,users:write',
+    extraEnv: { RESTGRAPH_SQLITE_SYNCHRONOUS: 'NORMAL' },
+  }),
+  restgraphServer({
     name: 'restgraph-public',
     // The same, with users open to anonymous requests: the cost of authentication is the ratio.
     // The default anonymous quota (600/1m per address) is off: every request comes from 127.0.0.1,

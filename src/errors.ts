@@ -247,6 +247,27 @@ export class ServiceUnavailableError extends RestgraphError {
   readonly title = 'Service unavailable';
 }
 
+/**
+ * The database is out of reach or cannot write just now (connections refused or cut, a statement
+ * or connection timed out, SQLite's file locked by another process, read-only or full). Nothing
+ * was changed, unless the detail says otherwise; retry after `Retry-After` seconds.
+ */
+export class DatabaseUnavailableError extends RestgraphError {
+  readonly code = 'database-unavailable';
+  readonly status = 503;
+  readonly title = 'Database unavailable';
+}
+
+/**
+ * The server did not finish answering a request within its time bound (`handlerTimeoutMs`). The
+ * work may still complete after this answer: retry writes with the same Idempotency-Key.
+ */
+export class ServerTimeoutError extends RestgraphError {
+  readonly code = 'server-timeout';
+  readonly status = 503;
+  readonly title = 'Server timeout';
+}
+
 /** A client took longer than the request timeout to send its request. */
 export class RequestTimeoutError extends RestgraphError {
   readonly code = 'request-timeout';

@@ -443,6 +443,22 @@ describe('configuration from the environment', () => {
     [{ RESTGRAPH_METRICS: 'false' }, (o) => o.metrics, { enabled: false }],
     [{ RESTGRAPH_METRICS_PUBLIC: 'true' }, (o) => o.metrics, { public: true }],
     [{}, (o) => [o.maxHeaderBytes, o.maxUrlLength, o.metrics, o.graphql], [undefined, undefined, undefined, undefined]],
+    [{ RESTGRAPH_RESPONSE_TIMEOUT_MS: '5000' }, (o) => o.responseTimeoutMs, 5000],
+    [{ RESTGRAPH_RESPONSE_TIMEOUT_MS: '0' }, (o) => o.responseTimeoutMs, 0],
+    [
+      {
+        RESTGRAPH_DB_CONNECT_TIMEOUT_MS: '1000',
+        RESTGRAPH_DB_STATEMENT_TIMEOUT_MS: '0',
+        RESTGRAPH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000',
+        RESTGRAPH_DB_QUERY_TIMEOUT_MS: '90000',
+        RESTGRAPH_SQLITE_LOCK_TIMEOUT_MS: '250',
+      },
+      (o) => o.database,
+      { connectTimeoutMs: 1000, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 60_000, queryTimeoutMs: 90_000, sqliteLockTimeoutMs: 250 },
+    ],
+    [{ RESTGRAPH_SQLITE_SYNCHRONOUS: 'normal' }, (o) => o.database, { sqliteSynchronous: 'NORMAL' }],
+    [{ RESTGRAPH_SQLITE_SYNCHRONOUS: 'FULL' }, (o) => o.database, { sqliteSynchronous: 'FULL' }],
+    [{}, (o) => [o.responseTimeoutMs, o.database], [undefined, undefined]],
   ];
   for (const [env, read, expected] of good) {
     it(`reads ${JSON.stringify(env)}`, () => {
@@ -461,6 +477,11 @@ describe('configuration from the environment', () => {
     [{ RESTGRAPH_GRAPHQL_MAX_SELECTIONS: '0' }, 'RESTGRAPH_GRAPHQL_MAX_SELECTIONS', 'must be an integer from 1 to 10000000, not "0"'],
     [{ RESTGRAPH_METRICS: 'maybe' }, 'RESTGRAPH_METRICS', 'must be true or false, not "maybe"'],
     [{ RESTGRAPH_METRICS_PUBLIC: 'yes' }, 'RESTGRAPH_METRICS_PUBLIC', 'must be true or false, not "yes"'],
+    [{ RESTGRAPH_RESPONSE_TIMEOUT_MS: '-1' }, 'RESTGRAPH_RESPONSE_TIMEOUT_MS', 'must be an integer from 0 to 3600000, not "-1"'],
+    [{ RESTGRAPH_DB_CONNECT_TIMEOUT_MS: '0' }, 'RESTGRAPH_DB_CONNECT_TIMEOUT_MS', 'must be an integer from 100 to 3600000, not "0"'],
+    [{ RESTGRAPH_DB_STATEMENT_TIMEOUT_MS: '15s' }, 'RESTGRAPH_DB_STATEMENT_TIMEOUT_MS', 'must be an integer from 0 to 3600000, not "15s"'],
+    [{ RESTGRAPH_SQLITE_SYNCHRONOUS: 'OFF' }, 'RESTGRAPH_SQLITE_SYNCHRONOUS', 'OFF is not offered'],
+    [{ RESTGRAPH_SQLITE_SYNCHRONOUS: 'EXTRA' }, 'RESTGRAPH_SQLITE_SYNCHRONOUS', 'must be FULL or NORMAL, not "EXTRA"'],
   ];
   for (const [env, name, reason] of bad) {
     it(`refuses ${JSON.stringify(env)} naming ${name}`, () => {

@@ -167,7 +167,7 @@ describe('the event dispatcher with nobody subscribed', () => {
     });
     const dispatcher = new EventDispatcher(new EventStore(db), loadSchemaFile(EXAMPLE_SCHEMA_PATH), { pollIntervalMs: 3_600_000 });
     try {
-      await dispatcher.start(() => undefined);
+      await dispatcher.start({ failing: () => undefined, recovered: () => undefined });
       const before = reads;
       dispatcher.notify(); // a read begins (a poll, or another process's signal)
       // Meanwhile this process commits writes whose events do not follow the last one read (as

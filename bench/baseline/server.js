@@ -8,7 +8,8 @@
 //   POST /users {name, email}        201 + Location + created row
 //   GET  /readyz                     200 when the database is open
 //
-// SQLite settings as restgraph's: WAL, synchronous = NORMAL, foreign_keys = ON; statements
+// SQLite settings: WAL, synchronous = NORMAL (restgraph's RESTGRAPH_SQLITE_SYNCHRONOUS=NORMAL;
+// its default is FULL, which waits for the disk at every commit), foreign_keys = ON; statements
 // prepared once at start.
 //
 // Env: PORT (default 3000), HOST (default 127.0.0.1), DB_PATH (default ./baseline.db).

@@ -34,6 +34,14 @@ export interface RestgraphOptions {
   idempotencyClaimTimeoutMs?: number;
   /** Longest time a client may take to send its whole request (headers and body) before a 408. @default 30_000 (30 s) */
   requestTimeoutMs?: number;
+  /**
+   * Longest time the server may take to answer a request once it has been received; past it the
+   * client gets a 503 `server-timeout` (streams, once started, are not limited). 0: no limit.
+   * @default 30_000 (30 s)
+   */
+  responseTimeoutMs?: number;
+  /** Time bounds and durability of the database; see {@link DatabaseOptions}. */
+  database?: Partial<DatabaseOptions>;
   /** Largest request line and headers Node.js reads, in bytes; more is a 431. @default 16_384 (16 KiB) */
   maxHeaderBytes?: number;
   /** Longest URL (path and query string) accepted, in bytes; longer is a 414. @default 8_192 (8 KiB) */
@@ -62,6 +70,22 @@ export interface RestgraphOptions {
   rateLimits?: Partial<RateLimitOptions>;
   /** `GET /metrics` (Prometheus) and who may read it; see {@link MetricsOptions}. */
   metrics?: Partial<MetricsOptions>;
+}
+
+/** How long the database may take, and how durable SQLite's commits are. */
+export interface DatabaseOptions {
+  /** PostgreSQL: opening a connection, or waiting for a free one of the pool. @default 5000 (5 s) */
+  connectTimeoutMs: number;
+  /** PostgreSQL `statement_timeout`: the server cancels a statement running longer. 0: no limit. @default 15_000 (15 s) */
+  statementTimeoutMs: number;
+  /** PostgreSQL `idle_in_transaction_session_timeout`: a session idle inside a transaction is ended. 0: no limit. @default 15_000 (15 s) */
+  idleInTransactionTimeoutMs: number;
+  /** PostgreSQL: this process stops waiting for an answer (a server that went silent). 0: no limit. @default 20_000 (20 s) */
+  queryTimeoutMs: number;
+  /** SQLite: how long a write waits (on timers) for another process's write lock. @default 5000 (5 s) */
+  sqliteLockTimeoutMs: number;
+  /** SQLite: `FULL` (a commit survives power loss) or `NORMAL` (it survives a process crash only). @default 'FULL' */
+  sqliteSynchronous: 'FULL' | 'NORMAL';
 }
 
 /** Server-wide quotas (`"<count>/<window>"`, like `100/1m`) and where their counters live. */
@@ -142,6 +166,8 @@ export interface ResolvedOptions {
   idempotencyTtlMs: number;
   idempotencyClaimTimeoutMs: number;
   requestTimeoutMs: number;
+  responseTimeoutMs: number;
+  database: DatabaseOptions;
   maxHeaderBytes: number;
   maxUrlLength: number;
   allowDestructiveMigrations: boolean;
@@ -170,6 +196,15 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   idempotencyTtlMs: 24 * 60 * 60 * 1000, // 24 h
   idempotencyClaimTimeoutMs: 60_000, // 60 s
   requestTimeoutMs: 30_000, // 30 s
+  responseTimeoutMs: 30_000, // 30 s
+  database: Object.freeze({
+    connectTimeoutMs: 5000, // 5 s
+    statementTimeoutMs: 15_000, // 15 s
+    idleInTransactionTimeoutMs: 15_000, // 15 s
+    queryTimeoutMs: 20_000, // 20 s: after the server's statement timeout, for a server gone silent
+    sqliteLockTimeoutMs: 5000, // 5 s
+    sqliteSynchronous: 'FULL' as const,
+  }),
   maxHeaderBytes: 16 * 1024, // 16 KiB, Node.js's own default
   maxUrlLength: 8 * 1024, // 8 KiB
   allowDestructiveMigrations: false,
@@ -221,6 +256,8 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     idempotencyTtlMs: options.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs,
     idempotencyClaimTimeoutMs: options.idempotencyClaimTimeoutMs ?? DEFAULT_OPTIONS.idempotencyClaimTimeoutMs,
     requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
+    responseTimeoutMs: options.responseTimeoutMs ?? DEFAULT_OPTIONS.responseTimeoutMs,
+    database: Object.freeze({ ...DEFAULT_OPTIONS.database, ...options.database }),
     maxHeaderBytes: options.maxHeaderBytes ?? DEFAULT_OPTIONS.maxHeaderBytes,
     maxUrlLength: options.maxUrlLength ?? DEFAULT_OPTIONS.maxUrlLength,
     allowDestructiveMigrations: options.allowDestructiveMigrations ?? DEFAULT_OPTIONS.allowDestructiveMigrations,

@@ -38,8 +38,10 @@ import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './a
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { UriTooLongError } from '../errors.js';
+import { answerServerTimeout, ResponseDeadlines } from './response-deadlines.js';
 import { warmTickQueue } from './tick-queue-warm-up.js';
 import { requestIds } from './request-ids.js';
+import type { WorkerLog } from '../retry-backoff.js';
 import { ResponseBatches } from './response-batches.js';
 
 /**
@@ -80,6 +82,11 @@ declare module 'fastify' {
     startDraining(): void;
     /** Writes buffered log lines out, then calls back. */
     flushLogs(callback: () => void): void;
+    /**
+     * Logs one line and writes it out before returning, with every line buffered before it (to
+     * the standard output, synchronously): for a process about to stop, or in trouble.
+     */
+    logNow(level: 'error' | 'fatal', details: Record<string, unknown>, message: string): void;
   }
 }
 
@@ -104,7 +111,12 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   // Before start-up allocates: see tick-queue-warm-up.ts (13 % of a simple read's throughput).
   await warmTickQueue();
   const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
-  const { db, rules, description } = await openDatabase(options.databaseUrl, options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement });
+  const bounds = options.database;
+  const { db, rules, description } = await openDatabase(options.databaseUrl, {
+    ...(options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement }),
+    postgres: { connectMs: bounds.connectTimeoutMs, statementMs: bounds.statementTimeoutMs, idleInTransactionMs: bounds.idleInTransactionTimeoutMs, queryMs: bounds.queryTimeoutMs },
+    sqlite: { lockTimeoutMs: bounds.sqliteLockTimeoutMs, synchronous: bounds.sqliteSynchronous },
+  });
   try {
     await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
   } catch (error) {
@@ -163,8 +175,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     // request on its own is off anyway: disableRequestLogging.)
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
-    // Node's limit on receiving a request. (Fastify's handlerTimeout costs a third of the
-    // throughput of a simple read, so handlers are not timed out individually.)
+    // Node's limit on receiving a request. (How long answering may take is ResponseDeadlines':
+    // Fastify's handlerTimeout costs a third of the throughput of a simple read.)
     requestTimeout: options.requestTimeoutMs,
     // Node counts the URL and the header names and values, and refuses (431, answerClientError)
     // once they reach maxHeaderSize: +1 lets exactly maxHeaderBytes through. It checks the request
@@ -194,7 +206,12 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   // Fastify's instance-level logs (and ours, through app.log) go to our logger too.
   app.log = logger;
-  const completions = new RequestCompletions(app.server, requestReporter(writeAccessLine, metrics?.requests));
+  const deadlines = new ResponseDeadlines(options.responseTimeoutMs, (request, reply) => answerServerTimeout(app.log, options.responseTimeoutMs, request, reply));
+  const report = requestReporter(writeAccessLine, metrics?.requests);
+  const completions = new RequestCompletions(app.server, (request, statusCode, elapsedMs) => {
+    deadlines.end(request);
+    report(request, statusCode, elapsedMs);
+  });
 
   let draining = false;
   let closeIdleTimer: NodeJS.Timeout | undefined;
@@ -219,6 +236,11 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   });
   app.decorate('flushLogs', (callback: () => void) => {
     pinoLogger.flush(() => callback());
+  });
+  app.decorate('logNow', (level: 'error' | 'fatal', details: Record<string, unknown>, message: string) => {
+    pinoLogger[level](details, message);
+    // The batched destination writes synchronously when flushed.
+    pinoLogger.flush();
   });
 
   const limitRequest = rateLimits === undefined ? undefined : requestRateLimiter(rateLimits);
@@ -258,6 +280,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   const maxUrlLength = options.maxUrlLength;
   app.addHook('onRequest', (request, reply, done) => {
     completions.begin(request, reply);
+    deadlines.begin(request, reply);
     reply.header('x-request-id', request.id);
     if (request.url.length > maxUrlLength) {
       done(new UriTooLongError(`The URL is ${request.url.length} bytes long; this server accepts at most ${maxUrlLength}.`));
@@ -314,13 +337,18 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   }
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
+  // Background work that loses the database says so once (and once a minute while it lasts), retries with backoff, and says when it works again.
+  const workerLog: WorkerLog = {
+    failing: (error, message) => app.log.error({ err: error }, message),
+    recovered: (message) => app.log.info(message),
+  };
   const webhookStore = new WebhookStore(db);
   const webhooks = new WebhookService(
     webhookStore,
     dispatcher,
     schema,
     options.webhooks,
-    (error, message) => app.log.warn(error === undefined ? {} : { err: error }, message),
+    { ...workerLog, notice: (message) => app.log.warn(message) },
     metrics?.webhookOutcome,
   );
   metrics?.watch({ db, outbox: eventStore, dispatcher, webhooks: webhookStore });
@@ -377,7 +405,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.server.headersTimeout = Math.min(options.requestTimeoutMs, 60_000);
   app.server.requestTimeout = options.requestTimeoutMs;
 
-  await dispatcher.start((error) => app.log.error({ err: error }, 'reading the event outbox failed'));
+  await dispatcher.start(workerLog);
   await webhooks.start();
   // Event streams never end by themselves: end them first, so close() can finish. In a scope of
   // its own, registered last: Fastify runs a scope's preClose hooks after those of the scopes
@@ -392,6 +420,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   });
   app.addHook('onClose', async () => {
     completions.close();
+    deadlines.close();
     clearInterval(pruneTimer);
     stopLogFlushes();
     clearInterval(closeIdleTimer);

@@ -30,6 +30,9 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   }
   if (env.RESTGRAPH_BODY_LIMIT !== undefined) options.bodyLimitBytes = integer(env, 'RESTGRAPH_BODY_LIMIT', 1024 * 1024, 1, 1024 * 1024 * 1024);
   if (env.RESTGRAPH_REQUEST_TIMEOUT_MS !== undefined) options.requestTimeoutMs = integer(env, 'RESTGRAPH_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000);
+  if (env.RESTGRAPH_RESPONSE_TIMEOUT_MS !== undefined) options.responseTimeoutMs = integer(env, 'RESTGRAPH_RESPONSE_TIMEOUT_MS', 30_000, 0, 3_600_000);
+  const database = databaseFromEnv(env);
+  if (Object.keys(database).length > 0) options.database = database;
   const maxHeaderBytes = integer(env, 'RESTGRAPH_MAX_HEADER_BYTES', 16 * 1024, 1024, 1024 * 1024);
   const maxUrlLength = integer(env, 'RESTGRAPH_MAX_URL_LENGTH', 8 * 1024, 64, 1024 * 1024);
   // Node.js counts the request line (and so the URL) toward the header limit: a longer URL
@@ -151,6 +154,30 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (nonEmpty(env.RESTGRAPH_METRICS_PUBLIC)) metrics.public = boolean(env, 'RESTGRAPH_METRICS_PUBLIC');
   if (Object.keys(metrics).length > 0) options.metrics = metrics;
   return options;
+}
+
+/** The database's time bounds and SQLite's durability (README: Configuration). */
+function databaseFromEnv(env: Env): NonNullable<RestgraphOptions['database']> {
+  const database: NonNullable<RestgraphOptions['database']> = {};
+  const bounds = [
+    ['RESTGRAPH_DB_CONNECT_TIMEOUT_MS', 'connectTimeoutMs', 5000, 100],
+    ['RESTGRAPH_DB_STATEMENT_TIMEOUT_MS', 'statementTimeoutMs', 15_000, 0],
+    ['RESTGRAPH_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'idleInTransactionTimeoutMs', 15_000, 0],
+    ['RESTGRAPH_DB_QUERY_TIMEOUT_MS', 'queryTimeoutMs', 20_000, 0],
+    ['RESTGRAPH_SQLITE_LOCK_TIMEOUT_MS', 'sqliteLockTimeoutMs', 5000, 0],
+  ] as const;
+  for (const [name, key, fallback, min] of bounds) {
+    if (env[name] !== undefined) database[key] = integer(env, name, fallback, min, 3_600_000);
+  }
+  const synchronous = env.RESTGRAPH_SQLITE_SYNCHRONOUS?.trim().toUpperCase();
+  if (synchronous !== undefined && synchronous !== '') {
+    if (synchronous === 'OFF') {
+      throw new ConfigError('RESTGRAPH_SQLITE_SYNCHRONOUS', 'OFF is not offered: an operating system crash or power loss could then corrupt the database; use FULL (the default) or NORMAL');
+    }
+    if (synchronous !== 'FULL' && synchronous !== 'NORMAL') throw new ConfigError('RESTGRAPH_SQLITE_SYNCHRONOUS', `must be FULL or NORMAL, not "${env.RESTGRAPH_SQLITE_SYNCHRONOUS ?? ''}"`);
+    database.sqliteSynchronous = synchronous;
+  }
+  return database;
 }
 
 function nonEmpty(value: string | undefined): value is string {

@@ -2,6 +2,7 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { canRead, ownerReadFilter, rowPasses } from './access-policy.js';
 import type { Principal } from './principal.js';
+import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
 
 /** One consumer of the event stream: an SSE response, a GraphQL subscription, a webhook feeder. */
 export interface EventSubscriber {
@@ -86,7 +87,11 @@ export class EventDispatcher {
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
   #stopped = false;
-  #onError: (error: unknown) => void = () => undefined;
+  /** Reads of the outbox that failed (the database out of reach) are retried after a growing delay. */
+  #backoff: RetryBackoff = new RetryBackoff('reading the event outbox', { failing: () => undefined, recovered: () => undefined });
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** Subscribers whose catching up failed: fed again at the next retry. */
+  readonly #stalled = new Set<Entry>();
 
   constructor(store: EventStore, schema: SchemaModel, options: EventDispatcherOptions = {}) {
     this.#store = store;
@@ -97,13 +102,16 @@ export class EventDispatcher {
     this.#maxLag = options.maxLag ?? 10_000;
   }
 
-  /** Starts from the newest event already stored; `onError` hears of failed reads. */
-  async start(onError: (error: unknown) => void): Promise<void> {
-    this.#onError = onError;
+  /**
+   * Starts from the newest event already stored; `log` hears of reads of the outbox that fail
+   * (they are retried with backoff until they work again) and of their recovery.
+   */
+  async start(log: WorkerLog): Promise<void> {
+    this.#backoff = new RetryBackoff('reading the event outbox', log);
     this.#lastId = await this.#store.lastId();
     // Other processes' events: read when they say so, and by polling (a signal may be lost, and
     // some databases have none: then polling alone finds them).
-    await this.#store.watch(() => this.notify()).catch(onError);
+    await this.#store.watch(() => this.notify()).catch((error: unknown) => log.failing(error, 'listening for the events of other processes failed; polling only'));
     this.#timer = setInterval(() => this.notify(), this.#pollIntervalMs);
     this.#timer.unref();
   }
@@ -147,15 +155,38 @@ export class EventDispatcher {
       this.#pumpAgain = true;
       return;
     }
-    this.#pumping = this.#pump()
-      .catch((error: unknown) => this.#onError(error))
-      .finally(() => {
-        this.#pumping = undefined;
-        if (this.#pumpAgain) {
-          this.#pumpAgain = false;
-          this.notify();
-        }
-      });
+    // After a failed read, the retry timer reads again (a wake-up meanwhile changes nothing).
+    if (this.#backoff.waiting()) return;
+    this.#pumping = this.#pumpOrRetry();
+  }
+
+  /** Reads and dispatches the new events; never rejects: a failure schedules a retry. */
+  async #pumpOrRetry(): Promise<void> {
+    try {
+      await this.#pump();
+      this.#backoff.succeeded();
+    } catch (error) {
+      this.#retryAfter(this.#backoff.failed(error));
+    } finally {
+      this.#pumping = undefined;
+      if (this.#pumpAgain) {
+        this.#pumpAgain = false;
+        this.notify();
+      }
+    }
+  }
+
+  /** Reads the outbox again, and feeds the stalled subscribers again, after `delayMs`. */
+  #retryAfter(delayMs: number): void {
+    if (this.#stopped || this.#retryTimer !== undefined) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.notify();
+      const stalled = [...this.#stalled];
+      this.#stalled.clear();
+      for (const entry of stalled) if (!entry.closed && !entry.paused && !entry.live) this.#feed(entry);
+    }, delayMs);
+    this.#retryTimer.unref();
   }
 
   /**
@@ -196,6 +227,8 @@ export class EventDispatcher {
   stop(): void {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearTimeout(this.#retryTimer);
+    this.#stalled.clear();
     for (const entry of this.#entries) this.#close(entry, 'shutdown');
   }
 
@@ -283,15 +316,23 @@ export class EventDispatcher {
       return;
     }
     entry.busy = true;
-    void this.#catchUp(entry)
-      .catch((error: unknown) => this.#onError(error))
-      .finally(() => {
-        entry.busy = false;
-        if (entry.again && !entry.closed && !entry.paused && !entry.live) {
-          entry.again = false;
-          this.#feed(entry);
-        }
-      });
+    void this.#catchUpOrRetry(entry);
+  }
+
+  /** Catches a subscriber up; never rejects: a failure feeds it again at the next retry. */
+  async #catchUpOrRetry(entry: Entry): Promise<void> {
+    try {
+      await this.#catchUp(entry);
+    } catch (error) {
+      if (!entry.closed) this.#stalled.add(entry);
+      this.#retryAfter(this.#backoff.failed(error));
+    } finally {
+      entry.busy = false;
+      if (entry.again && !entry.closed && !entry.paused && !entry.live) {
+        entry.again = false;
+        this.#feed(entry);
+      }
+    }
   }
 
   async #catchUp(entry: Entry): Promise<void> {
@@ -332,6 +373,7 @@ export class EventDispatcher {
   }
 
   #remove(entry: Entry): void {
+    this.#stalled.delete(entry);
     this.#leaveLive(entry, entry.cursor);
     this.#paused.delete(entry);
     this.#entries.delete(entry);

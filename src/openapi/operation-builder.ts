@@ -7,7 +7,7 @@ export const JSON_MEDIA_TYPE = 'application/json';
 export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
 
 /** What every operation may answer, whatever it does. */
-export const ALWAYS: Failures = { 400: ['bad-request'], 406: ['not-acceptable'], 414: ['uri-too-long'], 500: ['internal'], 503: ['service-unavailable'] };
+export const ALWAYS: Failures = { 400: ['bad-request'], 406: ['not-acceptable'], 414: ['uri-too-long'], 500: ['internal'], 503: ['service-unavailable', 'database-unavailable', 'server-timeout'] };
 
 /** Body-parsing failures: Fastify parses a body sent with any method but GET and HEAD, even where none is read. */
 export const BODY_FAILURES: Failures = { 400: ['malformed-json'], 413: ['payload-too-large'], 415: ['unsupported-media-type'] };

@@ -5,6 +5,7 @@ import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { StoredEvent } from '../store/event-store.js';
 import { registerPath } from './path-routes.js';
+import { isPassingTrouble } from '../auth/credential-recheck.js';
 
 export interface EventStreamOptions {
   /** How often a comment line keeps idle connections (and proxies) open. @default 15000 */
@@ -89,7 +90,10 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     const heartbeat = setInterval(() => {
       raw.write(': heartbeat\n\n');
       if (authorization !== undefined) {
-        options.reauthenticate(authorization).catch(() => end('the credential of this stream is no longer valid'));
+        options.reauthenticate(authorization).catch((error: unknown) => {
+          // The database out of reach proves nothing about the credential: the next check decides.
+          if (!isPassingTrouble(error)) end('the credential of this stream is no longer valid');
+        });
       }
     }, options.heartbeatMs);
     heartbeat.unref();

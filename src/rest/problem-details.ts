@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   BadRequestError,
+  DatabaseUnavailableError,
   HeaderFieldsTooLargeError,
   InternalError,
   MalformedJsonError,
@@ -50,9 +51,7 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
  */
 export function toRestgraphError(error: unknown): RestgraphError {
   if (error instanceof RestgraphError) return error;
-  if (error instanceof TransientStoreError) {
-    return new ServiceUnavailableError('The database could not complete the request just now; retry it.', { cause: error, headers: { 'retry-after': '1' } });
-  }
+  if (error instanceof TransientStoreError) return databaseTrouble(error);
   const { code, statusCode, message } = (error ?? {}) as { code?: string; statusCode?: number; message?: string };
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -79,6 +78,26 @@ export function toRestgraphError(error: unknown): RestgraphError {
     return new BadRequestError(typeof message === 'string' ? message : 'The request is invalid.');
   }
   return new InternalError({ cause: error });
+}
+
+/** Seconds a client should wait before retrying when the database is out of reach (as /readyz says). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * A passing trouble of the database as clients see it: a conflict with a concurrent transaction
+ * is worth retrying at once (`service-unavailable`, Retry-After: 1); an unreachable, unwritable or
+ * too slow database is `database-unavailable`, Retry-After: 5. Neither says more about the cause
+ * (the log does).
+ */
+export function databaseTrouble(error: TransientStoreError): RestgraphError {
+  if (error.reason === 'retry') {
+    return new ServiceUnavailableError('The database could not complete the request just now; retry it.', { cause: error, headers: { 'retry-after': '1' } });
+  }
+  const what = error.reason === 'timeout' ? 'The database did not answer in time' : 'The database is out of reach or cannot write just now';
+  return new DatabaseUnavailableError(`${what}; retry after Retry-After seconds (a write with an Idempotency-Key can be retried as is).`, {
+    cause: error,
+    headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) },
+  });
 }
 
 /**
@@ -141,6 +160,15 @@ export function loggedAfterResponse(app: FastifyInstance, request: FastifyReques
 }
 
 /**
+ * A request the database could not serve: one short line (no stack: during an outage every
+ * request meets the same trouble, which the background workers' lines describe once).
+ */
+export function logDatabaseTrouble(app: FastifyInstance, request: FastifyRequest, error: TransientStoreError): void {
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  app.log.warn({ requestId: request.id, reason: error.reason, trouble: `${error.message}${cause}` }, 'request failed: the database could not serve it just now');
+}
+
+/**
  * Installs the error and not-found handlers: every error a client sees is problem+json. A request
  * refused before its body was read (too large, say) has its connection closed lingering, within
  * `linger`, whichever scope's error handler answers it (GraphQL's too).
@@ -153,7 +181,9 @@ export function registerProblemHandlers(app: FastifyInstance, linger: LingerLimi
   app.setErrorHandler((error, request, reply) => {
     if (loggedAfterResponse(app, request, reply, error)) return;
     const problem = toRestgraphError(error);
-    if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
+    if (error instanceof TransientStoreError) logDatabaseTrouble(app, request, error);
+    // (/readyz's database-unavailable is no failure of the request: the background workers log the outage.)
+    else if (problem.status >= 500 && !(problem instanceof DatabaseUnavailableError)) app.log.error({ requestId: request.id, err: error }, 'request failed');
     return sendProblem(reply, request, problem);
   });
   app.setNotFoundHandler((request, reply) => {

@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { ServiceUnavailableError } from '../errors.js';
+import { DatabaseUnavailableError, ServiceUnavailableError } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { SqlDatabase } from '../store/sql-database.js';
 import { registerPath } from './path-routes.js';
 import { JSON_CONTENT_TYPE } from './resource-routes.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from './problem-details.js';
 
-/** `/` (what is served), `/healthz` (the process is alive) and `/readyz` (the database answers). */
+/** `/` (what is served), `/healthz` (the process is alive) and `/readyz` (the database answers, and can write when writes were failing). */
 export function registerSystemRoutes(app: FastifyInstance, schema: SchemaModel, db: SqlDatabase, isDraining: () => boolean): void {
   const index = JSON.stringify({
     name: 'restgraph',
@@ -23,7 +24,7 @@ export function registerSystemRoutes(app: FastifyInstance, schema: SchemaModel, 
       try {
         await db.ping();
       } catch (error) {
-        throw new ServiceUnavailableError('The database does not answer.', { cause: error, headers: { 'retry-after': '5' } });
+        throw new DatabaseUnavailableError('The database does not answer, or cannot write.', { cause: error, headers: { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) } });
       }
       return reply.type(JSON_CONTENT_TYPE).send('{"status":"ready"}');
     },

@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { SqlDatabase } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
-import { PostgresDatabase } from './postgres/postgres-database.js';
+import { PostgresDatabase, type PostgresTimeouts } from './postgres/postgres-database.js';
 import { postgresDialectRules } from './postgres/postgres-dialect-rules.js';
-import { SqliteDatabase } from './sqlite/sqlite-database.js';
+import { SqliteDatabase, type SqliteSynchronous } from './sqlite/sqlite-database.js';
 import { sqliteDialectRules } from './sqlite/sqlite-dialect-rules.js';
 
 export interface OpenedDatabase {
@@ -12,6 +12,18 @@ export interface OpenedDatabase {
   rules: SqlDialectRules;
   /** What to print about the database: the URL without credentials. */
   description: string;
+}
+
+/** How to open the database: for instrumentation, and the settings of each kind. */
+export interface OpenDatabaseOptions {
+  /** Called with the text of every statement run. */
+  onStatement?: (sql: string) => void;
+  /** PostgreSQL: most connections. @default 10 */
+  poolSize?: number;
+  /** PostgreSQL: time bounds (see PostgresTimeouts). */
+  postgres?: Partial<PostgresTimeouts>;
+  /** SQLite: how long a write waits for another process's write lock, and the durability of commits. */
+  sqlite?: { lockTimeoutMs?: number; synchronous?: SqliteSynchronous };
 }
 
 /**
@@ -22,7 +34,7 @@ export interface OpenedDatabase {
  *
  * @throws ConfigError naming DATABASE_URL when the URL is not understood or the database cannot be reached.
  */
-export async function openDatabase(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number } = {}): Promise<OpenedDatabase> {
+export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<OpenedDatabase> {
   const opened = openByUrl(url, options);
   try {
     await opened.db.ping();
@@ -34,7 +46,7 @@ export async function openDatabase(url: string, options: { onStatement?: (sql: s
   return opened;
 }
 
-function openByUrl(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number }): OpenedDatabase {
+function openByUrl(url: string, options: OpenDatabaseOptions): OpenedDatabase {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   let filename: string;
   if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);
@@ -45,14 +57,14 @@ function openByUrl(url: string, options: { onStatement?: (sql: string) => void; 
   if (filename === '') throw new ConfigError('DATABASE_URL', 'the sqlite: URL names no file');
   const path = filename === ':memory:' ? filename : resolve(filename);
   try {
-    const sqliteOptions = options.onStatement === undefined ? {} : { onStatement: options.onStatement };
-    return { db: new SqliteDatabase({ filename: path, ...sqliteOptions }), rules: sqliteDialectRules, description: `sqlite:${path}` };
+    const db = new SqliteDatabase({ filename: path, ...options.sqlite, ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }) });
+    return { db, rules: sqliteDialectRules, description: `sqlite:${path}` };
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `cannot open SQLite database ${path}: ${(error as Error).message}`);
   }
 }
 
-function openPostgres(url: string, options: { onStatement?: (sql: string) => void; poolSize?: number }): OpenedDatabase {
+function openPostgres(url: string, options: OpenDatabaseOptions): OpenedDatabase {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -62,6 +74,11 @@ function openPostgres(url: string, options: { onStatement?: (sql: string) => voi
   if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'the postgres:// URL names no database (postgres://host:5432/<database>)');
   parsed.password = '';
   const description = parsed.toString().replace(/^(postgres(?:ql)?:\/\/)[^@/]*@/, '$1');
-  const db = new PostgresDatabase({ connectionString: url, ...options });
+  const db = new PostgresDatabase({
+    connectionString: url,
+    ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }),
+    ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+    ...(options.postgres === undefined ? {} : { timeouts: options.postgres }),
+  });
   return { db, rules: postgresDialectRules, description };
 }

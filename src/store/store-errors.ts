@@ -15,13 +15,26 @@ export class ConstraintViolation extends Error {
 }
 
 /**
- * The database could not do this now, but may in a moment: a conflict with a concurrent
- * transaction it asks to retry (serialization failure, deadlock), a lock not granted in time, or
- * the database out of reach. Adapters answer 503 with Retry-After.
+ * Why the database could not do something now:
+ * - `retry`: a conflict with a concurrent transaction it asks to retry (serialization failure,
+ *   deadlock, a row lock not granted in time): the same request may well succeed at once;
+ * - `unavailable`: the database is out of reach (connections refused or cut, too many clients,
+ *   shutting down), or cannot write (SQLite: another process holding the write lock for too long,
+ *   the file read-only, the disk full or failing);
+ * - `timeout`: it did not answer within the time allowed (statement or query timeout).
+ */
+export type TransientReason = 'retry' | 'unavailable' | 'timeout';
+
+/**
+ * The database could not do this now, but may in a moment (see {@link TransientReason}). Adapters
+ * answer 503 with Retry-After: `service-unavailable` for a conflict, `database-unavailable` otherwise.
  */
 export class TransientStoreError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly reason: TransientReason;
+
+  constructor(message: string, options: { cause?: unknown; reason?: TransientReason } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TransientStoreError';
+    this.reason = options.reason ?? 'retry';
   }
 }

@@ -2,6 +2,7 @@ import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js'
 import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import type { StoredEvent } from '../store/event-store.js';
 import type { WebhookRecord, WebhookStore } from '../store/webhook-store.js';
+import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
 
 const WEBHOOK_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'webhooks' });
 const CURSOR_KEY = 'webhooks.cursor';
@@ -25,22 +26,24 @@ const ENDPOINTS_TTL_MS = 1000;
 export class WebhookFeeder {
   readonly #store: WebhookStore;
   readonly #events: EventDispatcher;
-  readonly #log: (error: unknown, message: string) => void;
+  /** Writing deliveries failed (the database out of reach): the feeder starts again from its saved position, after a growing delay. */
+  readonly #backoff: RetryBackoff;
   /** Called when new deliveries are due. */
   readonly #onDeliveries: () => void;
   #subscription: Subscription | undefined;
   #queue: StoredEvent[] = [];
   #draining: Promise<void> | undefined;
   #resubscribe = false;
+  #resubscribeTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   /** Position reached but not saved yet (only events that made no delivery lie before it). */
   #unsaved: number | undefined;
   #endpoints: { list: WebhookRecord[]; at: number } | undefined;
 
-  constructor(store: WebhookStore, events: EventDispatcher, log: (error: unknown, message: string) => void, onDeliveries: () => void) {
+  constructor(store: WebhookStore, events: EventDispatcher, log: WorkerLog, onDeliveries: () => void) {
     this.#store = store;
     this.#events = events;
-    this.#log = log;
+    this.#backoff = new RetryBackoff('creating webhook deliveries', log);
     this.#onDeliveries = onDeliveries;
   }
 
@@ -71,6 +74,8 @@ export class WebhookFeeder {
       await this.flush();
       this.#subscription.unsubscribe();
       this.#subscription = undefined;
+      clearTimeout(this.#resubscribeTimer);
+      this.#resubscribeTimer = undefined;
       await this.#store.db.transaction((tx) => this.#store.setState(tx, FEEDING_KEY, 'no'));
     }
   }
@@ -80,7 +85,13 @@ export class WebhookFeeder {
     const position = this.#unsaved;
     if (position === undefined) return;
     this.#unsaved = undefined;
-    await this.#store.db.transaction((tx) => this.#store.advancePosition(tx, CURSOR_KEY, position));
+    try {
+      await this.#store.db.transaction((tx) => this.#store.advancePosition(tx, CURSOR_KEY, position));
+    } catch (error) {
+      // Kept for the next flush (the position only ever advances).
+      this.#unsaved ??= position;
+      throw error;
+    }
   }
 
   /** Stops reading; saves the position reached. */
@@ -88,6 +99,7 @@ export class WebhookFeeder {
     this.#stopped = true;
     this.#subscription?.unsubscribe();
     this.#subscription = undefined;
+    clearTimeout(this.#resubscribeTimer);
     await this.#draining;
     await this.flush();
   }
@@ -104,7 +116,9 @@ export class WebhookFeeder {
         },
         close: (reason) => {
           // Too far behind: start again from the persisted position once the queue is written.
-          if (reason === 'slow-consumer') this.#resubscribe = true;
+          if (reason !== 'slow-consumer') return;
+          this.#resubscribe = true;
+          if (this.#draining === undefined) this.#afterDrain();
         },
       },
       afterId,
@@ -122,7 +136,12 @@ export class WebhookFeeder {
   /** Writes queued events as deliveries, in batches, each with the position it reached. */
   #drain(): void {
     if (this.#draining !== undefined) return;
-    this.#draining = (async () => {
+    this.#draining = this.#writeQueued();
+  }
+
+  /** Never rejects: when writing fails, the feeder starts again from the position last written, after a delay. */
+  async #writeQueued(): Promise<void> {
+    try {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, BATCH);
         const last = batch.at(-1);
@@ -155,24 +174,58 @@ export class WebhookFeeder {
           await this.#store.addDeliveries(tx, deliveries);
           await this.#store.advancePosition(tx, CURSOR_KEY, last.id);
         });
+        this.#backoff.succeeded();
         this.#onDeliveries();
       }
-    })()
-      .catch((error: unknown) => {
-        this.#log(error, 'creating webhook deliveries failed');
-        // Start again from the last position written, so no event is skipped.
-        this.#queue = [];
-        this.#unsaved = undefined;
-        this.#subscription?.unsubscribe();
-        this.#resubscribe = true;
-      })
-      .finally(async () => {
-        this.#draining = undefined;
-        if (this.#resubscribe && !this.#stopped) {
-          this.#resubscribe = false;
-          this.#subscribe(Number((await this.#store.state(CURSOR_KEY)) ?? this.#events.lastId));
-        } else if (this.#queue.length > 0) this.#drain();
-        else this.#subscription?.resume();
-      });
+    } catch (error) {
+      // Start again from the last position written, so no event is skipped.
+      this.#queue = [];
+      this.#unsaved = undefined;
+      this.#subscription?.unsubscribe();
+      this.#resubscribe = true;
+      this.#backoff.failed(error);
+    } finally {
+      this.#draining = undefined;
+    }
+    this.#afterDrain();
+  }
+
+  /** Once the queue is written: resubscribes when asked to, drains what came meanwhile, or lets the dispatcher go on. */
+  #afterDrain(): void {
+    if (this.#resubscribe && !this.#stopped) {
+      this.#resubscribe = false;
+      this.#resubscribeLater();
+    } else if (this.#queue.length > 0) this.#drain();
+    else this.#subscription?.resume();
+  }
+
+  /** Whether the feeder should be reading events. */
+  #feeding(): boolean {
+    return !this.#stopped && this.#subscription !== undefined;
+  }
+
+  /** Subscribes again from the position last written, once the backoff allows; retried until the position can be read. */
+  #resubscribeLater(): void {
+    if (this.#stopped || this.#resubscribeTimer !== undefined) return;
+    this.#resubscribeTimer = setTimeout(() => {
+      this.#resubscribeTimer = undefined;
+      void this.#resubscribeNow();
+    }, this.#backoff.remainingMs());
+    this.#resubscribeTimer.unref();
+  }
+
+  async #resubscribeNow(): Promise<void> {
+    if (!this.#feeding()) return;
+    try {
+      const saved = await this.#store.state(CURSOR_KEY);
+      // Stopped, or no endpoint left, meanwhile.
+      if (!this.#feeding()) return;
+      this.#subscription?.unsubscribe();
+      this.#subscribe(Number(saved ?? this.#events.lastId));
+      this.#backoff.succeeded();
+    } catch (error) {
+      this.#backoff.failed(error);
+      this.#resubscribeLater();
+    }
   }
 }

@@ -9,6 +9,13 @@ import { WebhookFeeder } from './webhook-feeder.js';
 import { WebhookSender } from './webhook-sender.js';
 import { parseWebhookInput, withoutCredentials } from './webhook-input.js';
 import { TargetGuard } from './target-guard.js';
+import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
+
+/** Where webhooks report: background work failing (retried with backoff) and working again, and notices. */
+export interface WebhookLog extends WorkerLog {
+  /** Something an operator should know (an endpoint disabled). */
+  notice(message: string): void;
+}
 
 export interface WebhookOptions {
   /** Delays before each retry after the first attempt, in seconds (jittered ±20 %). */
@@ -59,7 +66,11 @@ export class WebhookService {
   readonly #options: WebhookOptions;
   readonly #guard: TargetGuard;
   readonly #sender: WebhookSender;
-  readonly #log: (error: unknown, message: string) => void;
+  readonly #log: WebhookLog;
+  /** Claiming due deliveries, and recording attempts, failed: none are claimed until the delay has passed. */
+  readonly #claims: RetryBackoff;
+  /** Saving the feeder's position, or looking for endpoints, failed: not tried again until the delay has passed. */
+  readonly #upkeep: RetryBackoff;
   readonly #feeder: WebhookFeeder;
   readonly #onOutcome: (outcome: WebhookOutcome) => void;
   #timer: NodeJS.Timeout | undefined;
@@ -74,7 +85,7 @@ export class WebhookService {
     events: EventDispatcher,
     schema: SchemaModel,
     options: WebhookOptions,
-    log: (error: unknown, message: string) => void,
+    log: WebhookLog,
     onOutcome: (outcome: WebhookOutcome) => void = () => undefined,
   ) {
     this.#store = store;
@@ -83,6 +94,8 @@ export class WebhookService {
     this.#guard = new TargetGuard({ allow: options.allowHosts });
     this.#sender = new WebhookSender(this.#guard, options);
     this.#log = log;
+    this.#claims = new RetryBackoff('claiming and recording webhook deliveries', log);
+    this.#upkeep = new RetryBackoff('saving the webhook feeder position or looking for endpoints', log);
     this.#feeder = new WebhookFeeder(store, events, log, () => this.#wake());
     const types = new Set<string>();
     for (const resource of schema.resources.values()) for (const kind of ['created', 'updated', 'deleted']) types.add(`${resource.singular}.${kind}`);
@@ -195,7 +208,7 @@ export class WebhookService {
       if (url === webhook.url) continue;
       const status = webhook.status === 'disabled' ? 'disabled' : 'paused';
       await this.#store.update(webhook.id, { url, status, disabledReason: CREDENTIALS_PAUSE_REASON }, new Date().toISOString());
-      this.#log(undefined, `webhook ${webhook.id}: its URL carried credentials; they were erased and the endpoint is ${status}`);
+      this.#log.notice(`webhook ${webhook.id}: its URL carried credentials; they were erased and the endpoint is ${status}`);
     }
   }
 
@@ -205,12 +218,21 @@ export class WebhookService {
     await this.#feeder.sync();
     this.#timer = setInterval(() => {
       this.#wake();
-      this.#feeder.flush().catch((error: unknown) => this.#log(error, 'saving the webhook feeder position failed'));
-      // An endpoint registered through another instance: this one feeds and attempts too.
-      if (!this.#feeder.running) this.#feeder.sync().catch((error: unknown) => this.#log(error, 'looking for webhook endpoints failed'));
+      if (!this.#upkeep.waiting()) void this.#upkeepNow();
     }, this.#options.pollIntervalMs);
     this.#timer.unref();
     this.#wake();
+  }
+
+  /** Saves the feeder's position; looks for endpoints registered through another instance (then this one feeds and attempts too). Never rejects. */
+  async #upkeepNow(): Promise<void> {
+    try {
+      await this.#feeder.flush();
+      if (!this.#feeder.running) await this.#feeder.sync();
+      this.#upkeep.succeeded();
+    } catch (error) {
+      this.#upkeep.failed(error);
+    }
   }
 
   /** Stops feeding and attempting (attempts under way finish by themselves); saves the feeder's position. */
@@ -225,8 +247,9 @@ export class WebhookService {
    * first; each finished attempt looks again. A slow endpoint holds up only its own deliveries.
    */
   #wake(): void {
-    // Without an active or paused endpoint there is nothing to attempt.
-    if (this.#stopped || !this.#feeder.running) return;
+    // Without an active or paused endpoint there is nothing to attempt; after a failure to claim,
+    // the next wake-up after the delay claims again.
+    if (this.#stopped || !this.#feeder.running || this.#claims.waiting()) return;
     if (this.#claiming) {
       this.#wakeAgain = true;
       return;
@@ -237,11 +260,13 @@ export class WebhookService {
         const now = Date.now();
         const lease = new Date(now + this.#options.timeoutMs + 5000).toISOString();
         const due = await this.#store.claimDue(new Date(now).toISOString(), lease, MAX_IN_FLIGHT - this.#inFlight);
+        this.#claims.succeeded();
         if (due.length === 0) break;
         for (const delivery of due) {
           this.#inFlight++;
+          // An attempt whose outcome could not be recorded is attempted again once its lease ends.
           void this.#attempt(delivery)
-            .catch((error: unknown) => this.#log(error, 'attempting a webhook delivery failed'))
+            .catch((error: unknown) => this.#claims.failed(error))
             .finally(() => {
               this.#inFlight--;
               this.#wake();
@@ -249,7 +274,7 @@ export class WebhookService {
         }
       }
     })()
-      .catch((error: unknown) => this.#log(error, 'claiming webhook deliveries failed'))
+      .catch((error: unknown) => this.#claims.failed(error))
       .finally(() => {
         this.#claiming = false;
         if (this.#wakeAgain) {
@@ -292,7 +317,7 @@ export class WebhookService {
       const reason = `Disabled at ${new Date(finished).toISOString()}: every delivery failed since ${webhook.failingSince} (last: ${outcome.error ?? `HTTP ${outcome.status ?? '?'}`}).`;
       await this.#store.update(webhook.id, { status: 'disabled', disabledReason: reason }, new Date().toISOString());
       this.#onOutcome('endpoint-disabled');
-      this.#log(undefined, `webhook ${webhook.id} disabled: ${reason}`);
+      this.#log.notice(`webhook ${webhook.id} disabled: ${reason}`);
     }
   }
 }

@@ -13,7 +13,32 @@ export interface PostgresDatabaseOptions {
   poolSize?: number;
   /** Called with the text of every statement run (tests count round trips with it; tracing). */
   onStatement?: (sql: string) => void;
+  /** Time bounds of its connections and statements; see {@link PostgresTimeouts}. */
+  timeouts?: Partial<PostgresTimeouts>;
 }
+
+/**
+ * How long anything on PostgreSQL may take. Past a bound the operation fails with a
+ * {@link TransientStoreError} (`unavailable` or `timeout`), which clients see as a 503.
+ */
+export interface PostgresTimeouts {
+  /** Opening a connection, or waiting for a free one of the pool (`connectionTimeoutMillis`). @default 5000 (ms) */
+  connectMs: number;
+  /** The server cancels a statement running longer (`statement_timeout`); 0: no limit. @default 0 */
+  statementMs: number;
+  /** The server ends a session idle inside a transaction for longer (`idle_in_transaction_session_timeout`); 0: no limit. @default 0 */
+  idleInTransactionMs: number;
+  /**
+   * This process stops waiting for a statement's answer after this long (`query_timeout`), even
+   * when the server cannot say (network gone); the connection is then dropped. 0: no limit. @default 0
+   */
+  queryMs: number;
+}
+
+const DEFAULT_TIMEOUTS: Readonly<PostgresTimeouts> = Object.freeze({ connectMs: 5000, statementMs: 0, idleInTransactionMs: 0, queryMs: 0 });
+
+/** A setTimeout's longest delay: the client-side query timeout of work that must not be cut short. */
+const NO_QUERY_TIMEOUT_MS = 2_147_483_647;
 
 /** Key of the session-level advisory lock that serialises schema changes between instances. */
 const DDL_LOCK_KEY = 0x72677367; // "rgsg"
@@ -52,14 +77,32 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #statementNames = new Map<string, string>();
   /** Set while work of {@link exclusively} runs: nested calls run inside it instead of waiting for themselves. */
   readonly #holdingLock = new AsyncLocalStorage<true>();
+  /** Exclusive work under way (schema changes): its statements run without time bounds. */
+  #unbounded = 0;
 
   constructor(options: PostgresDatabaseOptions) {
     this.#onStatement = options.onStatement;
-    // Two at least: exclusively() holds one connection while its work runs on another.
-    this.#pool = new pg.Pool({ connectionString: options.connectionString, max: Math.max(2, options.poolSize ?? 10), types: postgresTypeParsers() });
-    this.signals = new PostgresSignals(options.connectionString);
+    const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.#pool = new pg.Pool({
+      connectionString: options.connectionString,
+      // Two at least: exclusively() holds one connection while its work runs on another.
+      max: Math.max(2, options.poolSize ?? 10),
+      types: postgresTypeParsers(),
+      connectionTimeoutMillis: timeouts.connectMs,
+      // A server gone without a word (a network partition) is noticed by TCP keepalive.
+      keepAlive: true,
+      ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}),
+      ...(timeouts.idleInTransactionMs > 0 ? { idle_in_transaction_session_timeout: timeouts.idleInTransactionMs } : {}),
+      ...(timeouts.queryMs > 0 ? { query_timeout: timeouts.queryMs } : {}),
+    });
+    this.signals = new PostgresSignals(options.connectionString, timeouts.connectMs);
     // An idle connection that fails (server restart) is dropped by the pool; the next query reconnects.
     this.#pool.on('error', () => undefined);
+    // A connection that fails while taken from the pool (its backend terminated between two
+    // statements of a transaction) emits 'error' too, and the pool listens only to idle ones: with
+    // no listener that would be an uncaught exception. The failure reaches the connection's next
+    // statement anyway ("not queryable"), which drops it.
+    this.#pool.on('connect', (client) => client.on('error', () => undefined));
     this.builder = new Kysely<DynamicTables>({
       dialect: {
         createAdapter: () => new PostgresAdapter(),
@@ -83,7 +126,7 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
+    const client = await this.#connect();
     let open = true;
     const guard = (): void => {
       if (!open) throw new Error('transaction already finished');
@@ -104,10 +147,11 @@ export class PostgresDatabase implements SqlDatabase {
     };
     let broken = false;
     try {
-      await client.query('begin');
+      // Schema changes may take long on big tables: exclusive work is not cut short.
+      await this.#query(client, { sql: this.#unbounded > 0 ? 'begin; set local statement_timeout = 0' : 'begin', parameters: [] });
       try {
         const result = await work(tx);
-        await client.query('commit');
+        await this.#query(client, { sql: 'commit', parameters: [] });
         return result;
       } catch (error) {
         await client.query('rollback').catch(() => {
@@ -122,9 +166,8 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async exec(script: string): Promise<void> {
-    this.#onStatement?.(script);
     // The simple query protocol runs a script of several statements.
-    await this.#pool.query(script);
+    await this.#pooled({ sql: script, parameters: [] });
   }
 
   /**
@@ -135,29 +178,32 @@ export class PostgresDatabase implements SqlDatabase {
    */
   async exclusively<T>(work: () => Promise<T>): Promise<T> {
     if (this.#holdingLock.getStore() === true) return work();
-    let client: pg.PoolClient;
+    const client = await this.#connect();
+    this.#unbounded++;
+    let broken: Error | undefined;
     try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw translatePostgresError(error);
-    }
-    try {
-      const locked = await client.query('select pg_advisory_lock($1)', [DDL_LOCK_KEY]).then(
-        () => true,
+      // Waiting for another instance's schema change is not cut short either (the setting is reset
+      // before the connection goes back to the pool).
+      const locked = await client.query(unboundedQuery({ sql: 'set statement_timeout = 0', parameters: [] })).then(
+        () => client.query(unboundedQuery({ sql: 'select pg_advisory_lock($1)', parameters: [DDL_LOCK_KEY] })).then(() => true),
         () => false,
-      );
+      ).catch(() => false);
       try {
         return await this.#holdingLock.run(true, work);
       } finally {
         if (locked) await client.query('select pg_advisory_unlock($1)', [DDL_LOCK_KEY]);
+        await client.query('reset statement_timeout').catch((error: unknown) => {
+          broken = error instanceof Error ? error : new Error(String(error));
+        });
       }
     } finally {
-      client.release();
+      this.#unbounded--;
+      client.release(broken);
     }
   }
 
   async ping(): Promise<void> {
-    await this.#pool.query('select 1');
+    await this.#pooled({ sql: 'select 1', parameters: [] });
   }
 
   /** The pool's figures (the LISTEN connection of {@link PostgresSignals} is not in it). */
@@ -188,12 +234,7 @@ export class PostgresDatabase implements SqlDatabase {
    * answer to the statement; one the server closes is dropped by the pool anyway.
    */
   async #pooled(statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw translatePostgresError(error);
-    }
+    const client = await this.#connect();
     let broken: Error | undefined;
     try {
       return await this.#send(client, statement);
@@ -202,6 +243,15 @@ export class PostgresDatabase implements SqlDatabase {
       throw translatePostgresError(error);
     } finally {
       client.release(broken);
+    }
+  }
+
+  /** A connection of the pool; any failure to get one (refused, timed out, the database not accepting connections) means the database is out of reach. */
+  async #connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw new TransientStoreError('no connection to the database could be made', { cause: error, reason: 'unavailable' });
     }
   }
 
@@ -216,24 +266,48 @@ export class PostgresDatabase implements SqlDatabase {
   /** Sends a statement; errors as node-postgres raises them. */
   #send(on: pg.PoolClient, statement: SqlStatement): Promise<pg.QueryResult<SqlRow>> {
     this.#onStatement?.(statement.sql);
+    if (this.#unbounded > 0) return on.query<SqlRow>(unboundedQuery(statement));
     // Reusable texts go as named prepared statements: each connection parses and plans them once.
     if (statement.reuse === true) return on.query<SqlRow>({ name: this.#nameOf(statement.sql), text: statement.sql, values: statement.parameters as unknown[] });
     return on.query<SqlRow>(statement.sql, statement.parameters as unknown[]);
   }
 }
 
+/** A statement of exclusive work: node-postgres reads `query_timeout` from a query's config too (its types omit it). */
+function unboundedQuery(statement: SqlStatement): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = { text: statement.sql, values: statement.parameters as unknown[], query_timeout: NO_QUERY_TIMEOUT_MS };
+  return config;
+}
+
+/** SQLSTATEs of a conflict with a concurrent transaction: serialization failure, deadlock, lock not available. */
+const CONFLICTS = new Set(['40001', '40P01', '55P03']);
 /**
- * SQLSTATEs and socket errors after which the same request may well succeed: serialization
- * failure, deadlock, lock timeout, too many connections, the server starting or shutting down, and
- * connections refused or cut.
+ * SQLSTATEs and socket errors of a database out of reach: too many connections, the server
+ * shutting down or starting, a session ended by the server (terminated, idle in a transaction too
+ * long), connections refused or cut.
  */
-const TRANSIENT = new Set(['40001', '40P01', '55P03', '53300', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
+const UNAVAILABLE = new Set([
+  '53300', '57P01', '57P02', '57P03', '25P03', '08000', '08001', '08003', '08004', '08006',
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+]);
+/** SQLSTATE of a statement cancelled: by statement_timeout (or by an operator). */
+const CANCELLED = '57014';
+/** node-postgres's own errors for a connection that is gone, or an answer that did not come in time (query_timeout). */
+const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/;
 
 /** Turns PostgreSQL's constraint errors into {@link ConstraintViolation} and passing troubles into {@link TransientStoreError}; anything else passes through. */
 function translatePostgresError(error: unknown): unknown {
+  if (error instanceof TransientStoreError) return error;
   const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && TRANSIENT.has(code)) {
-    return new TransientStoreError(`the database could not complete the request now (${code})`, { cause: error });
+  if (typeof code === 'string' && CONFLICTS.has(code)) {
+    return new TransientStoreError(`the database asks to retry the transaction (${code})`, { cause: error, reason: 'retry' });
+  }
+  if (typeof code === 'string' && UNAVAILABLE.has(code)) {
+    return new TransientStoreError(`the database is out of reach (${code})`, { cause: error, reason: 'unavailable' });
+  }
+  if (code === CANCELLED) return new TransientStoreError('a statement ran past the statement timeout', { cause: error, reason: 'timeout' });
+  if (error instanceof Error && !(error instanceof pg.DatabaseError) && CONNECTION_LOST.test(error.message)) {
+    return new TransientStoreError(`the connection to the database failed: ${error.message}`, { cause: error, reason: error.message.startsWith('Query read timeout') ? 'timeout' : 'unavailable' });
   }
   if (!(error instanceof pg.DatabaseError)) return error;
   // "Key (email)=(a@example.com) already exists." / "Key (a, b)=(…) …"

@@ -1,9 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ChangeSignals } from '../sql-database.js';
+import { RetryBackoff, type WorkerLog } from '../../retry-backoff.js';
 
-/** How long to wait before reconnecting a listening connection that dropped. */
-const RECONNECT_MS = 1000;
+/**
+ * Reconnecting a listening connection that dropped: after 0.5 to 1 s, then backing off to at
+ * most 10 s apart while the database stays away. Nothing is logged: readers poll meanwhile, and
+ * the pool's own failures say the database is away.
+ */
+const RECONNECT_BACKOFF = { initialMs: 1000, maxMs: 10_000 };
+const UNLOGGED: WorkerLog = { failing: () => undefined, recovered: () => undefined };
 /** Least time between two NOTIFYs on a channel: what a wake-up may lag behind a commit. */
 const SIGNAL_INTERVAL_MS = 5;
 
@@ -15,6 +21,7 @@ const SIGNAL_INTERVAL_MS = 5;
  */
 export class PostgresSignals implements ChangeSignals {
   readonly #connectionString: string;
+  readonly #connectTimeoutMs: number;
   readonly #origin = randomUUID();
   readonly #listeners = new Map<string, Set<() => void>>();
   /** Channels with a NOTIFY on its way, and whether another must follow it. */
@@ -22,10 +29,13 @@ export class PostgresSignals implements ChangeSignals {
   #client: pg.Client | undefined;
   #connecting: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
+  readonly #reconnects = new RetryBackoff('reconnecting the LISTEN connection', UNLOGGED, RECONNECT_BACKOFF);
   #closed = false;
 
-  constructor(connectionString: string) {
+  /** `connectTimeoutMs`: how long opening the listening connection may take. */
+  constructor(connectionString: string, connectTimeoutMs = 5000) {
     this.#connectionString = connectionString;
+    this.#connectTimeoutMs = connectTimeoutMs;
   }
 
   /**
@@ -80,7 +90,7 @@ export class PostgresSignals implements ChangeSignals {
 
   #connect(): Promise<void> {
     this.#connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.#connectionString });
+      const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: this.#connectTimeoutMs, keepAlive: true });
       client.on('notification', (message) => {
         if (message.payload === this.#origin) return;
         for (const listener of this.#listeners.get(message.channel) ?? []) listener();
@@ -117,11 +127,12 @@ export class PostgresSignals implements ChangeSignals {
       this.#connect().then(
         // Signals sent while disconnected are lost: wake everyone once to look again.
         () => {
+          this.#reconnects.succeeded();
           for (const listeners of this.#listeners.values()) for (const listener of listeners) listener();
         },
         () => this.#scheduleReconnect(),
       );
-    }, RECONNECT_MS);
+    }, this.#reconnects.failed(undefined));
     this.#retry.unref();
   }
 }

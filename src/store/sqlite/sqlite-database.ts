@@ -3,16 +3,23 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
-import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
+import { TransientStoreError } from '../store-errors.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
+import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, runRun, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
 
-type Statement = BetterSqlite3.Statement<unknown[], SqlRow>;
+export type { SqliteSynchronous } from './sqlite-connection.js';
 
 export interface SqliteDatabaseOptions {
   /** File path, or `:memory:`. Parent folders are created. */
   filename: string;
-  /** How long a write waits for another process's lock before failing. @default 5000 (ms) */
-  busyTimeoutMs?: number;
+  /**
+   * How long a write waits for another process's write lock before failing with a
+   * {@link TransientStoreError} (`unavailable`). The wait is on timers: the event loop serves
+   * meanwhile. @default 5000 (ms)
+   */
+  lockTimeoutMs?: number;
+  /** Durability of commits. @default 'FULL' */
+  synchronous?: SqliteSynchronous;
   /** Called with the text of every statement run (tests count round trips with it; tracing). */
   onStatement?: (sql: string) => void;
 }
@@ -24,6 +31,10 @@ export interface SqliteDatabaseOptions {
  *
  * better-sqlite3 is synchronous; transactions may await (hooks in the core), so writers queue on
  * an in-process lock, and a statement outside a transaction never runs inside someone else's.
+ *
+ * SQLite's own busy handler would wait for another process's lock synchronously, freezing the
+ * event loop (health checks included) for as long as it waits: it is off (busy timeout 0), and a
+ * write that finds the lock taken tries again on timers, for up to `lockTimeoutMs`.
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly dialect = 'sqlite' as const;
@@ -47,6 +58,12 @@ export class SqliteDatabase implements SqlDatabase {
   /** Transactions waiting for #lock. */
   #waiting = 0;
   readonly #onStatement: ((sql: string) => void) | undefined;
+  readonly #lockTimeoutMs: number;
+  /**
+   * The last write failed because the database could not write (locked elsewhere for too long,
+   * read-only, full, failing): {@link ping} then checks that it can write again.
+   */
+  #writesFailing = false;
   /** The statements of {@link transactionShared}'s work, on the writer. */
   readonly #immediate: ImmediateExecutor = {
     one: (statement) => runOne(this.#prepare(this.#writer, this.#writerCache, statement.sql), statement.parameters),
@@ -54,10 +71,12 @@ export class SqliteDatabase implements SqlDatabase {
 
   constructor(options: SqliteDatabaseOptions) {
     this.#onStatement = options.onStatement;
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? 5000;
     const memory = options.filename === ':memory:';
     if (!memory) mkdirSync(dirname(options.filename), { recursive: true });
-    this.#writer = openConnection(options.filename, options.busyTimeoutMs ?? 5000);
-    this.#reader = memory ? this.#writer : openConnection(options.filename, options.busyTimeoutMs ?? 5000);
+    const synchronous = options.synchronous ?? 'FULL';
+    this.#writer = openConnection(options.filename, this.#lockTimeoutMs, synchronous);
+    this.#reader = memory ? this.#writer : openConnection(options.filename, this.#lockTimeoutMs, synchronous);
     this.#begin = this.#writer.prepare('BEGIN IMMEDIATE');
     this.#commit = this.#writer.prepare('COMMIT');
     this.#rollback = this.#writer.prepare('ROLLBACK');
@@ -84,7 +103,11 @@ export class SqliteDatabase implements SqlDatabase {
     return runAll(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
   }
 
-  /** Synchronous (the hot read path), except on `:memory:` while a transaction holds the one connection. */
+  /**
+   * Synchronous (the hot read path), except on `:memory:` while a transaction holds the one
+   * connection. (In WAL mode another process keeps readers out only while it recovers the WAL
+   * after a crash: a read that meets that fails at once, as database-unavailable.)
+   */
   one(statement: SqlStatement): PromiseOrValue<SqlRow | undefined> {
     if (this.#reader === this.#writer && this.#lock !== undefined) return this.#oneAfterLock(statement);
     return runOne(this.#prepare(this.#reader, this.#readerCache, statement.sql), statement.parameters);
@@ -100,6 +123,9 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    // The lock timeout counts from now: behind a write waiting for another process's lock, the
+    // queue does not wait the timeout once each.
+    const deadline = Date.now() + this.#lockTimeoutMs;
     // The lock is taken in the same tick the loop sees it free (no await between), so two waiters
     // woken together cannot both take it. Waiters are counted for metrics.
     while (this.#lock !== undefined) {
@@ -130,14 +156,15 @@ export class SqliteDatabase implements SqlDatabase {
       },
     };
     try {
-      this.#begin.run();
+      const begun = this.#beginWrite(deadline);
+      if (begun !== undefined) await begun;
       try {
         const result = await work(tx);
-        this.#commit.run();
+        this.#commitWrite();
         return result;
       } catch (error) {
         if (writer.inTransaction) this.#rollback.run();
-        throw error;
+        throw this.#noteWriteFailure(error);
       }
     } finally {
       open = false;
@@ -155,7 +182,7 @@ export class SqliteDatabase implements SqlDatabase {
   transactionShared<T>(work: (tx: ImmediateExecutor) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.#shared.length === 0) setImmediate(this.#flushShared);
-      this.#shared.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#shared.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + this.#lockTimeoutMs });
     });
   }
 
@@ -168,11 +195,46 @@ export class SqliteDatabase implements SqlDatabase {
     }
     const batch = this.#shared;
     this.#shared = [];
+    let begun: Promise<void> | undefined;
+    try {
+      begun = this.#beginWrite(batch[0]?.deadline ?? Date.now());
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    if (begun === undefined) {
+      this.#runShared(batch);
+      return;
+    }
+    // Another process holds the write lock: this batch waits for it (on timers) holding the
+    // in-process lock, so transactions and later batches queue behind it, in order.
+    let release!: () => void;
+    this.#lock = new Promise<void>((resolve) => (release = resolve));
+    const done = (): void => {
+      this.#lock = undefined;
+      release();
+    };
+    begun.then(
+      () => {
+        try {
+          this.#runShared(batch);
+        } finally {
+          done();
+        }
+      },
+      (error: unknown) => {
+        done();
+        for (const item of batch) item.reject(error);
+      },
+    );
+  };
+
+  /** Runs a batch of shared work in the write transaction just begun, and commits it. Never throws: each work's promise hears how it went. */
+  #runShared(batch: SharedWork[]): void {
     const outcomes: { ok: boolean; value: unknown }[] = [];
     // A work alone needs no savepoint: the transaction is its own.
     const isolate = batch.length > 1;
     try {
-      this.#begin.run();
       for (const item of batch) {
         if (isolate) this.#savepoint.run();
         const outcome = attempt(item.work, this.#immediate);
@@ -182,12 +244,16 @@ export class SqliteDatabase implements SqlDatabase {
         }
         outcomes.push(outcome);
       }
-      if (outcomes.some((o) => o.ok)) this.#commit.run();
+      if (outcomes.some((o) => o.ok)) this.#commitWrite();
       else this.#rollback.run();
     } catch (error) {
-      // The transaction itself failed (begin, a savepoint or the commit): none of it is stored.
-      if (this.#writer.inTransaction) this.#rollback.run();
-      const reason = translateSqliteError(error);
+      // The transaction itself failed (a savepoint or the commit): none of it is stored.
+      try {
+        if (this.#writer.inTransaction) this.#rollback.run();
+      } catch {
+        // SQLite rolls back what it cannot commit; a rollback failing too leaves nothing to undo.
+      }
+      const reason = this.#noteWriteFailure(error);
       for (const item of batch) item.reject(reason);
       return;
     }
@@ -196,11 +262,81 @@ export class SqliteDatabase implements SqlDatabase {
       if (outcome?.ok === true) item.resolve(outcome.value);
       else item.reject(outcome?.value);
     });
-  };
+  }
 
+  /**
+   * Takes SQLite's write lock (BEGIN IMMEDIATE): undefined when taken at once; a promise when
+   * another process holds it, which tries again on timers (every few ms, then every 50) and
+   * rejects with a TransientStoreError at `deadline` (Date.now() time). Call with the in-process lock held.
+   */
+  #beginWrite(deadline: number): Promise<void> | undefined {
+    if (this.#tryBegin()) return undefined;
+    return this.#beginWhenFree(deadline);
+  }
+
+  async #beginWhenFree(deadline: number): Promise<void> {
+    try {
+      await retryWhileLocked(() => (this.#tryBegin() ? true : LOCKED), deadline, "the database's write lock");
+    } catch (error) {
+      this.#writesFailing = true;
+      throw error;
+    }
+  }
+
+  /** BEGIN IMMEDIATE: true when it took the write lock, false when another process holds it. */
+  #tryBegin(): boolean {
+    try {
+      this.#begin.run();
+      return true;
+    } catch (error) {
+      if (isBusy(error)) return false;
+      throw this.#noteWriteFailure(error);
+    }
+  }
+
+  /** COMMIT; a commit that fails (the disk) is rolled back by SQLite. */
+  #commitWrite(): void {
+    try {
+      this.#commit.run();
+    } catch (error) {
+      throw this.#noteWriteFailure(error);
+    }
+    this.#writesFailing = false;
+  }
+
+  /** Translates a failure to write, remembering when it says the database cannot write now. */
+  #noteWriteFailure(error: unknown): unknown {
+    const translated = translateSqliteError(error);
+    if (translated instanceof TransientStoreError && translated.reason === 'unavailable') this.#writesFailing = true;
+    return translated;
+  }
+
+  /**
+   * Runs a script. Its statements commit one by one; when another process holds the write lock,
+   * the script is run again from its start once the lock is free (so scripts are idempotent:
+   * `create … if not exists`), for up to `lockTimeoutMs`.
+   */
   async exec(sql: string): Promise<void> {
+    // The in-process lock is taken in the tick it is seen free (as in transaction()): the script
+    // must not run inside another caller's transaction on the same connection.
     while (this.#lock !== undefined) await this.#lock;
-    this.#writer.exec(sql);
+    let release!: () => void;
+    this.#lock = new Promise<void>((resolve) => (release = resolve));
+    const attempt = (): true | typeof LOCKED => {
+      try {
+        this.#writer.exec(sql);
+        return true;
+      } catch (error) {
+        if (isBusy(error)) return LOCKED;
+        throw translateSqliteError(error);
+      }
+    };
+    try {
+      if (attempt() === LOCKED) await retryWhileLocked(attempt, Date.now() + this.#lockTimeoutMs, "the database's write lock");
+    } finally {
+      this.#lock = undefined;
+      release();
+    }
     // DDL may change what cached statements mean.
     this.#writerCache.clear();
     this.#readerCache.clear();
@@ -214,8 +350,30 @@ export class SqliteDatabase implements SqlDatabase {
     return work();
   }
 
+  /**
+   * Resolves when the database answers a read; and, after a write failed because the database
+   * could not write, once it can write again: it then rewrites the header's user_version as it is
+   * (taking the write lock and committing a page). Never waits for another process's lock: held,
+   * it rejects at once.
+   */
   async ping(): Promise<void> {
     await this.all({ sql: 'select 1 as ok', parameters: [] });
+    if (!this.#writesFailing) return;
+    while (this.#lock !== undefined) await this.#lock;
+    if (!this.#tryBegin()) throw new TransientStoreError('another process holds the write lock', { reason: 'unavailable' });
+    try {
+      const version = Number(this.#writer.pragma('user_version', { simple: true }));
+      this.#writer.pragma(`user_version = ${version}`);
+      this.#commitWrite();
+    } catch (error) {
+      if (this.#writer.inTransaction) this.#rollback.run();
+      throw this.#noteWriteFailure(error);
+    }
+  }
+
+  /** Resolves once no transaction holds the in-process lock. */
+  async #unlocked(): Promise<void> {
+    while (this.#lock !== undefined) await this.#lock;
   }
 
   /** The writer is in use while a transaction holds the lock; the reader is never held across an await. */
@@ -225,8 +383,10 @@ export class SqliteDatabase implements SqlDatabase {
   }
 
   async close(): Promise<void> {
-    while (this.#lock !== undefined) await this.#lock;
+    await this.#unlocked();
     this.#flushShared(); // work handed in this turn is committed, not lost
+    // (or waits for another process's lock, and fails after the lock timeout)
+    await this.#unlocked();
     if (this.#reader !== this.#writer) this.#reader.close();
     this.#writer.close();
   }
@@ -236,6 +396,8 @@ interface SharedWork {
   work: (tx: ImmediateExecutor) => unknown;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+  /** When waiting for another process's lock must give up (Date.now() time). */
+  deadline: number;
 }
 
 function attempt(work: (tx: ImmediateExecutor) => unknown, tx: ImmediateExecutor): { ok: boolean; value: unknown } {
@@ -243,73 +405,5 @@ function attempt(work: (tx: ImmediateExecutor) => unknown, tx: ImmediateExecutor
     return { ok: true, value: work(tx) };
   } catch (error) {
     return { ok: false, value: error };
-  }
-}
-
-function openConnection(filename: string, busyTimeoutMs: number): BetterSqlite3.Database {
-  const db = new BetterSqlite3(filename, { timeout: busyTimeoutMs });
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
-  return db;
-}
-
-function prepare(db: BetterSqlite3.Database, cache: Map<string, Statement>, sql: string): Statement {
-  let statement = cache.get(sql);
-  if (statement === undefined) {
-    statement = db.prepare<unknown[], SqlRow>(sql);
-    if (cache.size > 500) cache.clear();
-    cache.set(sql, statement);
-  }
-  return statement;
-}
-
-function runAll(statement: Statement, parameters: readonly unknown[]): SqlRow[] {
-  try {
-    return statement.reader ? statement.all(...parameters) : (statement.run(...parameters), []);
-  } catch (error) {
-    throw translateSqliteError(error);
-  }
-}
-
-function runOne(statement: Statement, parameters: readonly unknown[]): SqlRow | undefined {
-  try {
-    // One parameter (a get by id) is passed as it is: spreading an array costs more than the call.
-    return parameters.length === 1 ? statement.get(parameters[0]) : statement.get(...parameters);
-  } catch (error) {
-    throw translateSqliteError(error);
-  }
-}
-
-function runRun(statement: Statement, parameters: readonly unknown[]): number {
-  try {
-    if (statement.reader) return statement.all(...parameters).length;
-    return statement.run(...parameters).changes;
-  } catch (error) {
-    throw translateSqliteError(error);
-  }
-}
-
-/** Turns SQLite's constraint errors into {@link ConstraintViolation}; anything else passes through. */
-function translateSqliteError(error: unknown): unknown {
-  if (!(error instanceof BetterSqlite3.SqliteError)) return error;
-  // Another process held the write lock for longer than the busy timeout.
-  if (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_')) return new TransientStoreError('the database is busy', { cause: error });
-  const columns = (/constraint failed: (.*)$/.exec(error.message)?.[1] ?? '')
-    .split(',')
-    .map((c) => c.trim().split('.').pop() ?? '')
-    .filter((c) => c !== '');
-  switch (error.code) {
-    case 'SQLITE_CONSTRAINT_UNIQUE':
-    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
-      return new ConstraintViolation('unique', columns, { cause: error });
-    case 'SQLITE_CONSTRAINT_FOREIGNKEY':
-      return new ConstraintViolation('foreignKey', columns, { cause: error });
-    case 'SQLITE_CONSTRAINT_NOTNULL':
-      return new ConstraintViolation('notNull', columns, { cause: error });
-    case 'SQLITE_CONSTRAINT_CHECK':
-      return new ConstraintViolation('check', columns, { cause: error });
-    default:
-      return error;
   }
 }
