@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { TokenView } from '../src/core/token-operations.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
+import { parseSchemaText } from '../src/schema/load-schema.js';
 import { insertApiKeyRow } from './helpers/test-database.js';
 
 // Every response these tests get must conform to the OpenAPI documents the app serves.
@@ -828,6 +829,28 @@ describe('health probes', () => {
         const api = await t.app.inject({ method: 'GET', url, headers: { authorization: 'Basic abc' } });
         expectProblem(api, 401, 'invalid-token', INVALID_TOKEN);
       }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('Idempotency-Key without a credential', () => {
+  it('is kept per client address: another anonymous client with the same key and body gets its own create, not the first one’s response', async () => {
+    const schema = parseSchemaText('resources:\n  notes:\n    access: { read: public, write: public }\n    fields:\n      text: { type: string, required: true }\n');
+    const t = await startTestApp({ schema, rateLimits: { anonymous: 'off' } });
+    try {
+      const send = (remoteAddress: string) =>
+        t.app.inject({ method: 'POST', url: '/notes', remoteAddress, headers: { authorization: '', 'idempotency-key': 'anonymous-key-1' }, payload: { text: 'hello' } });
+      const first = await send('203.0.113.7');
+      expect(first.statusCode).toBe(201);
+      const replay = await send('203.0.113.7');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(json<Row>(replay).id).toBe(json<Row>(first).id);
+      const other = await send('198.51.100.9');
+      expect(other.statusCode).toBe(201);
+      expect(other.headers['idempotent-replayed']).toBeUndefined();
+      expect(json<Row>(other).id).not.toBe(json<Row>(first).id);
     } finally {
       await t.close();
     }

@@ -20,16 +20,25 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
  * claim (taken over by a retry after the claim timeout) commits nothing and is a 409 too. Without
  * the header, `work` just runs.
  */
+/**
+ * Whose keys a request's key is among: its credential's, or without one its client address's (so
+ * one anonymous client never gets another's response by sending the same key).
+ */
+function idempotencyScope(request: FastifyRequest): string {
+  const { principal } = request;
+  return principal.kind === 'anonymous' ? `anonymous:${request.ip}` : principal.credentialId;
+}
+
 export async function runIdempotent(
   request: FastifyRequest,
   reply: FastifyReply,
   store: IdempotencyStore,
-  scope: string,
   work: IdempotentWork,
 ): Promise<FastifyReply> {
   const header = request.headers['idempotency-key'];
   if (header === undefined) return send(reply, await work(undefined));
   const key = parseKey(header);
+  const scope = idempotencyScope(request);
   const fingerprint = hash('sha256', `${request.method} ${request.url.split('?')[0] ?? ''}\n${JSON.stringify(request.body ?? null)}`, 'base64url');
   const claim = await store.claim(scope, key, fingerprint);
   switch (claim.outcome) {

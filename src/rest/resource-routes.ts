@@ -93,7 +93,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     }),
     POST: handler(async (request, reply) => {
       assertPlainJsonBody(request);
-      return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
+      return runIdempotent(request, reply, idempotency, async (commit) => {
         let response: PreparedResponse | undefined;
         // Without an Idempotency-Key nothing commits with the row (so it may take one statement).
         const record = await operations.create(
@@ -140,7 +140,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       assertHasBody(request);
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const precondition = ifMatch(request);
-      return runIdempotent(request, reply, idempotency, request.principal.credentialId, async (commit) => {
+      return runIdempotent(request, reply, idempotency, async (commit) => {
         let response: PreparedResponse | undefined;
         const patch = tr.body(request.body, (translated) => operations.check(context(request), resource, 'update', translated, id));
         const record = await operations.update(context(request), resource, id, patch, {
