@@ -60,7 +60,7 @@ describe.skipIf(onlyOnSqlite)('another process holds the SQLite write lock', () 
     expect(json<Problem>(refused).code).toBe('database-unavailable');
     expect(json<Problem>(await patch).code).toBe('database-unavailable');
     const graphqlWrite = await app.inject({ method: 'POST', url: '/graphql', payload: { query: 'mutation { createUser(input: { name: "Lin" }) { id } }' } });
-    expect(graphqlWrite.json()).toMatchObject({ errors: [{ extensions: { code: 'database-unavailable', status: 503 } }] });
+    expect(graphqlWrite.json()).toMatchObject({ errors: [{ extensions: { code: 'database-unavailable', status: 503, retryAfter: 5 } }] });
     // Writes have failed and the lock is still held: not ready, and the probe does not wait for the lock.
     const notReady = await app.inject({ method: 'GET', url: '/readyz' });
     expect(notReady.statusCode).toBe(503);

@@ -276,7 +276,7 @@ export class GraphqlService {
       return new GraphQLError(original.message, {
         ...(error.nodes === undefined ? {} : { nodes: error.nodes }),
         ...(error.path === undefined ? {} : { path: error.path }),
-        extensions: { code: original.code, status: original.status, ...(original.errors === undefined ? {} : { errors: original.errors }) },
+        extensions: { code: original.code, status: original.status, ...restgraphExtensions(original) },
       });
     }
     if (original !== undefined && !(original instanceof GraphQLError)) {
@@ -289,6 +289,16 @@ export class GraphqlService {
     if (typeof error.extensions.code === 'string') return error;
     return withCode(error, error.message.startsWith('Syntax Error') ? 'graphql-syntax' : 'graphql-validation');
   }
+}
+
+/** What a RestgraphError tells a client beyond its code and status: the problems listed (and how many were left out), when to retry. */
+function restgraphExtensions(error: RestgraphError): Record<string, unknown> {
+  const retryAfter = Number(error.headers?.['retry-after']);
+  return {
+    ...(error.errors === undefined ? {} : { errors: error.errors }),
+    ...(error.errorsOmitted === 0 ? {} : { errorsOmitted: error.errorsOmitted }),
+    ...(Number.isInteger(retryAfter) ? { retryAfter } : {}),
+  };
 }
 
 function withCode(error: GraphQLError, code: string): GraphQLError {
