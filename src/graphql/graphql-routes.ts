@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { BrowserAssets, packageFile, sendBrowserPage } from '../rest/browser-assets.js';
-import { loggedAfterResponse, toRestgraphError } from '../rest/problem-details.js';
+import { logFailedRequest, loggedAfterResponse, toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
 import { recheckCredential } from '../auth/credential-recheck.js';
@@ -71,7 +71,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     scope.setErrorHandler((error, request, reply) => {
       if (loggedAfterResponse(app, request, reply, error)) return;
       const problem = toRestgraphError(error);
-      if (problem.status >= 500) app.log.error({ requestId: request.id, err: error }, 'request failed');
+      logFailedRequest(app, request, error, problem);
       if (problem.headers !== undefined) reply.headers(problem.headers);
       return sendErrors(reply, problem.status, problem.message, problem.code);
     });

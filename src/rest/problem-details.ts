@@ -168,6 +168,13 @@ export function logDatabaseTrouble(app: FastifyInstance, request: FastifyRequest
   app.log.warn({ requestId: request.id, reason: error.reason, trouble: `${error.message}${cause}` }, 'request failed: the database could not serve it just now');
 }
 
+/** Logs what a request's failure says about the server: database trouble in one line, any other 5xx with its stack, nothing for a 4xx. */
+export function logFailedRequest(app: FastifyInstance, request: FastifyRequest, error: unknown, problem: RestgraphError): void {
+  if (error instanceof TransientStoreError) logDatabaseTrouble(app, request, error);
+  // (/readyz's database-unavailable is no failure of the request: the background workers log the outage.)
+  else if (problem.status >= 500 && !(problem instanceof DatabaseUnavailableError)) app.log.error({ requestId: request.id, err: error }, 'request failed');
+}
+
 /**
  * Installs the error and not-found handlers: every error a client sees is problem+json. A request
  * refused before its body was read (too large, say) has its connection closed lingering, within
@@ -181,9 +188,7 @@ export function registerProblemHandlers(app: FastifyInstance, linger: LingerLimi
   app.setErrorHandler((error, request, reply) => {
     if (loggedAfterResponse(app, request, reply, error)) return;
     const problem = toRestgraphError(error);
-    if (error instanceof TransientStoreError) logDatabaseTrouble(app, request, error);
-    // (/readyz's database-unavailable is no failure of the request: the background workers log the outage.)
-    else if (problem.status >= 500 && !(problem instanceof DatabaseUnavailableError)) app.log.error({ requestId: request.id, err: error }, 'request failed');
+    logFailedRequest(app, request, error, problem);
     return sendProblem(reply, request, problem);
   });
   app.setNotFoundHandler((request, reply) => {
