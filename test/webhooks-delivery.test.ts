@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseSchemaText } from '../src/schema/load-schema.js';
 import type { WebhookOptions } from '../src/webhooks/webhook-service.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
 import {
@@ -199,6 +200,20 @@ describe('order', () => {
     // PostgreSQL need not take in the order of their row ids).
     expect(receiver.to('/order').map((r) => signed(r).data.object.id).sort((a, b) => a - b)).toEqual(userIds);
     expect(receiver.maxInFlight.get('/order')).toBe(1);
+  });
+
+  it('events of nearly 1 MiB each (several per batch of at most 4 MiB) → every one delivered once, in order, whole', async () => {
+    const receiver = await WebhookReceiver.start();
+    receivers.push(receiver);
+    const schema = parseSchemaText('resources:\n  notes:\n    fields:\n      text: { type: string, required: true }\n');
+    const t = await startTestApp({ schema, webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50, retryScheduleSeconds: [0.1] } });
+    apps.push(t);
+    const webhook = await hook(t, receiver, '/large', ['*']);
+    const texts = Array.from({ length: 12 }, (_, i) => String.fromCharCode(97 + i).repeat(900_000));
+    for (const text of texts) await write(t, 'POST', '/notes', { text });
+    await receiver.waitFor((r) => r.to('/large').length >= texts.length, `${texts.length} deliveries`);
+    await waitForDeliveries(t.app, webhook.id, (ds) => ds.length === texts.length && ds.every((d) => d.status === 'succeeded'), 'all succeeded');
+    expect(receiver.to('/large').map((r) => signed(r).data.object.text)).toEqual(texts);
   });
 
   it('with failures and retries in between, nothing overtakes a delivery being retried', async () => {

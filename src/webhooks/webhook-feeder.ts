@@ -1,4 +1,4 @@
-import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
+import { eventBytes, type EventDispatcher, type Subscription } from '../core/event-dispatcher.js';
 import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import type { StoredEvent } from '../store/event-store.js';
 import type { WebhookRecord, WebhookStore } from '../store/webhook-store.js';
@@ -8,10 +8,12 @@ const WEBHOOK_PRINCIPAL: Principal = Object.freeze({ kind: 'admin-token', scopes
 const CURSOR_KEY = 'webhooks.cursor';
 /** Whether the feeder was reading when the process stopped (then it goes on from its cursor). */
 const FEEDING_KEY = 'webhooks.feeding';
-/** Events turned into deliveries per transaction. */
+/** Events turned into deliveries per transaction, and their size (by eventBytes): whichever comes first, at least one event. */
 const BATCH = 200;
-/** Events the feeder holds in memory before it asks the dispatcher to pause. */
+const BATCH_BYTES = 4 * 1024 * 1024; // 4 MiB
+/** Events the feeder holds in memory before it asks the dispatcher to pause, and their size. */
 const MAX_QUEUED = 1000;
+const MAX_QUEUED_BYTES = 16 * 1024 * 1024; // 16 MiB
 /** How long the list of endpoints is trusted (changes made through this process apply at once). */
 const ENDPOINTS_TTL_MS = 1000;
 
@@ -32,6 +34,8 @@ export class WebhookFeeder {
   readonly #onDeliveries: () => void;
   #subscription: Subscription | undefined;
   #queue: StoredEvent[] = [];
+  /** What the queued events take, by eventBytes. */
+  #queuedBytes = 0;
   #draining: Promise<void> | undefined;
   #resubscribe = false;
   #resubscribeTimer: NodeJS.Timeout | undefined;
@@ -110,9 +114,10 @@ export class WebhookFeeder {
         principal: WEBHOOK_PRINCIPAL,
         deliver: (event) => {
           this.#queue.push(event);
+          this.#queuedBytes += eventBytes(event);
           this.#drain();
           // Paused beyond this; resumed once the queue is written (the dispatcher keeps the place).
-          return this.#queue.length < MAX_QUEUED;
+          return this.#queue.length < MAX_QUEUED && this.#queuedBytes < MAX_QUEUED_BYTES;
         },
         close: (reason) => {
           // Too far behind: start again from the persisted position once the queue is written.
@@ -143,7 +148,7 @@ export class WebhookFeeder {
   async #writeQueued(): Promise<void> {
     try {
       while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, BATCH);
+        const batch = this.#nextBatch();
         const last = batch.at(-1);
         if (last === undefined) break;
         const endpoints = await this.#activeEndpoints();
@@ -180,6 +185,7 @@ export class WebhookFeeder {
     } catch (error) {
       // Start again from the last position written, so no event is skipped.
       this.#queue = [];
+      this.#queuedBytes = 0;
       this.#unsaved = undefined;
       this.#subscription?.unsubscribe();
       this.#resubscribe = true;
@@ -188,6 +194,19 @@ export class WebhookFeeder {
       this.#draining = undefined;
     }
     this.#afterDrain();
+  }
+
+  /** The next events to write, at most BATCH of them and BATCH_BYTES (large events make smaller batches: each event's payload is copied per endpoint). */
+  #nextBatch(): StoredEvent[] {
+    let count = 0;
+    let bytes = 0;
+    for (const event of this.#queue) {
+      if (count === BATCH || (count > 0 && bytes >= BATCH_BYTES)) break;
+      bytes += eventBytes(event);
+      count++;
+    }
+    this.#queuedBytes -= bytes;
+    return this.#queue.splice(0, count);
   }
 
   /** Once the queue is written: resubscribes when asked to, drains what came meanwhile, or lets the dispatcher go on. */
