@@ -9,8 +9,9 @@ import { TEST_POSTGRES_URL } from '../../test/helpers/test-database.js';
  * or a PostgreSQL database created for it (other suites use the `test` database at the same time)
  * and dropped afterwards.
  */
-export interface ScratchDatabase {
-  readonly dialect: 'sqlite' | 'postgres';
+export type ScratchDatabase = SqliteScratch | PostgresScratch;
+
+interface ScratchBase {
   /** DATABASE_URL for the server. */
   readonly url: string;
   /** Runs a query; `?` placeholders on both databases. */
@@ -18,14 +19,37 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
+export interface SqliteScratch extends ScratchBase {
+  readonly dialect: 'sqlite';
+  /** The database file (another process may open it, e.g. to hold its write lock). */
+  readonly file: string;
+}
+
+export interface PostgresScratch extends ScratchBase {
+  readonly dialect: 'postgres';
+  /**
+   * Cuts this database off, and only it (the server's other databases are not disturbed): it
+   * refuses new connections (ALTER DATABASE … ALLOW_CONNECTIONS false) and every connection open
+   * to it is terminated (pg_terminate_backend). Again while cut off: terminates the connections
+   * that were being opened meanwhile.
+   */
+  refuseConnections(): Promise<void>;
+  /** Ends {@link refuseConnections}: the database accepts connections again. */
+  allowConnections(): Promise<void>;
+}
+
+export function scratchDatabase(dialect: 'sqlite', dir: string): Promise<SqliteScratch>;
+export function scratchDatabase(dialect: 'postgres', dir: string): Promise<PostgresScratch>;
+export function scratchDatabase(dialect: 'sqlite' | 'postgres', dir: string): Promise<ScratchDatabase>;
 export async function scratchDatabase(dialect: 'sqlite' | 'postgres', dir: string): Promise<ScratchDatabase> {
   return dialect === 'sqlite' ? sqliteScratch(join(dir, 'chaos.db')) : postgresScratch();
 }
 
-function sqliteScratch(file: string): ScratchDatabase {
+function sqliteScratch(file: string): SqliteScratch {
   return {
     dialect: 'sqlite',
     url: `sqlite:${file}`,
+    file,
     query: <T>(sql: string, parameters: readonly unknown[] = []) => {
       const db = new BetterSqlite3(file, { readonly: true, timeout: 5000 });
       try {
@@ -56,13 +80,16 @@ async function onAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-async function postgresScratch(): Promise<ScratchDatabase> {
+async function postgresScratch(): Promise<PostgresScratch> {
   const name = `rg_chaos_${process.pid}_${randomBytes(4).toString('hex')}`;
   await onAdmin((client) => client.query(`create database "${name}"`));
   const url = new URL(TEST_POSTGRES_URL);
   url.pathname = `/${name}`;
   url.search = '';
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  // An idle connection that refuseConnections() terminates is dropped (the next query opens
+  // another); unheard, the pool's 'error' event would end the process.
+  pool.on('error', () => undefined);
   return {
     dialect: 'postgres',
     url: url.toString(),
@@ -70,6 +97,12 @@ async function postgresScratch(): Promise<ScratchDatabase> {
       let n = 0;
       return (await pool.query(sql.replace(/\?/g, () => `$${++n}`), [...parameters])).rows as T[];
     },
+    refuseConnections: () =>
+      onAdmin(async (client) => {
+        await client.query(`alter database "${name}" allow_connections false`);
+        await client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name]);
+      }),
+    allowConnections: () => onAdmin((client) => client.query(`alter database "${name}" allow_connections true`)).then(() => undefined),
     drop: async () => {
       await pool.end();
       await onAdmin((client) => client.query(`drop database if exists "${name}" with (force)`));

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, killAll, startCli, waitReady, type Running } from '../../test/helpers/cli-process.js';
+import { freePort, killAll, startCli, waitReady, type Exit, type Running } from '../../test/helpers/cli-process.js';
 
 /** The admin token of every server a scenario starts. */
 export const CHAOS_ADMIN_TOKEN = 'chaos-admin-token-0123456789';
@@ -13,8 +13,8 @@ export interface ServedApp {
   readonly process: Running;
   /** SIGKILL: no drain, no flush, as a crash or the OOM killer would. */
   kill(): Promise<void>;
-  /** SIGTERM: drains and exits. */
-  stop(): Promise<void>;
+  /** SIGTERM: drains and exits; resolves to how it exited. */
+  stop(): Promise<Exit>;
 }
 
 /**
@@ -25,11 +25,18 @@ export async function serveBuilt(cwd: string, env: Record<string, string>, track
   const port = await freePort();
   const running = startCli(cwd, ['serve'], { PORT: String(port), RESTGRAPH_ADMIN_TOKEN: CHAOS_ADMIN_TOKEN, LOG_LEVEL: 'warn', ...env }, track);
   await waitReady(running, port);
-  const signal = async (name: NodeJS.Signals): Promise<void> => {
+  const signal = (name: NodeJS.Signals): Promise<Exit> => {
     if (running.child.exitCode === null && running.child.signalCode === null) running.child.kill(name);
-    await running.exited;
+    return running.exited;
   };
-  return { base: `http://127.0.0.1:${port}`, process: running, kill: () => signal('SIGKILL'), stop: () => signal('SIGTERM') };
+  return {
+    base: `http://127.0.0.1:${port}`,
+    process: running,
+    kill: async () => {
+      await signal('SIGKILL');
+    },
+    stop: () => signal('SIGTERM'),
+  };
 }
 
 export { killAll };

@@ -3,6 +3,7 @@ import type { Running } from '../../test/helpers/cli-process.js';
 import { exchange, keepAliveAgent } from '../lib/http-exchange.js';
 import { CHAOS_ADMIN_TOKEN, killAll, scratchDir, serveBuilt, type ServedApp } from '../lib/served-app.js';
 import { postgresProblem, scratchDatabase, type ScratchDatabase } from '../lib/scratch-database.js';
+import { storedWriteProblems } from '../lib/stored-writes.js';
 import type { ChaosContext, ScenarioResult } from '../scenario.js';
 
 /**
@@ -46,7 +47,7 @@ async function killLoopsOn(dialect: 'sqlite' | 'postgres', context: ChaosContext
   try {
     for (let loop = 0; loop <= loops; loop++) {
       const app = await serveBuilt(dir.path, env, children);
-      problems.push(...(await checkStored(db, acknowledged)));
+      problems.push(...(await storedWriteProblems(db, acknowledged)));
       const retry = await retryUnanswered(app, unanswered);
       retried += unanswered.filter((s) => s.key !== undefined).length;
       problems.push(...retry.problems);
@@ -140,27 +141,6 @@ async function retryUnanswered(app: ServedApp, unanswered: readonly Sent[]): Pro
     }
   }
   return { acknowledged, problems };
-}
-
-/** Every acknowledged create is stored under its id, with its event; rows and events match one to one. */
-async function checkStored(db: ScratchDatabase, acknowledged: ReadonlyMap<string, number>): Promise<string[]> {
-  const problems: string[] = [];
-  const rows = await db.query<{ id: number | string; name: string }>('select "id", "name" from "users"');
-  const events = await db.query<{ recordId: number | string }>('select "recordId" from "_restgraph_events" where "type" = ?', ['user.created']);
-  const byName = new Map(rows.map((r) => [r.name, Number(r.id)]));
-  const ids = new Set(rows.map((r) => Number(r.id)));
-  const evented = new Set(events.map((e) => Number(e.recordId)));
-  for (const [name, id] of acknowledged) {
-    if (byName.get(name) !== id) problems.push(`acknowledged create ${name} (id ${id}) is missing after the restart`);
-    else if (!evented.has(id)) problems.push(`acknowledged create ${name} (id ${id}) has no user.created event`);
-  }
-  for (const id of ids) if (!evented.has(id)) problems.push(`users row ${id} has no user.created event`);
-  for (const id of evented) if (!ids.has(id)) problems.push(`a user.created event names users row ${id}, which does not exist`);
-  if (db.dialect === 'sqlite') {
-    const integrity = await db.query<{ integrity_check: string }>('pragma integrity_check');
-    if (integrity[0]?.integrity_check !== 'ok') problems.push(`integrity_check: ${JSON.stringify(integrity)}`);
-  }
-  return problems;
 }
 
 /** Each unanswered create exists at most once; each keyed one (retried) exactly once. */
