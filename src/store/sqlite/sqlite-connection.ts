@@ -123,7 +123,7 @@ export async function retryWhileLocked<T>(attempt: () => T | typeof LOCKED, dead
   const started = Date.now();
   for (let pause = 1; ; pause = Math.min(pause * 2, LOCK_POLL_MAX_MS)) {
     const left = deadline - Date.now();
-    if (left <= 0) throw new TransientStoreError(`another process has held ${lock} for more than ${Date.now() - started} ms`, { reason: 'unavailable' });
+    if (left <= 0) throw new TransientStoreError(`waited ${Date.now() - started} ms for ${lock}, which another process holds`, { reason: 'unavailable' });
     await sleep(Math.min(pause, left));
     const outcome = attempt();
     if (outcome !== LOCKED) return outcome;
