@@ -9,7 +9,9 @@ import { WebhookFeeder } from './webhook-feeder.js';
 import { WebhookSender } from './webhook-sender.js';
 import { parseWebhookInput, withoutCredentials } from './webhook-input.js';
 import { TargetGuard } from './target-guard.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
+import { TransientStoreError } from '../store/store-errors.js';
 
 /** Where webhooks report: background work failing (retried with backoff) and working again, and notices. */
 export interface WebhookLog extends WorkerLog {
@@ -258,14 +260,14 @@ export class WebhookService {
     void (async () => {
       while (this.#inFlight < MAX_IN_FLIGHT && !this.#stopped) {
         const now = Date.now();
-        const lease = new Date(now + this.#options.timeoutMs + 5000).toISOString();
-        const due = await this.#store.claimDue(new Date(now).toISOString(), lease, MAX_IN_FLIGHT - this.#inFlight);
+        const leaseEnds = now + this.#options.timeoutMs + 5000;
+        const due = await this.#store.claimDue(new Date(now).toISOString(), new Date(leaseEnds).toISOString(), MAX_IN_FLIGHT - this.#inFlight);
         this.#claims.succeeded();
         if (due.length === 0) break;
         for (const delivery of due) {
           this.#inFlight++;
           // An attempt whose outcome could not be recorded is attempted again once its lease ends.
-          void this.#attempt(delivery)
+          void this.#attempt(delivery, leaseEnds)
             .catch((error: unknown) => this.#claims.failed(error))
             .finally(() => {
               this.#inFlight--;
@@ -284,7 +286,25 @@ export class WebhookService {
       });
   }
 
-  async #attempt(delivery: DeliveryRecord): Promise<void> {
+  /**
+   * Records an attempt's outcome, trying again while the database cannot take it, for as long as
+   * the delivery is leased to this process: the endpoint's next deliveries then go out as soon as
+   * the database is back, not when the lease ends. Past the lease, or at shutdown, it gives up and
+   * the delivery is attempted again, as after a crash (at least once).
+   */
+  async #recordAttempt(delivery: DeliveryRecord, attempt: Omit<AttemptRecord, 'id' | 'deliveryId'>, next: Parameters<WebhookStore['recordAttempt']>[2], leaseEnds: number): Promise<void> {
+    for (let pause = RECORD_RETRY_MS.first; ; pause = Math.min(pause * 2, RECORD_RETRY_MS.max)) {
+      try {
+        await this.#store.recordAttempt(delivery, attempt, next);
+        return;
+      } catch (error) {
+        if (!(error instanceof TransientStoreError) || this.#stopped || Date.now() + pause >= leaseEnds) throw error;
+        await sleep(pause);
+      }
+    }
+  }
+
+  async #attempt(delivery: DeliveryRecord, leaseEnds: number): Promise<void> {
     const webhook = await this.#store.get(delivery.webhookId);
     if (webhook === undefined) return;
     const started = Date.now();
@@ -307,7 +327,7 @@ export class WebhookService {
       const delayMs = outcome.retryAfterMs ?? jittered;
       next = { status: 'pending', nextAttemptAt: new Date(finished + delayMs).toISOString() };
     }
-    await this.#store.recordAttempt(delivery, attempt, next);
+    await this.#recordAttempt(delivery, attempt, next, leaseEnds);
     this.#onOutcome(ok ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retry-scheduled');
     if (ok) {
       if (webhook.failingSince !== null) await this.#store.update(webhook.id, { failingSince: null }, new Date().toISOString());
@@ -321,6 +341,9 @@ export class WebhookService {
     }
   }
 }
+
+/** Pauses between tries to record an attempt's outcome while the database cannot take it (ms). */
+const RECORD_RETRY_MS = { first: 100, max: 2000 };
 
 function view(record: WebhookRecord): WebhookView {
   return {
