@@ -49,7 +49,12 @@
 // run only those REST servers and scenarios, e.g. BENCH_SERVERS=restgraph-pg,baseline-pg;
 // BENCH_SCENARIOS=none runs no REST scenario), BENCH_POSTGRES_URL (see above),
 // BENCH_TIMEOUT (seconds before the whole run is aborted; default from the plan),
-// BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs).
+// BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs),
+// BENCH_BEFORE (path to another checkout of restgraph, built with `npm run build`: adds the
+// server `restgraph-before`, that checkout served exactly as `restgraph` is, and the ratio
+// restgraph/restgraph-before, to measure what a change costs or gains side by side in one run;
+// e.g. `git worktree add ../before HEAD~1`, build it, then
+// BENCH_BEFORE=../before BENCH_SERVERS=restgraph,restgraph-before npm run bench).
 //
 // Then the event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
 // to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached),

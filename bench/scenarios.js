@@ -36,6 +36,9 @@ function firstByName(users, limit) {
 const USER_QUERY = 'query User($id: ID!) { user(id: $id) { id name email bio createdAt updatedAt } }';
 const SEED_QUERY = 'query Seed($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }';
 
+/** restgraph against another version of itself (BENCH_BEFORE, bench/servers.js): a change may cost at most this. */
+const BEFORE = { 'restgraph/restgraph-before': 0.9 };
+
 export const scenarios = [
   {
     name: 'get-by-id',
@@ -44,7 +47,7 @@ export const scenarios = [
     // restgraph-public: the same server with users readable without a token (issue 3's ratio).
     targets: { baseline: 0.8, 'restgraph-public': 0.9, 'json-server': 10, 'baseline-pg': 0.8 },
     // restgraph-ratelimited: the same server with a request quota on (issue 7's ratio).
-    pairTargets: { 'restgraph-ratelimited/restgraph': 0.9 },
+    pairTargets: { 'restgraph-ratelimited/restgraph': 0.9, ...BEFORE },
     async check({ request, size, users, server }) {
       const problems = [];
       const hit = await request('GET', '/users/1');
@@ -66,6 +69,7 @@ export const scenarios = [
     path: '/users?sort=name&limit=20',
     variants: { 'json-server': { path: '/users?_sort=name&_limit=20' } },
     targets: { baseline: 0.7, 'json-server': 10, 'baseline-pg': 0.7 },
+    pairTargets: BEFORE,
     async check({ request, users, path }) {
       const res = await request('GET', path);
       if (res.status !== 200) return [`GET ${path} -> ${res.status}`];
@@ -82,8 +86,9 @@ export const scenarios = [
     path: '/graphql',
     headers: { 'content-type': 'application/json' },
     body: (ctx) => ({ query: USER_QUERY, variables: { id: String(randomId(ctx)) } }),
-    servers: ['restgraph', 'restgraph-public'],
+    servers: ['restgraph', 'restgraph-public', 'restgraph-before'],
     scenarioTargets: { 'get-by-id': 0.5 },
+    pairTargets: BEFORE,
     async check({ request, users }) {
       const res = await request('POST', '/graphql', { query: USER_QUERY, variables: { id: '1' } });
       const user = res.json?.data?.user;
@@ -98,8 +103,9 @@ export const scenarios = [
     path: '/graphql',
     headers: { 'content-type': 'application/json' },
     body: (ctx) => ({ query: SEED_QUERY, variables: { id: String(randomId(ctx)) } }),
-    servers: ['restgraph', 'restgraph-public'],
+    servers: ['restgraph', 'restgraph-public', 'restgraph-before'],
     scenarioTargets: { 'get-by-id': 0.3 },
+    pairTargets: BEFORE,
     async check({ request, users }) {
       const res = await request('POST', '/graphql', { query: SEED_QUERY, variables: { id: '1' } });
       const user = res.json?.data?.user;
@@ -117,7 +123,7 @@ export const scenarios = [
     targets: { baseline: 0.8, 'json-server': 10, 'baseline-pg': 0.8 },
     // What durability costs: the default (synchronous = FULL, every commit waits for the disk) over
     // synchronous = NORMAL. The floor is ours: durability may cost creates at most half.
-    pairTargets: { 'restgraph/restgraph-sync-normal': 0.5 },
+    pairTargets: { 'restgraph/restgraph-sync-normal': 0.5, ...BEFORE },
     async check({ request }) {
       const email = `check-${Date.now()}@example.com`;
       const res = await request('POST', '/users', { name: 'check', email });

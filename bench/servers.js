@@ -24,7 +24,7 @@
 // dropped when they are done; PostgreSQL itself is not pinned.
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { describeExit, freePort, startProcess, stopProcess, waitReady } from './lib/proc.js';
@@ -113,9 +113,9 @@ function writePublicSchema(dir) {
 }
 
 /** Runs the restgraph CLI to completion; resolves to its stdout. */
-function runCli(args, env) {
+function runCli(cli, args, env) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [restgraphCli, ...args], { env, cwd: root }, (error, stdout, stderr) => {
+    execFile(process.execPath, [cli, ...args], { env, cwd: root }, (error, stdout, stderr) => {
       if (error) reject(new Error(`restgraph ${args.join(' ')} failed: ${stderr || error.message}`));
       else resolve(stdout);
     });
@@ -127,8 +127,8 @@ function runCli(args, env) {
  * an API key of the given scopes in every request when `apiKeyScopes` is set; on SQLite, or on
  * PostgreSQL when `postgres` is set.
  */
-function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEnv = {} }) {
-  const built = () => (existsSync(restgraphCli) ? null : 'dist/cli/main.js not found (npm run build)');
+function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEnv = {}, cli = restgraphCli }) {
+  const built = () => (existsSync(cli) ? null : `${cli} not found (npm run build)`);
   return {
     name,
     unavailable: postgres ? async () => built() ?? (await postgresUnavailable()) : built,
@@ -146,7 +146,7 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
         startNode({
           ...how,
           name,
-          args: () => [restgraphCli, 'serve'],
+          args: () => [cli, 'serve'],
           env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
           cwd: root,
           readyPath: '/readyz',
@@ -154,7 +154,7 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
         });
       const apiKeyHeaders = async (env) => {
         if (apiKeyScopes === undefined) return {};
-        const out = await runCli(['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env);
+        const out = await runCli(cli, ['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env);
         const key = out.trim().split('\n').at(-1);
         if (!key?.startsWith('rg_')) throw new Error(`token create printed no key: ${out}`);
         return { authorization: `Bearer ${key}` };
@@ -182,6 +182,12 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
     },
   };
 }
+
+/**
+ * BENCH_BEFORE=<another checkout, built>: `restgraph-before` serves that checkout's build as
+ * `restgraph` is served, to compare two versions side by side in one run (restgraph/restgraph-before).
+ */
+const before = process.env.BENCH_BEFORE;
 
 export const servers = [
   restgraphServer({
@@ -216,6 +222,9 @@ export const servers = [
     apiKeyScopes: undefined,
     extraEnv: { RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off' },
   }),
+  ...(before === undefined
+    ? []
+    : [restgraphServer({ name: 'restgraph-before', schema: undefined, apiKeyScopes: 'users:read,users:write', cli: join(resolve(before), 'dist/cli/main.js') })]),
   {
     name: 'baseline',
     unavailable: () => null,

@@ -84,6 +84,36 @@ describe('a request the server does not answer within RESTGRAPH_RESPONSE_TIMEOUT
     expect(json<{ name: string }>(replayed).name).toBe('Grace');
   });
 
+  it('over a real socket too: each of several slow writes is answered 503 on time, while reads answered meanwhile and afterwards are untouched', async () => {
+    const testApp = await startTestApp({ responseTimeoutMs: 300, database: { sqliteLockTimeoutMs: 30_000 } });
+    cleanups.push(() => testApp.close());
+    const address = await testApp.app.listen({ port: 0, host: '127.0.0.1' });
+    const headers = { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    expect((await fetch(`${address}/users`, { method: 'POST', headers, body: '{"name":"Ada"}' })).status).toBe(201);
+    const release = await holdLock(testApp);
+
+    const started = performance.now();
+    const slow = [1, 2, 3].map(async (n) => {
+      const response = await fetch(`${address}/users/1`, { method: 'PATCH', headers, body: JSON.stringify({ name: `Grace ${n}` }), signal: AbortSignal.timeout(5000) });
+      return { status: response.status, body: (await response.json()) as Problem, tookMs: performance.now() - started };
+    });
+    const reads = await Promise.all([1, 2, 3].map(() => fetch(`${address}/users/1`, { headers })));
+    expect(reads.map((read) => read.status)).toEqual([200, 200, 200]);
+    for (const answer of await Promise.all(slow)) {
+      expect(answer.status).toBe(503);
+      expect(answer.body.code).toBe('server-timeout');
+      expect(answer.tookMs).toBeGreaterThanOrEqual(290);
+      expect(answer.tookMs).toBeLessThan(3000);
+    }
+    await release();
+    // Answered requests leave nothing behind to time out: reads well past the limit are answered normally.
+    for (let round = 0; round < 3; round += 1) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => fetch(`${address}/users/1`, { headers })));
+      expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 10 }, () => 200));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  });
+
   it('does not cut a stream that has started (GET /v1/events outlives the limit)', async () => {
     const testApp = await startTestApp({ responseTimeoutMs: 100 });
     cleanups.push(() => testApp.close());

@@ -67,7 +67,7 @@ export function asciiJson(text: string): string {
  * pattern (`/users/:id`), never by URL, so that the label values stay few.
  */
 export function requestReporter(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined): CompletionListener {
-  return (request, statusCode, elapsedMs) => {
+  return (request, _response, statusCode, elapsedMs) => {
     write(request.id, request.method, request.url, statusCode, elapsedMs);
     requests?.record(request.routePattern ?? request.routeOptions.url, request.method, statusCode, elapsedMs);
   };

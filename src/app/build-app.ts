@@ -30,7 +30,7 @@ import { WebhookStore } from '../store/webhook-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { createAppLogging } from './app-logging.js';
 import { requestReporter } from './access-log.js';
-import { RequestCompletions, TrackedResponse } from './request-completions.js';
+import { RequestCompletions } from './request-completions.js';
 import { createRateLimits } from './rate-limit-setup.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { requestRateLimiter } from '../rest/rate-limit-hook.js';
@@ -38,7 +38,7 @@ import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './a
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { UriTooLongError } from '../errors.js';
-import { answerServerTimeout, ResponseDeadlines } from './response-deadlines.js';
+import { answerServerTimeout, ResponseDeadlines, TimedResponse } from './response-deadlines.js';
 import { warmTickQueue } from './tick-queue-warm-up.js';
 import { requestIds } from './request-ids.js';
 import type { WorkerLog } from '../retry-backoff.js';
@@ -181,7 +181,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     // Node counts the URL and the header names and values, and refuses (431, answerClientError)
     // once they reach maxHeaderSize: +1 lets exactly maxHeaderBytes through. It checks the request
     // timeout every connectionsCheckingInterval (30 s by default): at most every second.
-    http: { maxHeaderSize: options.maxHeaderBytes + 1, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs), ServerResponse: TrackedResponse },
+    http: { maxHeaderSize: options.maxHeaderBytes + 1, connectionsCheckingInterval: Math.min(1000, options.requestTimeoutMs), ServerResponse: TimedResponse },
     trustProxy: options.trustProxy,
     // Draining is answered by our own hook, as problem+json.
     return503OnClosing: false,
@@ -208,9 +208,9 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   app.log = logger;
   const deadlines = new ResponseDeadlines(options.responseTimeoutMs, (request, reply) => answerServerTimeout(app.log, options.responseTimeoutMs, request, reply));
   const report = requestReporter(writeAccessLine, metrics?.requests);
-  const completions = new RequestCompletions(app.server, (request, statusCode, elapsedMs) => {
-    deadlines.end(request);
-    report(request, statusCode, elapsedMs);
+  const completions = new RequestCompletions(app.server, (request, response, statusCode, elapsedMs) => {
+    deadlines.end(request, response);
+    report(request, response, statusCode, elapsedMs);
   });
 
   let draining = false;

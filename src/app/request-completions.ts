@@ -2,8 +2,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
-/** Told of every answered request: its status and how long it took from its first hook to the end of the response. */
-export type CompletionListener = (request: FastifyRequest, statusCode: number, elapsedMs: number) => void;
+/** Told of every answered request: its response, status and how long it took from its first hook to the end of the response. */
+export type CompletionListener = (request: FastifyRequest, response: ServerResponse, statusCode: number, elapsedMs: number) => void;
 
 /**
  * Node's response object (the server is made with it: http.createServer's `ServerResponse`
@@ -41,7 +41,7 @@ export class RequestCompletions {
     const request = response.answering;
     if (request === undefined) return; // never reached a hook (a malformed URL): reported where it was answered
     response.answering = undefined;
-    this.#onCompleted(request, response.statusCode, performance.now() - response.startedAt);
+    this.#onCompleted(request, response, response.statusCode, performance.now() - response.startedAt);
   };
 
   constructor(server: Server, onCompleted: CompletionListener) {
@@ -59,7 +59,7 @@ export class RequestCompletions {
       return;
     }
     const startedAt = performance.now();
-    response.once('finish', () => this.#onCompleted(request, response.statusCode, performance.now() - startedAt));
+    response.once('finish', () => this.#onCompleted(request, response, response.statusCode, performance.now() - startedAt));
   }
 
   /** Stops listening (when the app closes). */
