@@ -167,8 +167,13 @@ export class WebhookStore {
    * The deliveries to attempt now, and leases them until `leaseUntil`: for each active endpoint,
    * its oldest pending delivery (one at a time per endpoint keeps them in event order), when it
    * is due and not leased by another attempt.
+   *
+   * A lease is a time (ISO 8601) followed by a word of the claimer's (`2026-…Z 3f9a…`): it ends
+   * when `now` passes the time. `unconfirmed` names leases of earlier claims whose outcome the
+   * claimer never learnt (the database's answer was lost, perhaps after the commit): the
+   * deliveries they hold are claimed again now rather than when those leases end.
    */
-  async claimDue(now: string, leaseUntil: string, limit: number): Promise<DeliveryRecord[]> {
+  async claimDue(now: string, leaseUntil: string, limit: number, unconfirmed: readonly string[] = []): Promise<DeliveryRecord[]> {
     return this.#db.transaction(async (tx) => {
       // From each active endpoint to its oldest pending delivery (an index lookup each): the cost
       // follows the number of endpoints, not of deliveries ever made. Where several instances
@@ -176,7 +181,7 @@ export class WebhookStore {
       const heads = await tx.all(
         sql`select d.* from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
             on d."id" = (select min(p."id") from ${sql.table(DELIVERIES)} p where p."status" = 'pending' and p."webhookId" = w."id")
-            where w."status" = 'active' and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now})
+            where w."status" = 'active' and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now}${unconfirmed.length === 0 ? sql`` : sql` or d."leaseUntil" in (${sql.join(unconfirmed)})`})
             order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}`.compile(this.#db.builder),
       );
       for (const row of heads) {

@@ -9,6 +9,7 @@ import { WebhookFeeder } from './webhook-feeder.js';
 import { WebhookSender } from './webhook-sender.js';
 import { parseWebhookInput, withoutCredentials } from './webhook-input.js';
 import { TargetGuard } from './target-guard.js';
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
 import { TransientStoreError } from '../store/store-errors.js';
@@ -55,6 +56,9 @@ const CREDENTIALS_PAUSE_REASON =
 /** Attempts in flight at once (each to a different endpoint). */
 const MAX_IN_FLIGHT = 20;
 
+/** Failed claims remembered (the latest), whose leases the next claims take back. */
+const MAX_UNCONFIRMED_LEASES = 16;
+
 /**
  * Webhooks: admin management of endpoints, and their delivery. Events reach webhooks through the
  * one event dispatcher: a feeder turns each event into one delivery per subscribed endpoint, in a
@@ -79,6 +83,8 @@ export class WebhookService {
   #claiming = false;
   #wakeAgain = false;
   #inFlight = 0;
+  /** Leases of claims that failed, which may have committed nonetheless; the next claims take their deliveries back. */
+  readonly #unconfirmedLeases: string[] = [];
   #stopped = false;
 
   /** `onOutcome` hears of every attempt's outcome (metrics). */
@@ -261,8 +267,21 @@ export class WebhookService {
       while (this.#inFlight < MAX_IN_FLIGHT && !this.#stopped) {
         const now = Date.now();
         const leaseEnds = now + this.#options.timeoutMs + 5000;
-        const due = await this.#store.claimDue(new Date(now).toISOString(), new Date(leaseEnds).toISOString(), MAX_IN_FLIGHT - this.#inFlight);
+        const lease = `${new Date(leaseEnds).toISOString()} ${randomBytes(6).toString('hex')}`;
+        const limit = MAX_IN_FLIGHT - this.#inFlight;
+        const unconfirmed = this.#unconfirmedLeases.slice();
+        let due: DeliveryRecord[];
+        try {
+          due = await this.#store.claimDue(new Date(now).toISOString(), lease, limit, unconfirmed);
+        } catch (error) {
+          // It may have committed all the same (the connection lost during COMMIT): the next claim names it.
+          this.#unconfirmedLeases.push(lease);
+          if (this.#unconfirmedLeases.length > MAX_UNCONFIRMED_LEASES) this.#unconfirmedLeases.shift();
+          throw error;
+        }
         this.#claims.succeeded();
+        // Below the limit, whatever those leases held and is still due has just been claimed again.
+        if (due.length < limit) this.#unconfirmedLeases.splice(0, unconfirmed.length);
         if (due.length === 0) break;
         for (const delivery of due) {
           this.#inFlight++;
@@ -287,16 +306,16 @@ export class WebhookService {
   }
 
   /**
-   * Records an attempt's outcome, trying again while the database cannot take it, for as long as
-   * the delivery is leased to this process: the endpoint's next deliveries then go out as soon as
-   * the database is back, not when the lease ends. Past the lease, or at shutdown, it gives up and
-   * the delivery is attempted again, as after a crash (at least once).
+   * Runs a step of an attempt on the database (reading its endpoint before sending, recording the
+   * outcome after), trying again while the database cannot take it, for as long as the delivery is
+   * leased to this process: the endpoint's next deliveries then go out as soon as the database is
+   * back, not when the lease ends. Past the lease, or at shutdown, it gives up and the delivery is
+   * attempted again, as after a crash (at least once).
    */
-  async #recordAttempt(delivery: DeliveryRecord, attempt: Omit<AttemptRecord, 'id' | 'deliveryId'>, next: Parameters<WebhookStore['recordAttempt']>[2], leaseEnds: number): Promise<void> {
-    for (let pause = RECORD_RETRY_MS.first; ; pause = Math.min(pause * 2, RECORD_RETRY_MS.max)) {
+  async #whileLeased<T>(step: () => Promise<T>, leaseEnds: number): Promise<T> {
+    for (let pause = RETRY_WHILE_LEASED_MS.first; ; pause = Math.min(pause * 2, RETRY_WHILE_LEASED_MS.max)) {
       try {
-        await this.#store.recordAttempt(delivery, attempt, next);
-        return;
+        return await step();
       } catch (error) {
         if (!(error instanceof TransientStoreError) || this.#stopped || Date.now() + pause >= leaseEnds) throw error;
         await sleep(pause);
@@ -305,7 +324,7 @@ export class WebhookService {
   }
 
   async #attempt(delivery: DeliveryRecord, leaseEnds: number): Promise<void> {
-    const webhook = await this.#store.get(delivery.webhookId);
+    const webhook = await this.#whileLeased(() => this.#store.get(delivery.webhookId), leaseEnds);
     if (webhook === undefined) return;
     const started = Date.now();
     const outcome = await this.#sender.send(webhook, delivery);
@@ -327,7 +346,7 @@ export class WebhookService {
       const delayMs = outcome.retryAfterMs ?? jittered;
       next = { status: 'pending', nextAttemptAt: new Date(finished + delayMs).toISOString() };
     }
-    await this.#recordAttempt(delivery, attempt, next, leaseEnds);
+    await this.#whileLeased(() => this.#store.recordAttempt(delivery, attempt, next), leaseEnds);
     this.#onOutcome(ok ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retry-scheduled');
     if (ok) {
       if (webhook.failingSince !== null) await this.#store.update(webhook.id, { failingSince: null }, new Date().toISOString());
@@ -343,7 +362,7 @@ export class WebhookService {
 }
 
 /** Pauses between tries to record an attempt's outcome while the database cannot take it (ms). */
-const RECORD_RETRY_MS = { first: 100, max: 2000 };
+const RETRY_WHILE_LEASED_MS = { first: 100, max: 2000 };
 
 function view(record: WebhookRecord): WebhookView {
   return {
