@@ -754,6 +754,26 @@ describe('bad input never produces a 5xx nor changes data', () => {
     });
   }
 
+  it('a 415 says what to send: application/json with UTF-8, or a query by GET; it names the Content-Type received', async () => {
+    const cases: { headers: Record<string, string>; received: string }[] = [
+      { headers: {}, received: 'this request has no Content-Type' },
+      { headers: { 'content-type': 'text/plain' }, received: 'this request has Content-Type: text/plain' },
+      { headers: { 'content-type': 'application/json; charset=latin1' }, received: 'this request has Content-Type: application/json; charset=latin1' },
+    ];
+    for (const c of cases) {
+      const error = expectRefused(await postRaw('{"query": "{ __typename }"}', c.headers), 415, 'unsupported-media-type');
+      expect(error.message).toBe(
+        `POST /graphql takes a JSON body {"query", "variables"?, "operationName"?, "extensions"?} with Content-Type: application/json (UTF-8, the default charset); ${c.received}. ` +
+          'Queries can also go by GET /graphql?query=…, subscriptions by WebSocket on /graphql or Server-Sent Events on /graphql/stream.',
+      );
+    }
+  });
+
+  it('a 406 says which response types /graphql offers, and names the Accept header received', async () => {
+    const error = expectRefused(await post({ query: '{ __typename }' }, { accept: 'text/csv' }), 406, 'not-acceptable');
+    expect(error.message).toBe('/graphql answers with application/graphql-response+json or application/json (UTF-8); the Accept header (text/csv) rules both out.');
+  });
+
   interface InvalidCase {
     name: string;
     body: Row;

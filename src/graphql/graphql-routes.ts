@@ -99,7 +99,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
         reply.header('cache-control', 'no-store');
         return sendErrors(reply, 405, 'Mutations are not allowed over GET; send them with POST.', 'method-not-allowed');
       }
-      if (body === null) return sendErrors(reply, init.status, init.statusText, CODE_BY_STATUS[init.status] ?? 'bad-request');
+      if (body === null) return sendErrors(reply, init.status, refusal(request, init.status) ?? init.statusText, CODE_BY_STATUS[init.status] ?? 'bad-request');
       if (request.method !== 'GET') return reply.send(body);
       // Errors refused before execution come as {"errors": …}; those of an execution are flagged.
       const hasErrors = context.hadErrors === true || body.startsWith('{"errors":');
@@ -299,6 +299,25 @@ function sendCacheable(request: FastifyRequest, reply: FastifyReply, body: strin
   reply.header('cache-control', `${request.headers.authorization === undefined ? 'public' : 'private'}, max-age=${maxAge}`);
   if (!noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
   return reply.send(body);
+}
+
+/**
+ * What to send instead, for the refusals graphql-http answers with a bare status text: the media
+ * types it takes (POST: application/json in UTF-8) and gives (Accept), and the other transports.
+ */
+function refusal(request: FastifyRequest, status: number): string | undefined {
+  if (status === 415) {
+    const contentType = request.headers['content-type'];
+    const received = contentType === undefined ? 'this request has no Content-Type' : `this request has Content-Type: ${contentType.slice(0, 100)}`;
+    return (
+      `POST /graphql takes a JSON body {"query", "variables"?, "operationName"?, "extensions"?} with Content-Type: application/json (UTF-8, the default charset); ${received}. ` +
+      'Queries can also go by GET /graphql?query=…, subscriptions by WebSocket on /graphql or Server-Sent Events on /graphql/stream.'
+    );
+  }
+  if (status === 406) {
+    return `/graphql answers with application/graphql-response+json or application/json (UTF-8); the Accept header (${(request.headers.accept ?? '').slice(0, 100)}) rules both out.`;
+  }
+  return undefined;
 }
 
 function sendErrors(reply: FastifyReply, status: number, message: string, code: string): FastifyReply {
