@@ -270,6 +270,43 @@ describe('JSON Schema violations', () => {
     expect(problem.line).toBe(5);
   });
 
+  it('a bad field name states the naming rule and suggests the camelCase name', () => {
+    const text = yaml(['resources:', '  users:', '    fields:', '      first_name: { type: string }', '      USER-ID: { type: string }', '      2fa: { type: string }']);
+    const error = schemaErrorOf(text);
+    const rule = 'a field name starts with a letter and has only letters and digits (camelCase for several words: no "_", "-" or spaces), at most 63 characters';
+    expect(problemAt(error, 'resources.users.fields.first_name').message).toBe(`invalid name "first_name": ${rule}; use "firstName"`);
+    expect(problemAt(error, 'resources.users.fields.USER-ID').message).toBe(`invalid name "USER-ID": ${rule}; use "userId"`);
+    // No letter to start with: the rule, without a guess.
+    expect(problemAt(error, 'resources.users.fields.2fa').message).toBe(`invalid name "2fa": ${rule}`);
+    expect(error.message).toContain('bad.yaml:4:7 at resources.users.fields.first_name: invalid name "first_name"');
+  });
+
+  it('a bad resource, relation or singular name states its rule and suggests a valid name', () => {
+    const text = yaml([
+      'resources:',
+      '  order_lines:',
+      '    singular: order_line',
+      '    fields:',
+      '      userId: { type: integer, references: users }',
+      '    relations:',
+      '      the-user: { belongsTo: users, foreignKey: userId }',
+      '  users:',
+      '    fields:',
+      '      name: { type: string }',
+      '      nickName: { type: string, renamedFrom: nick_name, renamedIn: v2 }',
+    ]);
+    const error = schemaErrorOf(text);
+    const resourceRule = 'starts with a lowercase letter and has only letters and digits (camelCase for several words: no "_", "-" or spaces), at most 63 characters';
+    expect(problemAt(error, 'resources.order_lines').message).toBe(`invalid name "order_lines": a resource name ${resourceRule}; use "orderLines"`);
+    expect(problemAt(error, 'resources.order_lines.singular').message).toBe(`invalid name "order_line": a singular name ${resourceRule}; use "orderLine"`);
+    expect(problemAt(error, 'resources.order_lines.relations.the-user').message).toBe(
+      'invalid name "the-user": a relation name starts with a letter and has only letters and digits (camelCase for several words: no "_", "-" or spaces), at most 63 characters; use "theUser"',
+    );
+    expect(problemAt(error, 'resources.users.fields.nickName.renamedFrom').message).toBe(
+      'invalid name "nick_name": a field name starts with a letter and has only letters and digits (camelCase for several words: no "_", "-" or spaces), at most 63 characters; use "nickName"',
+    );
+  });
+
   it('a bad version name names versions.<index> and its line', () => {
     const text = yaml(['versions: [v1, version2]', 'resources:', '  users:', '    fields:', '      name: { type: string }']);
     const error = schemaErrorOf(text);

@@ -55,7 +55,8 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
       }
       const offset = locate(document, segments);
       const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
-      return { path: segments.join('.'), message: describeAjvError(e), ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) };
+      const message = invalidName(e, segments, value) ?? describeAjvError(e);
+      return { path: segments.join('.'), message, ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) };
     });
     throw new SchemaError(file, problems);
   }
@@ -110,6 +111,58 @@ function simplifyAjvErrors(errors: ErrorObject[]): ErrorObject[] {
     seen.add(key);
     return true;
   });
+}
+
+/**
+ * The names the JSON Schema's name patterns check, by the key that holds them: what they name and
+ * whether they must start in lowercase (resources and singulars make paths and type names).
+ */
+const NAME_RULES: Readonly<Record<string, { names: string; lowercaseStart: boolean }>> = {
+  resources: { names: 'a resource name', lowercaseStart: true },
+  singular: { names: 'a singular name', lowercaseStart: true },
+  fields: { names: 'a field name', lowercaseStart: false },
+  renamedFrom: { names: 'a field name', lowercaseStart: false },
+  relations: { names: 'a relation name', lowercaseStart: false },
+};
+
+/**
+ * A name refused by its pattern (`first_name`), said as the rule it breaks and, when one can be
+ * made from its words, the valid name to use instead (`firstName`).
+ */
+function invalidName(e: ErrorObject, segments: readonly string[], document: unknown): string | undefined {
+  if (e.keyword !== 'propertyNames' && e.keyword !== 'pattern') return undefined;
+  const holder = e.keyword === 'propertyNames' ? segments.at(-2) : segments.at(-1);
+  const rule = holder === undefined ? undefined : NAME_RULES[holder];
+  const name = e.keyword === 'propertyNames' ? segments.at(-1) : valueAt(document, segments);
+  if (rule === undefined || typeof name !== 'string') return undefined;
+  const start = rule.lowercaseStart ? 'starts with a lowercase letter' : 'starts with a letter';
+  const suggestion = camelCaseName(name, rule.lowercaseStart);
+  return (
+    `invalid name "${name}": ${rule.names} ${start} and has only letters and digits (camelCase for several words: no "_", "-" or spaces), at most 63 characters` +
+    (suggestion === undefined ? '' : `; use "${suggestion}"`)
+  );
+}
+
+/** `first_name`, `first-name`, `FIRST NAME` → `firstName`; undefined when no letter starts it. */
+function camelCaseName(name: string, lowercaseStart: boolean): string | undefined {
+  const words = name
+    .split(/[^A-Za-z0-9]+/)
+    .filter((word) => word !== '')
+    .map((word) => (word === word.toUpperCase() ? word.toLowerCase() : word));
+  const [first, ...rest] = words;
+  if (first === undefined || !/^[A-Za-z]/.test(first)) return undefined;
+  const head = lowercaseStart ? first.charAt(0).toLowerCase() + first.slice(1) : first;
+  const suggestion = (head + rest.map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')).slice(0, 63);
+  return suggestion === name ? undefined : suggestion;
+}
+
+function valueAt(value: unknown, segments: readonly string[]): unknown {
+  let current = value;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<string, unknown>)[segment];
+  }
+  return current;
 }
 
 function describeAjvError(e: ErrorObject): string {
