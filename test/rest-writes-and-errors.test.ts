@@ -1,5 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSchemaText } from '../src/schema/load-schema.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 
 // Every response these tests get must conform to the OpenAPI documents the app serves.
@@ -209,9 +210,9 @@ describe('update (PATCH, JSON Merge Patch)', () => {
     expect(updated).toMatchObject({ name: 'Nell', bio: null, email: null });
   });
 
-  it('null on a required field is a 422', async () => {
+  it('null on a required field is a 422 that says the field is required', async () => {
     const body = expectProblem(await send('PATCH', '/users/1', { name: null }), 422, 'validation-failed');
-    expectErrors(body, [{ pointer: '/name', detail: 'must be a string' }]);
+    expectErrors(body, [{ pointer: '/name', detail: 'is required and cannot be null' }]);
   });
 
   it('merges json fields recursively: members merge, null members are removed, arrays replace', async () => {
@@ -258,6 +259,56 @@ describe('update (PATCH, JSON Merge Patch)', () => {
   it('a patch may move a post to another existing user', async () => {
     const post = await create('posts', { title: 'Moving', userId: 1 });
     expect(json<Row>(await send('PATCH', `/posts/${String(post.id)}`, { userId: 2 })).userId).toBe(2);
+  });
+});
+
+describe('null on a required field, of every type, on POST, PUT and PATCH', () => {
+  let own: TestApp;
+  const SCHEMA = [
+    'resources:',
+    '  tasks:',
+    '    access: { read: public, write: public }',
+    '    fields:',
+    '      title:    { type: string, required: true, format: email }',
+    '      level:    { type: enum, values: [low, high], required: true }',
+    '      size:     { type: integer, required: true, min: 1 }',
+    '      due:      { type: date, required: true }',
+    '      done:     { type: boolean, required: true, default: false }',
+    '      meta:     { type: json, required: true }',
+    '      note:     { type: string }',
+    '      kind:     { type: enum, values: [a, b] }',
+    '',
+  ].join('\n');
+  const REQUIRED = ['title', 'level', 'size', 'due', 'done', 'meta'];
+  const whole = { title: 'a@example.com', level: 'low', size: 1, due: '2024-05-01', done: true, meta: { a: 1 } };
+  beforeAll(async () => {
+    own = await startTestApp({ schema: parseSchemaText(SCHEMA) });
+    const made = await own.app.inject({ method: 'POST', url: '/tasks', payload: whole });
+    expect(made.statusCode, made.body).toBe(201);
+  });
+  afterAll(async () => own.close());
+
+  const nulls = Object.fromEntries(REQUIRED.map((name) => [name, null]));
+  const expected = REQUIRED.map((name) => ({ pointer: `/${name}`, detail: 'is required and cannot be null' }));
+  for (const [method, url] of [['POST', '/tasks'], ['PUT', '/tasks/1'], ['PATCH', '/tasks/1']] as const) {
+    it(`${method}: one "is required and cannot be null" per field, nothing about its type; optional fields take null`, async () => {
+      const refused = await own.app.inject({ method, url, payload: { ...whole, ...nulls, note: null, kind: null } });
+      expectErrors(expectProblem(refused, 422, 'validation-failed'), expected);
+      const cleared = await own.app.inject({ method, url, payload: { ...whole, note: null, kind: null } });
+      expect(cleared.statusCode, cleared.body).toBe(method === 'POST' ? 201 : 200);
+    });
+  }
+
+  it('GraphQL says the same for a required field set to null in an update', async () => {
+    const reply = await own.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      payload: { query: 'mutation { updateTask(id: "1", input: { title: null, size: null, done: null, meta: null, note: null }) { id } }' },
+    });
+    const errors = (json<{ errors: { extensions: { code: string; errors: Detail[] } }[] }>(reply).errors);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.extensions.code).toBe('validation-failed');
+    expectErrors(errors[0]?.extensions ?? {}, ['title', 'size', 'done', 'meta'].map((name) => ({ pointer: `/${name}`, detail: 'is required and cannot be null' })));
   });
 });
 
@@ -368,7 +419,18 @@ const errorCases: ErrorCase[] = [
   // 422 missing required fields
   { name: 'required fields missing on POST', request: body('POST', '/products', {}), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'is required' }, { pointer: '/sku', detail: 'is required' }, { pointer: '/price', detail: 'is required' }] },
   { name: 'required fields missing on an order', request: body('POST', '/orders', { note: 'x' }), status: 422, code: 'validation-failed', errors: [{ pointer: '/userId', detail: 'is required' }, { pointer: '/productId', detail: 'is required' }, { pointer: '/quantity', detail: 'is required' }] },
-  { name: 'a required field given as null', request: body('POST', '/users', { name: null }), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'must be a string' }] },
+  { name: 'a required field given as null', request: body('POST', '/users', { name: null }), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'is required and cannot be null' }] },
+  { name: 'a required field given as null on PUT', request: body('PUT', '/users/1', { name: null }), status: 422, code: 'validation-failed', errors: [{ pointer: '/name', detail: 'is required and cannot be null' }] },
+  {
+    name: 'required fields of every type given as null on PATCH',
+    request: body('PATCH', '/orders/1', { userId: null, quantity: null, note: null }),
+    status: 422,
+    code: 'validation-failed',
+    errors: [
+      { pointer: '/userId', detail: 'is required and cannot be null' },
+      { pointer: '/quantity', detail: 'is required and cannot be null' },
+    ],
+  },
   // 422 types, formats, lengths, enums, patterns, bounds: every bad field listed
   {
     name: 'bad user fields',
