@@ -664,7 +664,8 @@ describe('GraphiQL and the SDL', () => {
   it('the page loads only our own assets (no CDN), each of them served', async () => {
     const page = await t.app.inject({ method: 'GET', url: '/graphql', headers: { accept: BROWSER_ACCEPT } });
     const referenced = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]).sort();
-    expect(referenced).toEqual(ASSETS.map(([file]) => `/graphql/assets/${file}`).sort());
+    // The icon is the server's own (test/favicon.test.ts).
+    expect(referenced).toEqual(['/favicon.ico', ...ASSETS.map(([file]) => `/graphql/assets/${file}`)].sort());
   });
 
   it('every asset: 200 with its content type and an ETag; 304 on If-None-Match', async () => {

@@ -77,7 +77,7 @@ function parameter(document: OpenApiDocument, p: ParameterObject | ReferenceObje
   return found;
 }
 
-/** Route paths as Fastify's router prints them (`/users/:id`), those of GraphQL and asset files left out. */
+/** Route paths as Fastify's router prints them (`/users/:id`), those of GraphQL and asset files (and the favicon) left out. */
 function servedPaths(app: TestApp['app']): Set<string> {
   const stack: string[] = [];
   const paths = new Set<string>();
@@ -88,7 +88,7 @@ function servedPaths(app: TestApp['app']): Set<string> {
     stack.length = depth;
     stack.push(match[2] ?? '');
     const path = stack.join('').replace(/^\/\//, '/');
-    if (!path.startsWith('/graphql') && !path.startsWith('/docs/assets')) paths.add(path);
+    if (!path.startsWith('/graphql') && !path.startsWith('/docs/assets') && path !== '/favicon.ico') paths.add(path);
   }
   return paths;
 }

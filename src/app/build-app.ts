@@ -14,6 +14,7 @@ import { answerClientError, answerUnsendable, registerProblemHandlers, sendProbl
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { lingerLimits } from '../rest/lingering-close.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
+import { registerFavicon } from '../rest/favicon.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -328,6 +329,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerBodyParsers(app);
   registerCorsPreflight(app, options.cors);
   registerSystemRoutes(app, schema, db, () => draining);
+  registerFavicon(app);
   if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
   registerOpenApiRoutes(app, schema, options);
   const routeOptions = { operations, idempotency, listLimits: options.listLimits };

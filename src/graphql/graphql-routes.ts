@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { BrowserAssets, packageFile, sendBrowserPage } from '../rest/browser-assets.js';
+import { FAVICON_LINK } from '../rest/favicon.js';
 import { logFailedRequest, loggedAfterResponse, toRestgraphError } from '../rest/problem-details.js';
 import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
@@ -341,6 +342,7 @@ const GRAPHIQL_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>restgraph · GraphiQL</title>
+${FAVICON_LINK}
 <link rel="stylesheet" href="/graphql/assets/graphiql.min.css">
 <style>html, body, #graphiql { height: 100%; margin: 0; }</style>
 </head>

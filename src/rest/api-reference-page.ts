@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { BrowserAssets, packageFile, sendBrowserPage } from './browser-assets.js';
+import { FAVICON_LINK } from './favicon.js';
 import { registerPath } from './path-routes.js';
 /**
  * `GET /docs`: Swagger UI (swagger-ui-dist) over the latest OpenAPI document, with every asset
@@ -17,7 +18,6 @@ export function registerApiReferenceRoutes(app: FastifyInstance, documentUrl: st
       'swagger-ui-bundle.js.map': swaggerUi('swagger-ui-bundle.js.map', JSON_MAP),
       'swagger-ui.css': swaggerUi('swagger-ui.css', 'text/css; charset=utf-8'),
       'swagger-ui.css.map': swaggerUi('swagger-ui.css.map', JSON_MAP),
-      'favicon-32x32.png': swaggerUi('favicon-32x32.png', 'image/png'),
     },
     'No such asset of the API reference.',
   );
@@ -31,7 +31,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>restgraph · API reference</title>
-<link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
+${FAVICON_LINK}
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 <style>body { margin: 0; }</style>
 </head>

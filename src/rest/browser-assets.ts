@@ -28,8 +28,8 @@ export function packageFile(name: string, file: string): string {
   return join(dirname(require.resolve(`${name}/package.json`)), file);
 }
 
-/** Where an asset comes from: a file (of an installed package), or text made here. */
-export type AssetSource = { type: string; path: string } | { type: string; text: string };
+/** Where an asset comes from: a file (of an installed package), or text or bytes made here. */
+export type AssetSource = { type: string; path: string } | { type: string; text: string } | { type: string; bytes: Buffer };
 
 interface Asset {
   body: Buffer;
@@ -66,7 +66,7 @@ export class BrowserAssets {
     if (asset !== undefined) return asset;
     const source = this.#sources.get(file);
     if (source === undefined) return undefined;
-    const body = 'text' in source ? Buffer.from(source.text) : readFileSync(source.path);
+    const body = 'text' in source ? Buffer.from(source.text) : 'bytes' in source ? source.bytes : readFileSync(source.path);
     asset = { body, type: source.type, etag: entityTag(body.toString('latin1')) };
     this.#loaded.set(file, asset);
     return asset;
