@@ -1,0 +1,205 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, cleanEnv, freePort } from './helpers/cli-process.js';
+import { compareOutput, consoleBlocks, pairValues, substitute, type DocCommand, type ValueMap } from './helpers/doc-examples.js';
+import { TEST_DIALECT } from './helpers/test-database.js';
+
+/**
+ * Every console example of README.md and docs/*.md, run in order against a fresh server, as
+ * printed: the convention is in test/helpers/doc-examples.ts and docs/README.md. Each page runs
+ * in a folder of its own, standing in for a clone of restgraph at FOLDER. With
+ * DOCS_EXAMPLES_UPDATE=1, outputs that differ are written back into the pages instead.
+ */
+const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const FOLDER = '/home/me/restgraph';
+const UPDATE = process.env.DOCS_EXAMPLES_UPDATE === '1';
+/** The ports the pages show, and the free ones the run uses instead. */
+const SHOWN_PORTS = [3000, 4000];
+
+const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+  .map((path) => ({ path, blocks: consoleBlocks(readFileSync(join(ROOT, path), 'utf8')) }))
+  .filter((page) => page.blocks.length > 0)
+  // DOCS_EXAMPLES_PAGES=README.md,docs/auth.md runs only those pages.
+  .filter((page) => !process.env.DOCS_EXAMPLES_PAGES || process.env.DOCS_EXAMPLES_PAGES.split(',').includes(page.path));
+
+/** One bash, in which a page's commands run one after another. */
+class Shell {
+  private readonly bash: ChildProcessWithoutNullStreams;
+  private output = '';
+  private waiting: (() => void) | undefined;
+  private count = 0;
+
+  constructor(readonly dir: string, env: NodeJS.ProcessEnv) {
+    this.bash = spawn('bash', ['--norc', '--noprofile'], { cwd: dir, env });
+    this.bash.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      this.output += chunk;
+      this.waiting?.();
+    });
+    this.bash.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      this.output += chunk;
+      this.waiting?.();
+    });
+  }
+
+  /** Runs `script` in the shell; resolves to what it printed. */
+  async run(script: string, timeoutMs = 30_000): Promise<string> {
+    const marker = `__docs_example_${++this.count}__`;
+    this.output = '';
+    this.bash.stdin.write(`{\n${script}\n} </dev/null 2>&1\nprintf '\\n%s\\n' '${marker}'\n`);
+    const deadline = Date.now() + timeoutMs;
+    while (!this.output.includes(`\n${marker}\n`)) {
+      if (Date.now() > deadline) throw new Error(`no end after ${timeoutMs} ms; printed so far:\n${this.output}`);
+      await new Promise<void>((wake) => {
+        this.waiting = wake;
+        setTimeout(wake, 200);
+      });
+    }
+    return this.output.slice(0, this.output.indexOf(`\n${marker}\n`));
+  }
+
+  async close(): Promise<void> {
+    await this.run('rg_stop_server; rg_stop_jobs', 20_000).catch(() => undefined);
+    this.bash.stdin.end();
+    const timer = setTimeout(() => this.bash.kill('SIGKILL'), 5_000);
+    if (this.bash.exitCode === null && this.bash.signalCode === null) await new Promise((done) => this.bash.once('close', done));
+    clearTimeout(timer);
+  }
+}
+
+/** Shell functions standing in for npm start and npx restgraph, and for running servers and jobs. */
+const PRELUDE = String.raw`
+set +m
+npm() {
+  case "$1" in
+    start) shift; [ "$1" = -- ] && shift; rg_exec node "$RG_CLI" serve "$@";;
+    install) ;;
+    *) echo "npm $1: not run by the docs examples test" >&2; return 1;;
+  esac
+}
+npx() {
+  if [ "$1" = restgraph ]; then shift; if [ "$1" = serve ]; then rg_exec node "$RG_CLI" "$@"; else node "$RG_CLI" "$@"; fi
+  else command npx "$@"; fi
+}
+restgraph() { if [ "$1" = serve ]; then rg_exec node "$RG_CLI" "$@"; else node "$RG_CLI" "$@"; fi; }
+# A server runs in a subshell of its own, which it replaces (so that it gets the signals); never the page's shell.
+rg_exec() { if [ "$BASH_SUBSHELL" -gt 0 ]; then exec "$@"; else "$@"; fi; }
+RG_SERVER_PID=
+rg_stop_server() { if [ -n "$RG_SERVER_PID" ]; then kill -TERM "$RG_SERVER_PID" 2>/dev/null; wait "$RG_SERVER_PID" 2>/dev/null; RG_SERVER_PID=; fi; }
+rg_wait_server() {
+  for _ in $(seq 1 300); do
+    grep -q 'restgraph listening' .server.log && { sleep 0.05; cat .server.log; return; }
+    kill -0 "$RG_SERVER_PID" 2>/dev/null || { wait "$RG_SERVER_PID"; cat .server.log; RG_SERVER_PID=; return; }
+    sleep 0.05
+  done
+  cat .server.log; echo '(not listening after 15 s)'
+}
+RG_JOBS=; RG_JOB_LOGS=; RG_JOB_COUNT=0
+rg_wait_job() {
+  for _ in $(seq 1 200); do [ -s "$1" ] && return; kill -0 "$2" 2>/dev/null || return; sleep 0.05; done
+}
+rg_wait_jobs() {
+  [ -n "$RG_JOBS" ] && wait $RG_JOBS
+  for log in $RG_JOB_LOGS; do cat "$log"; done
+  RG_JOBS=; RG_JOB_LOGS=
+}
+rg_stop_jobs() { [ -n "$RG_JOBS" ] && kill $RG_JOBS 2>/dev/null; RG_JOBS=; RG_JOB_LOGS=; }
+`;
+
+const SERVER_COMMAND = /^(?:npm install && )?(?:[A-Z_][A-Z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*(?:npm start|npx restgraph serve|restgraph serve)\b/;
+
+/** The script that runs one documented command. */
+function scriptFor(command: string): string {
+  if (SERVER_COMMAND.test(command)) return `rg_stop_server\n( ${command}\n) >.server.log 2>&1 &\nRG_SERVER_PID=$!\nrg_wait_server`;
+  if (command.trim() === 'wait') return 'rg_wait_jobs';
+  const background = /^([^]*?)\s*&\s*$/.exec(command);
+  const job = background?.[1];
+  if (job !== undefined && !job.endsWith('&')) {
+    return [
+      `RG_JOB_COUNT=$((RG_JOB_COUNT + 1)); RG_LOG=".job-$RG_JOB_COUNT.log"`,
+      `( ${job}\n) >"$RG_LOG" 2>&1 &`,
+      'RG_JOBS="$RG_JOBS $!"; RG_JOB_LOGS="$RG_JOB_LOGS $RG_LOG"; rg_wait_job "$RG_LOG" $!',
+    ].join('\n');
+  }
+  return command;
+}
+
+describe.skipIf(TEST_DIALECT !== 'sqlite')('the examples of README.md and docs/ (on SQLite: they show the default database)', () => {
+  for (const page of pages) {
+    describe(page.path, () => {
+      let dir: string;
+      let shell: Shell;
+      const values: ValueMap = new Map();
+      const ports = new Map<number, number>();
+      const rewrites: { command: DocCommand; output: string }[] = [];
+      /** DOCS_EXAMPLES_UPDATE=1: the values shown by the outputs rewritten, and those of the run. */
+      const updated: ValueMap = new Map();
+
+      beforeAll(async () => {
+        dir = realpathSync(mkdtempSync(join(tmpdir(), 'restgraph-docs-')));
+        for (const name of ['dist', 'examples', 'node_modules', 'schema']) symlinkSync(join(ROOT, name), join(dir, name));
+        for (const shown of SHOWN_PORTS) {
+          let port = await freePort();
+          // Four digits, as shown, so that lengths of bodies holding a URL stay the same.
+          while (port < 1024 || port > 9999) port = 1024 + Math.floor(Math.random() * 8976);
+          ports.set(shown, port);
+        }
+        shell = new Shell(dir, cleanEnv({ RG_CLI: CLI, PORT: String(ports.get(3000)), NO_COLOR: '1' }));
+        await shell.run(PRELUDE);
+      });
+
+      afterAll(async () => {
+        await shell.close();
+        rmSync(dir, { recursive: true, force: true });
+        if (UPDATE && rewrites.length > 0) rewritePage(page.path, page.blocks.flatMap((block) => block.commands), rewrites, updated);
+      });
+
+      for (const block of page.blocks) {
+        it(`the block at line ${block.line}`, async () => {
+          for (const example of block.commands) {
+            let command = substitute(example.command, values);
+            for (const [shown, port] of ports) {
+              command = command.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${shown}\\b`, 'g'), `$1:${port}`).replace(new RegExp(`--port ${shown}\\b`, 'g'), `--port ${port}`);
+            }
+            let output = (await shell.run(scriptFor(command))).replace(/\r\n/g, '\n').split(dir).join(FOLDER);
+            for (const [shown, port] of ports) output = output.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${port}\\b`, 'g'), `$1:${shown}`);
+            output = output
+              .split('\n')
+              .filter((line) => !/^(date|connection|keep-alive): /i.test(line) && !/^x-request-id: [0-9a-f-]{36}$/i.test(line))
+              .join('\n')
+              .replace(/\s+$/, '');
+            const problem = compareOutput(example.expected, output, values);
+            if (problem === undefined) continue;
+            if (UPDATE) {
+              const paired: ValueMap = new Map();
+              pairValues(example.expected, output, paired);
+              for (const [shown, real] of paired) {
+                if (!values.has(shown)) values.set(shown, real);
+                updated.set(shown, real);
+              }
+              rewrites.push({ command: example, output });
+              continue;
+            }
+            expect.fail(`${page.path}:${example.line}: ${problem}\n$ ${example.command}\n--- shown ---\n${example.expected}\n--- printed ---\n${output}\n`);
+          }
+        });
+      }
+    });
+  }
+});
+
+/** Writes the outputs a run printed into a page, and the values it got into every command. */
+function rewritePage(path: string, commands: DocCommand[], rewrites: { command: DocCommand; output: string }[], updated: ValueMap): void {
+  const lines = readFileSync(join(ROOT, path), 'utf8').split('\n');
+  for (const command of [...commands].sort((a, b) => b.line - a.line)) {
+    const rewrite = rewrites.find((r) => r.command === command);
+    if (rewrite) lines.splice(command.outputLine - 1, command.outputLines, ...(rewrite.output === '' ? [] : rewrite.output.split('\n')));
+    const commandLines = command.command.split('\n').length;
+    const rewritten = substitute(command.command, updated).split('\n').map((line, i) => (i === 0 ? `$ ${line}` : line));
+    lines.splice(command.line - 1, commandLines, ...rewritten);
+  }
+  writeFileSync(join(ROOT, path), lines.join('\n'));
+}
