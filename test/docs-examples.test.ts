@@ -3,9 +3,10 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, cleanEnv, freePort } from './helpers/cli-process.js';
-import { compareOutput, consoleBlocks, pairValues, substitute, type DocCommand, type ValueMap } from './helpers/doc-examples.js';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { CLI, cleanEnv } from './helpers/cli-process.js';
+import { compareOutput, consoleBlocks, pairValues, substitute, type DocBlock, type DocCommand, type ValueMap } from './helpers/doc-examples.js';
 import { TEST_DIALECT } from './helpers/test-database.js';
 
 /**
@@ -127,66 +128,79 @@ function scriptFor(command: string): string {
   return command;
 }
 
-describe.skipIf(TEST_DIALECT !== 'sqlite')('the examples of README.md and docs/ (on SQLite: they show the default database)', () => {
-  for (const page of pages) {
-    describe(page.path, () => {
-      let dir: string;
-      let shell: Shell;
-      const values: ValueMap = new Map();
-      const ports = new Map<number, number>();
-      const rewrites: { command: DocCommand; output: string }[] = [];
-      /** DOCS_EXAMPLES_UPDATE=1: the values shown by the outputs rewritten, and those of the run. */
-      const updated: ValueMap = new Map();
+/** Four-digit ports (as shown, so that lengths of bodies holding a URL stay the same), free now and not given to another page. */
+const portsTaken = new Set<number>();
+async function fourDigitPort(): Promise<number> {
+  for (;;) {
+    const port = 1024 + Math.floor(Math.random() * 8976);
+    if (portsTaken.has(port)) continue;
+    const free = await new Promise<boolean>((done) => {
+      const server = createServer();
+      server.once('error', () => done(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+    });
+    if (!free) continue;
+    portsTaken.add(port);
+    return port;
+  }
+}
 
-      beforeAll(async () => {
-        dir = realpathSync(mkdtempSync(join(tmpdir(), 'restgraph-docs-')));
-        for (const name of ['dist', 'examples', 'node_modules', 'schema']) symlinkSync(join(ROOT, name), join(dir, name));
-        for (const shown of SHOWN_PORTS) {
-          let port = await freePort();
-          // Four digits, as shown, so that lengths of bodies holding a URL stay the same.
-          while (port < 1024 || port > 9999) port = 1024 + Math.floor(Math.random() * 8976);
-          ports.set(shown, port);
-        }
-        shell = new Shell(dir, cleanEnv({ RG_CLI: CLI, PORT: String(ports.get(3000)), NO_COLOR: '1' }));
-        await shell.run(PRELUDE);
-      });
-
-      afterAll(async () => {
-        await shell.close();
-        rmSync(dir, { recursive: true, force: true });
-        if (UPDATE && rewrites.length > 0) rewritePage(page.path, page.blocks.flatMap((block) => block.commands), rewrites, updated);
-      });
-
-      for (const block of page.blocks) {
-        it(`the block at line ${block.line}`, async () => {
-          for (const example of block.commands) {
-            let command = substitute(example.command, values);
-            for (const [shown, port] of ports) {
-              command = command.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${shown}\\b`, 'g'), `$1:${port}`).replace(new RegExp(`--port ${shown}\\b`, 'g'), `--port ${port}`);
-            }
-            let output = (await shell.run(scriptFor(command))).replace(/\r\n/g, '\n').split(dir).join(FOLDER);
-            for (const [shown, port] of ports) output = output.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${port}\\b`, 'g'), `$1:${shown}`);
-            output = output
-              .split('\n')
-              .filter((line) => !/^(date|connection|keep-alive): /i.test(line) && !/^x-request-id: [0-9a-f-]{36}$/i.test(line))
-              .join('\n')
-              .replace(/\s+$/, '');
-            const problem = compareOutput(example.expected, output, values);
-            if (problem === undefined) continue;
-            if (UPDATE) {
-              const paired: ValueMap = new Map();
-              pairValues(example.expected, output, paired);
-              for (const [shown, real] of paired) {
-                if (!values.has(shown)) values.set(shown, real);
-                updated.set(shown, real);
-              }
-              rewrites.push({ command: example, output });
-              continue;
-            }
-            expect.fail(`${page.path}:${example.line}: ${problem}\n$ ${example.command}\n--- shown ---\n${example.expected}\n--- printed ---\n${output}\n`);
-          }
-        });
+/** Runs a page's examples in order; resolves to what did not match (empty when all did). */
+async function runPage(page: { path: string; blocks: DocBlock[] }): Promise<string[]> {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'restgraph-docs-')));
+  for (const name of ['dist', 'examples', 'node_modules', 'schema']) symlinkSync(join(ROOT, name), join(dir, name));
+  const ports = new Map<number, number>();
+  for (const shown of SHOWN_PORTS) ports.set(shown, await fourDigitPort());
+  const shell = new Shell(dir, cleanEnv({ RG_CLI: CLI, PORT: String(ports.get(3000)), NO_COLOR: '1' }));
+  const values: ValueMap = new Map();
+  const failures: string[] = [];
+  const rewrites: { command: DocCommand; output: string }[] = [];
+  /** DOCS_EXAMPLES_UPDATE=1: the values shown by the outputs rewritten, and those of the run. */
+  const updated: ValueMap = new Map();
+  try {
+    await shell.run(PRELUDE);
+    for (const example of page.blocks.flatMap((block) => block.commands)) {
+      let command = substitute(example.command, values);
+      for (const [shown, port] of ports) {
+        command = command.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${shown}\\b`, 'g'), `$1:${port}`).replace(new RegExp(`--port ${shown}\\b`, 'g'), `--port ${port}`);
       }
+      let output = (await shell.run(scriptFor(command))).replace(/\r\n/g, '\n').split(dir).join(FOLDER);
+      for (const [shown, port] of ports) output = output.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${port}\\b`, 'g'), `$1:${shown}`);
+      output = output
+        .split('\n')
+        .filter((line) => !/^(date|connection|keep-alive): /i.test(line) && !/^x-request-id: [0-9a-f-]{36}$/i.test(line))
+        .join('\n')
+        .replace(/\s+$/, '');
+      const problem = compareOutput(example.expected, output, values);
+      if (problem === undefined) continue;
+      if (UPDATE) {
+        const paired: ValueMap = new Map();
+        pairValues(example.expected, output, paired);
+        for (const [shown, real] of paired) {
+          if (!values.has(shown)) values.set(shown, real);
+          updated.set(shown, real);
+        }
+        rewrites.push({ command: example, output });
+        continue;
+      }
+      failures.push(`${page.path}:${example.line}: ${problem}\n$ ${example.command}\n--- shown ---\n${example.expected}\n--- printed ---\n${output}\n`);
+    }
+  } finally {
+    await shell.close();
+    rmSync(dir, { recursive: true, force: true });
+    for (const port of ports.values()) portsTaken.delete(port);
+  }
+  if (UPDATE && rewrites.length > 0) rewritePage(page.path, page.blocks.flatMap((block) => block.commands), rewrites, updated);
+  return failures;
+}
+
+// Pages run at once, each in its own folder, shell, server and ports; a page's examples in order.
+describe.skipIf(TEST_DIALECT !== 'sqlite').concurrent('the examples of README.md and docs/ (on SQLite: they show the default database)', () => {
+  for (const page of pages) {
+    it(`${page.path}: ${page.blocks.reduce((sum, block) => sum + block.commands.length, 0)} commands`, { timeout: 180_000 }, async () => {
+      const failures = await runPage(page);
+      // The first mismatch, and how many more (later ones often follow from it).
+      if (failures.length > 0) expect.fail(`${failures[0] ?? ''}${failures.length > 1 ? `\n(and ${failures.length - 1} more on this page)` : ''}`);
     });
   }
 });
@@ -203,3 +217,37 @@ function rewritePage(path: string, commands: DocCommand[], rewrites: { command: 
   }
   writeFileSync(join(ROOT, path), lines.join('\n'));
 }
+
+/** The comparison itself, on made-up outputs (on both databases: it needs none). */
+describe('comparing an example output with the one shown', () => {
+  const shown = '{"id":1,"key":"rg_nACiMm8wrVFG5Ovx6ArozuWaP7-yQklgKHiy_Aqkk7c","createdAt":"2026-11-22T13:51:10.390Z"}';
+  const printed = '{"id":1,"key":"rg_bS91b9OaidV4mCfnQgwmv2WlGdJmHacL0oCd722gnIE","createdAt":"2026-11-26T07:57:29.006Z"}';
+
+  it('takes volatile values by their form, and gives later commands the real ones', () => {
+    const values: ValueMap = new Map();
+    expect(compareOutput(shown, printed, values)).toBeUndefined();
+    expect(substitute('KEY=rg_nACiMm8wrVFG5Ovx6ArozuWaP7-yQklgKHiy_Aqkk7c; revoke rg_nACiMm8w', values)).toBe('KEY=rg_bS91b9OaidV4mCfnQgwmv2WlGdJmHacL0oCd722gnIE; revoke rg_bS91b9Oa');
+  });
+
+  it('fails when anything else differs, or a value shown twice is two values', () => {
+    expect(compareOutput(shown, printed.replace('"id":1', '"id":2'), new Map())).toBe('the output differs');
+    expect(compareOutput(`${shown}\n${shown}`, `${printed}\n${printed.replace('rg_bS91', 'rg_XXXX')}`, new Map())).toMatch(/stood for/);
+  });
+
+  it('reads a line of … as any number of lines', () => {
+    expect(compareOutput('…\nlast', 'first\nsecond\nlast', new Map())).toBeUndefined();
+    expect(compareOutput('first\n…', 'first', new Map())).toBeUndefined();
+    expect(compareOutput('first\n…\nlast', 'first\nlast', new Map())).toBeUndefined();
+    expect(compareOutput('first\n…\nlast', 'first\nlater', new Map())).toBe('the output differs');
+  });
+
+  it('splits console blocks into commands and outputs, continuing open quotes and here-documents', () => {
+    const blocks = consoleBlocks("text\n\n```console\n$ echo 'a\nb'\na\nb\n\n$ cat <<'EOF'\nx\nEOF\nx\n```\n\n```sh\n$ not run\n```\n");
+    expect(blocks.map((block) => block.commands.map((c) => [c.command, c.expected, c.line]))).toEqual([
+      [
+        ["echo 'a\nb'", 'a\nb', 4],
+        ["cat <<'EOF'\nx\nEOF", 'x', 9],
+      ],
+    ]);
+  });
+});
