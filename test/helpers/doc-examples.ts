@@ -46,12 +46,14 @@ export function consoleBlocks(markdown: string): DocBlock[] {
   const lines = markdown.split('\n');
   const blocks: DocBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const fence = /^(`{3,})(\S*)/.exec(lines[i] ?? '');
+    // A fence may be indented (in a list item): its lines lose that indentation.
+    const fence = /^( *)(`{3,})(\S*)/.exec(lines[i] ?? '');
     if (!fence) continue;
-    const ticks = fence[1] ?? '';
+    const [indent = '', ticks = ''] = [fence[1], fence[2]];
     const end = lines.findIndex((line, j) => j > i && line.trim() === ticks);
     if (end < 0) throw new Error(`line ${i + 1}: a code block that never ends`);
-    if (fence[2] === 'console') blocks.push({ line: i + 1, commands: commandsOf(lines.slice(i + 1, end), i + 2) });
+    const content = lines.slice(i + 1, end).map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line.trimStart()));
+    if (fence[3] === 'console') blocks.push({ line: i + 1, commands: commandsOf(content, i + 2) });
     i = end;
   }
   return blocks;
