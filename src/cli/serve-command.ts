@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app/build-app.js';
 import { optionsFromEnv } from '../app/options-from-env.js';
 import { DestructiveMigrationError, PortUnavailableError } from '../errors.js';
+import { loadSchemaFile } from '../schema/load-schema.js';
 import { databaseTarget } from '../store/open-database.js';
 import { destructiveRefusal } from './destructive-advice.js';
 import { handleProcessFaults, logToStderr, type LogNow } from './process-faults.js';
@@ -36,6 +37,8 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const host = flags.host ?? env.listen.host;
   const schema = chooseSchema(flags.schemaFile, process.env);
   const database = databaseToCreate(flags.databaseUrl, process.env, schema);
+  // A schema with mistakes is told first (buildApp loads it again, from the validator cached now).
+  loadSchemaFile(schema.path);
   // Before anything is created (the database, its tables, the first admin key): a port in use
   // fails the start with nothing changed.
   if (port !== 0) await tryListening(port, host);
