@@ -18,16 +18,16 @@ export interface AdminAccessInput {
 }
 
 /**
- * Once the server listens: makes sure the operator can get in. Without RESTGRAPH_ADMIN_TOKEN or
- * JWT, a database with no key at all gets the first admin key, shown this once with how to use
- * it; a database whose keys cannot manage keys (none active with the admin scope) gets a word on
- * how to make one, at every start. The hints fit the server: its real address, a resource of its
+ * Once the server listens: makes sure the operator can get in. Without RESTGRAPH_ADMIN_TOKEN, a
+ * database with no key at all gets the first admin key, shown this once with how to use it; a
+ * database whose keys cannot manage keys (none active with the admin scope) gets a word on how to
+ * make one, at every start (unless JWT is set). The hints fit the server: its real address, a resource of its
  * schema that takes a token and that resource's scopes, the schema file and the database (`-d`
  * when it is not the schema's own).
  */
 export async function checkAdminAccess(address: string, input: AdminAccessInput): Promise<void> {
   const { apiKeys, options, logger } = input;
-  if (options.adminToken !== undefined || options.jwt !== undefined) return;
+  if (options.adminToken !== undefined) return;
   const commands = cliCommands(input);
   const warn = (message: string, details: Record<string, unknown> = {}): void => {
     if (logger.isLevelEnabled('warn')) logger.warn(details, message);
@@ -43,7 +43,8 @@ export async function checkAdminAccess(address: string, input: AdminAccessInput)
       `Use it as: curl -H "Authorization: Bearer ${key}" ${address}/${sample.resource}; ` +
         `create scoped keys with \`${commands.create(sample.scopes)}\`, and keep this one safe (or revoke it with \`${commands.revoke}\`).`,
     );
-  } else if (!(await apiKeys.list()).some(canManageKeys)) {
+  } else if (options.jwt === undefined && !(await apiKeys.list()).some(canManageKeys)) {
+    // (With JWT, an admin may come with a token of the issuer's.)
     warn(`No API key in ${input.databaseDescription} can manage keys (none is active with the admin scope): make one with \`${commands.create([ADMIN_SCOPE])}\``);
   }
   // The operator is waiting for these lines: write them out now, not with the next batch.

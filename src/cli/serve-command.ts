@@ -99,7 +99,7 @@ async function tryListening(port: number, host: string): Promise<void> {
 }
 
 /** The one line a failure to listen gets, with the fix; other errors as they are. */
-function unavailable(error: unknown, port: number, host: string): unknown {
+function unavailable(error: unknown, port: number, host: string): Error {
   const code = (error as NodeJS.ErrnoException).code;
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const withPort = (other: number): string => commandLineWith(['-p', String(other)], ['-p', '--port']);
@@ -112,5 +112,5 @@ function unavailable(error: unknown, port: number, host: string): unknown {
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
     return new PortUnavailableError(`Cannot listen on ${where}: ${host} is not an address of this machine. Choose another with -H (or HOST), e.g. ${commandLineWith(['-H', '127.0.0.1'], ['-H', '--host'])}`);
   }
-  return error;
+  return error instanceof Error ? error : new Error(String(error));
 }
