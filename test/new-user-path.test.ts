@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
+import { createTestDatabase } from './helpers/test-database.js';
 import { finish, freePort, killAll, logLines, startCli, waitReady, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
@@ -204,5 +205,29 @@ describe('the new-user path', () => {
     expect(result.stderr).toContain('data/notes.db');
     expect(result.stderr).toContain('npx restgraph token create --scopes admin -d sqlite:./data/notes.db');
     expect(readdirSync(join(dir.path, 'data')).filter((f) => f.endsWith('.db'))).toEqual(['notes.db']);
+  });
+
+  it("token commands on the suite's database (SQLite or PostgreSQL): refused before a schema is applied, then working without changing it", async () => {
+    const db = await createTestDatabase(dir.path, 'tokens');
+    try {
+      // An empty SQLite file exists but holds no schema; an empty PostgreSQL schema likewise.
+      if (db.file !== undefined) writeFileSync(db.file, '');
+      const refused = await run(['token', 'list', '-d', db.url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('holds no restgraph schema');
+      expect(refused.stderr).toContain('[RG_DATABASE_NOT_FOUND]');
+      expect((await db.tables()).filter((t) => !t.startsWith('_'))).toEqual([]);
+
+      writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);
+      expect((await run(['migrate', 'notes.yaml', '-d', db.url])).code).toBe(0);
+      const before = await db.tables();
+      await createToken(['notes.yaml', '--scopes', 'notes:read', '-d', db.url]);
+      const listed = await run(['token', 'list', '--json', '-d', db.url]);
+      expect(listed.code).toBe(0);
+      expect((JSON.parse(listed.stdout) as { scopes: string[] }[]).map((t) => t.scopes)).toEqual([['notes:read']]);
+      expect(await db.tables()).toEqual(before);
+    } finally {
+      await db.drop();
+    }
   });
 });
