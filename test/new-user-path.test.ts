@@ -230,4 +230,22 @@ describe('the new-user path', () => {
       await db.drop();
     }
   });
+
+  it('upgrading: the example goes on using ./data/restgraph.db of earlier releases, saying so; another schema gets its own file, with a word about the old one', async () => {
+    expect((await run(['migrate', '-d', 'sqlite:./data/restgraph.db'])).code).toBe(0);
+    const example = await serve([]);
+    const out = await stop(example.running);
+    const notice = messages(out).find((m) => m.startsWith('Using ./data/restgraph.db')) ?? '';
+    expect(notice).toContain('mv ./data/restgraph.db ./data/example-schema.db');
+    expect(logLines(out).find((l) => l.msg === `restgraph listening on ${example.base}`)?.database).toBe(`sqlite:${join(dir.path, 'data', 'restgraph.db')}`);
+    // The hint names the database: it is not the example's own.
+    expect(messages(out).join('\n')).toContain('--scopes users:read,users:write -d sqlite:');
+    expect(existsSync(join(dir.path, 'data', 'example-schema.db'))).toBe(false);
+
+    writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);
+    const notes = await serve(['notes.yaml']);
+    const notesOut = await stop(notes.running);
+    expect(messages(notesOut).join('\n')).toContain('npx restgraph serve notes.yaml -d sqlite:./data/restgraph.db');
+    expect(existsSync(join(dir.path, 'data', 'notes.db'))).toBe(true);
+  });
 });
