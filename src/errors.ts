@@ -318,14 +318,34 @@ export class DestructiveMigrationError extends RestgraphError {
   readonly status = 500;
   readonly title = 'Destructive migration refused';
   readonly changes: string[];
-  constructor(changes: string[]) {
+  /**
+   * `context`: the schema file and the database, and what to do, in lines (the CLI names the exact
+   * commands); by default, the general advice.
+   */
+  constructor(changes: string[], context?: { schema: string; database: string; advice: string[] }) {
     super(
-      `The schema makes destructive changes to the database:\n${changes.map((c) => `  - ${c}`).join('\n')}\n` +
-        'Refusing to start. Back up the database, then apply them with `restgraph migrate --allow-destructive` ' +
-        '(preview with `restgraph migrate --dry-run`).',
+      `${context === undefined ? 'The schema' : `The schema ${context.schema}`} makes destructive changes to the database${context === undefined ? '' : ` ${context.database}`}:\n` +
+        `${changes.map((c) => `  - ${c}`).join('\n')}\n` +
+        (context?.advice ?? ['Nothing was changed. Back up the database, then apply them with `restgraph migrate --allow-destructive` (preview with `restgraph migrate --dry-run`).']).join('\n'),
     );
     this.changes = changes;
   }
+}
+
+export class PortUnavailableError extends RestgraphError {
+  readonly code = 'RG_PORT_UNAVAILABLE';
+  readonly status = 500;
+  readonly title = 'Cannot listen on the address';
+}
+
+/**
+ * A command that works on an existing database (the token commands) found none to work on: the
+ * SQLite file does not exist, or the database holds no schema. Only `serve` and `migrate` create one.
+ */
+export class DatabaseNotFoundError extends RestgraphError {
+  readonly code = 'RG_DATABASE_NOT_FOUND';
+  readonly status = 500;
+  readonly title = 'No such database';
 }
 
 export class MigrationFailedError extends RestgraphError {

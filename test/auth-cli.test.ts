@@ -132,7 +132,16 @@ describe('token help', () => {
   });
 });
 
+/** The token commands work on a database `serve` or `migrate` made: make it (the example schema). */
+async function migrate(): Promise<void> {
+  const result = await run(['migrate']);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+}
+
 describe('token create, list, revoke', () => {
+  beforeEach(migrate);
+
   it('create prints the key alone on the last stdout line, once, after its details (name, prefix, scopes, expiry)', async () => {
     const before = Date.now();
     const { key, stdout } = await createKey(['--scopes', 'users:read,users:write', '--name', 'ci', '--expires', '30d']);
@@ -148,7 +157,6 @@ describe('token create, list, revoke', () => {
   });
 
   it('create needs --scopes (exit 1, names the option); a bad --expires or scope exits 1 naming the property, and creates nothing', async () => {
-    // (Only one process at a time opens the new database: the first one creates its tables.)
     const [missing, badExpiry] = await Promise.all([run(['token', 'create', '--name', 'x']), run(['token', 'create', '--scopes', 'users:read', '--expires', 'yesterday'])]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("required option '-s, --scopes <scopes>' not specified");
@@ -212,6 +220,8 @@ describe('token create, list, revoke', () => {
 });
 
 describe('keys from the CLI against restgraph serve', () => {
+  beforeEach(migrate);
+
   it('a created key works over HTTP with its scopes and its last use is recorded; revoked by id or prefix (cache 0 s) it is refused at once', async () => {
     const reader = await createKey(['--scopes', 'users:read', '--name', 'reader']);
     const writer = await createKey(['--scopes', 'users:read,users:write', '--name', 'writer']);
@@ -280,6 +290,7 @@ describe('first start: the bootstrap admin key', () => {
   });
 
   it('no bootstrap key when keys already exist (an admin key created by the CLI first)', async () => {
+    await migrate();
     const { key } = await createKey(['--scopes', 'admin', '--name', 'operator']);
     const { running, base } = await serve();
     expect((await tokensOverHttp(base, key)).map((t) => t.name)).toEqual(['operator']);

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -357,12 +357,15 @@ describe('serve', () => {
     });
   }
 
-  it('a port already in use exits 1 naming the address', async () => {
+  it('a port already in use exits 1 with one line naming the address and the fix, before creating the database', async () => {
     const first = await serve([]);
-    const result = await run(['serve'], { DATABASE_URL: `sqlite:${join(dir.path, 'other.db')}`, PORT: String(first.port) });
+    const other = join(dir.path, 'other.db');
+    const result = await run(['serve'], { DATABASE_URL: `sqlite:${other}`, PORT: String(first.port) });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('EADDRINUSE');
-    expect(result.stderr).toContain(`127.0.0.1:${first.port}`);
+    expect(result.stderr).toBe(
+      `restgraph: Cannot listen on 127.0.0.1:${first.port}: another program uses port ${first.port}. Choose another port with -p (or PORT), e.g. npx restgraph serve -p ${first.port + 1} [RG_PORT_UNAVAILABLE]\n`,
+    );
+    expect(existsSync(other)).toBe(false);
   });
 });
 
@@ -421,9 +424,11 @@ describe('migrate', () => {
     const v2 = writeSchema(WITHOUT_BIO, 'v2.yaml');
     const refused = await run(['serve', v2], { ...env, PORT: String(await freePort()) });
     expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`restgraph: The schema ${v2} makes destructive changes to the database sqlite:${dbFile}: [RG_MIGRATION_DESTRUCTIVE]\n`);
     expect(refused.stderr).toContain('drop field users.bio and every value stored in it');
-    expect(refused.stderr).toContain('restgraph migrate --allow-destructive');
-    expect(refused.stderr).toContain('[RG_MIGRATION_DESTRUCTIVE]');
+    expect(refused.stderr).toContain('this DELETES the data listed above');
+    expect(refused.stderr).toContain(`\n  npx restgraph migrate ${v2} -d sqlite:${dbFile} --dry-run\n  npx restgraph migrate ${v2} -d sqlite:${dbFile} --allow-destructive\n`);
+    expect(refused.stderr).not.toContain('Refusing');
     expect(columnNames(dbFile, 'users')).toContain('bio');
 
     const dry = await run(['migrate', v2, '--dry-run'], env);
@@ -435,7 +440,8 @@ describe('migrate', () => {
     const plain = await run(['migrate', v2], env);
     expect(plain.code).toBe(1);
     expect(plain.stderr).toContain('drop field users.bio');
-    expect(plain.stderr).toContain('restgraph migrate --allow-destructive');
+    expect(plain.stderr).toContain(`npx restgraph migrate ${v2} -d sqlite:${dbFile} --allow-destructive\n`);
+    expect(plain.stderr).not.toMatch(/Refusing to start/i);
     expect(columnNames(dbFile, 'users')).toContain('bio');
     expect(migrationCount(dbFile)).toBe(1);
 

@@ -4,6 +4,7 @@ import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
 import type { CorsOptions } from '../rest/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
+import { defaultDatabaseUrl, LEGACY_DATABASE_URL } from './default-database.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -11,7 +12,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface RestgraphOptions {
   /** The schema: a file path (YAML or JSON) or an already compiled model. @default the built-in example */
   schema?: string | SchemaModel;
-  /** `sqlite:<file>` or `sqlite::memory:`. @default 'sqlite:./data/restgraph.db' */
+  /**
+   * `sqlite:<file>`, `sqlite::memory:` or `postgres://…`. @default a SQLite file in ./data named
+   * after the schema file (`sqlite:./data/my-schema.db`; the example's is `sqlite:./data/example-schema.db`;
+   * a compiled model's `sqlite:./data/restgraph.db`): see {@link defaultDatabaseUrl}
+   */
   databaseUrl?: string;
   /** Log level of the JSON log. @default 'info' */
   logLevel?: LogLevel;
@@ -186,7 +191,8 @@ export interface ResolvedOptions {
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   schema: undefined,
-  databaseUrl: 'sqlite:./data/restgraph.db',
+  /** For a schema file: {@link defaultDatabaseUrl} of it instead. */
+  databaseUrl: LEGACY_DATABASE_URL,
   logLevel: 'info',
   logDestination: undefined,
   bodyLimitBytes: 1024 * 1024, // 1 MiB
@@ -246,7 +252,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
 export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOptions> {
   return Object.freeze({
     schema: options.schema ?? DEFAULT_OPTIONS.schema,
-    databaseUrl: options.databaseUrl ?? DEFAULT_OPTIONS.databaseUrl,
+    databaseUrl: options.databaseUrl ?? (typeof options.schema === 'object' ? DEFAULT_OPTIONS.databaseUrl : defaultDatabaseUrl(options.schema)),
     logLevel: options.logLevel ?? DEFAULT_OPTIONS.logLevel,
     logDestination: options.logDestination,
     bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_OPTIONS.bodyLimitBytes,

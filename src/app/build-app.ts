@@ -30,6 +30,7 @@ import { registerWebhookRoutes } from '../rest/webhook-routes.js';
 import { WebhookStore } from '../store/webhook-store.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { createAppLogging } from './app-logging.js';
+import { checkAdminAccess, listeningAddress } from './admin-access.js';
 import { requestReporter } from './access-log.js';
 import { RequestCompletions } from './request-completions.js';
 import { createRateLimits } from './rate-limit-setup.js';
@@ -64,6 +65,11 @@ export interface RestgraphContext {
   authenticator: Authenticator;
   /** Where the data lives, for log lines (no credentials). */
   databaseDescription: string;
+  /**
+   * Resolves once the server, listening, has made sure the operator can get in (the first admin
+   * key, or how to make one: see checkAdminAccess). Started by listen().
+   */
+  adminAccessChecked: () => Promise<void>;
 }
 
 declare module 'fastify' {
@@ -225,7 +231,17 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
     ...(rateLimits === undefined ? {} : { rateLimits }),
   });
-  app.decorate('restgraph', { options, events: dispatcher, schema, operations, graphql, tokens, authenticator, databaseDescription: description });
+  app.decorate('restgraph', {
+    options,
+    events: dispatcher,
+    schema,
+    operations,
+    graphql,
+    tokens,
+    authenticator,
+    databaseDescription: description,
+    adminAccessChecked: () => Promise.resolve(),
+  });
   app.decorateRequest('principal', null as unknown as Principal);
   app.decorateRequest('routePattern', undefined);
   app.decorate('startDraining', () => {
@@ -371,23 +387,15 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     openStreams: metrics === undefined ? undefined : { webSocket: metrics.openStreams('graphql-ws'), sse: metrics.openStreams('graphql-sse') },
   });
 
-  if (options.adminToken === undefined && options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
-    const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: ['admin'] });
-    // The one time this key is ever shown: on first start, so the operator can get in at all.
-    const how =
-      `Use it as: curl -H "Authorization: Bearer ${key}" http://127.0.0.1:3000/users (with your host and port); ` +
-      'create scoped keys with `npx restgraph token create --scopes users:read,users:write`, and keep this one safe ' +
-      '(or revoke it with `npx restgraph token revoke`).';
-    if (pinoLogger.isLevelEnabled('warn')) {
-      app.log.warn({ adminKey: key }, `Created the first admin API key (shown only this once): ${key}`);
-      app.log.warn(how);
-      // The operator is waiting for this line: write it out now, not with the next batch.
-      pinoLogger.flush();
-    } else {
-      // Logging is quieter than this: the key must still reach the operator, once.
-      process.stderr.write(`restgraph: created the first admin API key (shown only this once): ${key}\n${how}\n`);
-    }
-  }
+  // Once listening (and only then: a server that cannot listen must not have made a key nobody saw).
+  let adminAccess: Promise<void> | undefined;
+  const adminAccessChecked = (): Promise<void> =>
+    (adminAccess ??= checkAdminAccess(listeningAddress(app.server.address()), { apiKeys, schema, options, databaseDescription: description, logger: pinoLogger }));
+  app.restgraph.adminAccessChecked = adminAccessChecked;
+  app.addHook('onListen', (done) => {
+    adminAccessChecked().catch((error: unknown) => app.log.error({ err: error }, 'checking for an admin API key failed'));
+    done();
+  });
 
   const prune = async (): Promise<void> => {
     const before = new Date(Date.now() - options.events.retentionMs).toISOString();

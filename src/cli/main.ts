@@ -2,16 +2,19 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { RestgraphError } from '../errors.js';
-import { runExportGraphql, runExportOpenapi } from './export-command.js';
-import { runMigrate } from './migrate-command.js';
-import { runServe } from './serve-command.js';
-import { runTokenCreate, runTokenList, runTokenRevoke } from './token-command.js';
+
+// Each command's implementation is loaded when it runs: `--help` and the token commands do not
+// load Fastify, GraphQL or the schema compiler (a CLI call took 2 s when main.ts loaded them all).
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
+const CREATING_DATABASE = 'database URL (default $DATABASE_URL, else the schema\'s own SQLite file ./data/<schema file name>.db, created if missing)';
+const OPENING_DATABASE = 'database URL (default $DATABASE_URL, else the schema\'s own ./data/<schema file name>.db); never created';
+const TOKEN_SCHEMA = 'the schema file the database was served with: selects its database (default $RESTGRAPH_SCHEMA, else the built-in example)';
+
 const program = new Command()
   .name('restgraph')
-  .description('Serve a typed resource schema as a REST and GraphQL API with token authentication, on SQLite.')
+  .description('Serve a typed resource schema as a REST and GraphQL API with token authentication, on SQLite or PostgreSQL.')
   .version(version)
   // Options of the program itself come before a command's name, so `export openapi --version v1`
   // reaches that command rather than printing restgraph's own version.
@@ -30,9 +33,10 @@ program
   .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
   .option('-p, --port <port>', 'port to listen on (default $PORT or 3000)', parsePort)
   .option('-H, --host <host>', 'address to listen on (default $HOST or 127.0.0.1)')
-  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
+  .option('-d, --database-url <url>', CREATING_DATABASE)
   .addHelpText('after', '\nEnvironment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA, LOG_LEVEL, RESTGRAPH_CORS_ORIGINS, RESTGRAPH_BODY_LIMIT, … (see README).')
   .action(async (schemaFile: string | undefined, flags: { port?: number; host?: string; databaseUrl?: string }) => {
+    const { runServe } = await import('./serve-command.js');
     await runServe({ schemaFile, ...flags });
   });
 
@@ -40,10 +44,11 @@ program
   .command('migrate')
   .description('Bring the database to the schema: show the plan, then apply it.')
   .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
-  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
+  .option('-d, --database-url <url>', CREATING_DATABASE)
   .option('--dry-run', 'print the changes without applying them')
   .option('--allow-destructive', 'also apply changes that delete data (dropped fields or resources, changed types)')
   .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string; dryRun?: boolean; allowDestructive?: boolean }) => {
+    const { runMigrate } = await import('./migrate-command.js');
     process.exitCode = await runMigrate({ schemaFile, ...flags });
   });
 
@@ -54,7 +59,8 @@ exporter
   .description('Print the GraphQL schema (SDL), as served at /graphql/schema.graphql.')
   .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
   .addHelpText('after', '\nExample:\n  restgraph export graphql my-schema.yaml > schema.graphql')
-  .action((schemaFile: string | undefined) => {
+  .action(async (schemaFile: string | undefined) => {
+    const { runExportGraphql } = await import('./export-command.js');
     runExportGraphql({ schemaFile });
   });
 
@@ -64,41 +70,50 @@ exporter
   .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
   .option('--version <version>', "a version of the schema (v1, …): its versioned paths; default the latest version's unversioned paths")
   .addHelpText('after', '\nExample:\n  restgraph export openapi my-schema.yaml > openapi.json')
-  .action((schemaFile: string | undefined, flags: { version?: string }) => {
+  .action(async (schemaFile: string | undefined, flags: { version?: string }) => {
+    const { runExportOpenapi } = await import('./export-command.js');
     runExportOpenapi({ schemaFile, ...flags });
   });
 
-const token = program.command('token').description('Create, list and revoke API keys (works on the database directly).');
+const token = program
+  .command('token')
+  .description('Create, list and revoke API keys (works on a database `serve` or `migrate` made; changes no schema).');
 
 token
   .command('create')
   .description('Create an API key. Prints its details, then the key alone on the last line (shown only once).')
+  .argument('[schema-file]', TOKEN_SCHEMA)
   .requiredOption('-s, --scopes <scopes>', 'comma-separated scopes, e.g. users:read,users:write or admin')
   .option('-n, --name <name>', 'a name to recognise the key by', 'cli')
   .option('--subject <subject>', 'the subject the key acts as (owner rules compare it with owner fields)')
   .option('-e, --expires <when>', 'expiry: a duration like 30d, 12h, 1y, or an RFC 3339 date-time')
-  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
-  .addHelpText('after', '\nExample:\n  KEY=$(restgraph token create --scopes users:read --name ci | tail -n 1)')
-  .action(async (flags: { scopes: string; name?: string; subject?: string; expires?: string; databaseUrl?: string }) => {
-    await runTokenCreate(flags);
+  .option('-d, --database-url <url>', OPENING_DATABASE)
+  .addHelpText('after', '\nExamples:\n  KEY=$(restgraph token create --scopes users:read --name ci | tail -n 1)\n  restgraph token create my-schema.yaml --scopes admin')
+  .action(async (schemaFile: string | undefined, flags: { scopes: string; name?: string; subject?: string; expires?: string; databaseUrl?: string }) => {
+    const { runTokenCreate } = await import('./token-command.js');
+    await runTokenCreate({ schemaFile, ...flags });
   });
 
 token
   .command('list')
   .description('List API keys: id, name, prefix, scopes, subject, state, created, last used, expiry. Never the keys.')
+  .argument('[schema-file]', TOKEN_SCHEMA)
   .option('--json', 'print JSON')
-  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
-  .action(async (flags: { json?: boolean; databaseUrl?: string }) => {
-    await runTokenList(flags);
+  .option('-d, --database-url <url>', OPENING_DATABASE)
+  .action(async (schemaFile: string | undefined, flags: { json?: boolean; databaseUrl?: string }) => {
+    const { runTokenList } = await import('./token-command.js');
+    await runTokenList({ schemaFile, ...flags });
   });
 
 token
   .command('revoke')
   .description('Revoke an API key by id or prefix (rg_AbCdEfGh).')
   .argument('<id-or-prefix>', 'the id or prefix shown by token list')
-  .option('-d, --database-url <url>', 'database URL (default $DATABASE_URL or sqlite:./data/restgraph.db)')
-  .action(async (idOrPrefix: string, flags: { databaseUrl?: string }) => {
-    await runTokenRevoke({ ...flags, idOrPrefix });
+  .argument('[schema-file]', TOKEN_SCHEMA)
+  .option('-d, --database-url <url>', OPENING_DATABASE)
+  .action(async (idOrPrefix: string, schemaFile: string | undefined, flags: { databaseUrl?: string }) => {
+    const { runTokenRevoke } = await import('./token-command.js');
+    await runTokenRevoke({ schemaFile, ...flags, idOrPrefix });
   });
 
 function parsePort(value: string): number {
@@ -110,7 +125,9 @@ try {
   await program.parseAsync(process.argv);
 } catch (error) {
   if (error instanceof RestgraphError) {
-    process.stderr.write(`restgraph: ${error.message} [${error.code}]\n`);
+    // The code ends the first line: a command on a later line copies as it is.
+    const [first, ...rest] = error.message.split('\n');
+    process.stderr.write(`restgraph: ${[`${first ?? ''} [${error.code}]`, ...rest].join('\n')}\n`);
     for (const detail of error.errors ?? []) {
       const where = detail.pointer === undefined ? (detail.parameter ?? detail.header ?? '') : `--${detail.pointer.replace(/^\//, '')}`;
       process.stderr.write(`  ${where}: ${detail.detail}\n`);

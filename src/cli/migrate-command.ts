@@ -1,8 +1,9 @@
-import { optionsFromEnv } from '../app/options-from-env.js';
 import { DestructiveMigrationError } from '../errors.js';
-import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
+import { loadSchemaFile } from '../schema/load-schema.js';
 import { applyMigration, planMigration } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
+import { destructiveRefusal } from './destructive-advice.js';
+import { chooseSchema, databaseToCreate } from './schema-and-database.js';
 
 export interface MigrateFlags {
   schemaFile?: string | undefined;
@@ -13,11 +14,13 @@ export interface MigrateFlags {
 
 /** `restgraph migrate`: prints the plan; applies it unless --dry-run. Resolves to the exit code. */
 export async function runMigrate(flags: MigrateFlags): Promise<number> {
-  const env = optionsFromEnv(process.env);
-  const schemaPath = flags.schemaFile ?? (typeof env.schema === 'string' ? env.schema : EXAMPLE_SCHEMA_PATH);
+  const chosen = chooseSchema(flags.schemaFile, process.env);
+  const schemaPath = chosen.path;
   const schema = loadSchemaFile(schemaPath);
-  const { db, rules, description } = await openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
+  const database = databaseToCreate(flags.databaseUrl, process.env, chosen);
+  const { db, rules, description } = await openDatabase(database.url);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);
+  if (database.notice !== undefined) process.stderr.write(`restgraph: ${database.notice}\n`);
   try {
     return await db.exclusively(async () => planAndApply());
   } finally {
@@ -43,11 +46,7 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
     try {
       await applyMigration(db, schema, plan, { allowDestructive: flags.allowDestructive === true });
     } catch (error) {
-      if (error instanceof DestructiveMigrationError) {
-        process.stderr.write(`restgraph: ${error.message} [${error.code}]\n`);
-        return 1;
-      }
-      throw error;
+      throw error instanceof DestructiveMigrationError ? destructiveRefusal(chosen, database, description, error.changes) : error;
     }
     out(plan.changes.length === 0 ? 'Nothing to apply.' : 'Applied.');
     return 0;

@@ -1,6 +1,13 @@
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../app/build-app.js';
 import { optionsFromEnv } from '../app/options-from-env.js';
+import { DestructiveMigrationError, PortUnavailableError } from '../errors.js';
+import { loadSchemaFile } from '../schema/load-schema.js';
+import { databaseTarget } from '../store/open-database.js';
+import { destructiveRefusal } from './destructive-advice.js';
 import { handleProcessFaults, logToStderr, type LogNow } from './process-faults.js';
+import { chooseSchema, commandLineWith, databaseToCreate } from './schema-and-database.js';
 
 export interface ServeFlags {
   schemaFile?: string | undefined;
@@ -26,17 +33,35 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     (reason, exitCode) => shutDown(reason, exitCode),
   );
   const env = optionsFromEnv(process.env);
-  const app = await buildApp({
-    ...env,
-    ...(flags.schemaFile === undefined ? {} : { schema: flags.schemaFile }),
-    ...(flags.databaseUrl === undefined ? {} : { databaseUrl: flags.databaseUrl }),
-  });
-  logNow = (level, details, message) => app.logNow(level, details, message);
   const port = flags.port ?? env.listen.port;
   const host = flags.host ?? env.listen.host;
-  const address = await app.listen({ port, host });
-  const { schema, databaseDescription } = app.restgraph;
-  app.log.info({ address, database: databaseDescription, resources: [...schema.resources.keys()], versions: schema.versions }, `restgraph listening on ${address}`);
+  const schema = chooseSchema(flags.schemaFile, process.env);
+  const database = databaseToCreate(flags.databaseUrl, process.env, schema);
+  // A schema with mistakes is told first (buildApp loads it again, from the validator cached now).
+  loadSchemaFile(schema.path);
+  // Before anything is created (the database, its tables, the first admin key): a port in use
+  // fails the start with nothing changed.
+  if (port !== 0) await tryListening(port, host);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ ...env, ...(schema.argument === undefined ? {} : { schema: schema.argument }), databaseUrl: database.url });
+  } catch (error) {
+    if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, databaseTarget(database.url).description, error.changes);
+    throw error;
+  }
+  logNow = (level, details, message) => app.logNow(level, details, message);
+  if (database.notice !== undefined) app.log.warn(database.notice);
+  let address: string;
+  try {
+    address = await app.listen({ port, host });
+  } catch (error) {
+    await app.close();
+    // Taken between the check and now.
+    throw unavailable(error, port, host);
+  }
+  const { databaseDescription } = app.restgraph;
+  app.log.info({ address, database: databaseDescription, resources: [...app.restgraph.schema.resources.keys()], versions: app.restgraph.schema.versions }, `restgraph listening on ${address}`);
+  await app.restgraph.adminAccessChecked().catch(() => undefined);
 
   let stopping = false;
   shutDown = (reason, exitCode) => {
@@ -62,4 +87,30 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   };
   process.once('SIGTERM', () => shutDown('SIGTERM', 0));
   process.once('SIGINT', () => shutDown('SIGINT', 0));
+}
+
+/** Listens on the port and lets it go: @throws PortUnavailableError when that fails. */
+async function tryListening(port: number, host: string): Promise<void> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error) => reject(unavailable(error, port, host)));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve()));
+  });
+}
+
+/** The one line a failure to listen gets, with the fix; other errors as they are. */
+function unavailable(error: unknown, port: number, host: string): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const withPort = (other: number): string => commandLineWith(['-p', String(other)], ['-p', '--port']);
+  if (code === 'EADDRINUSE') {
+    return new PortUnavailableError(`Cannot listen on ${where}: another program uses port ${port}. Choose another port with -p (or PORT), e.g. ${withPort(port === 65535 ? 3000 : port + 1)}`);
+  }
+  if (code === 'EACCES') {
+    return new PortUnavailableError(`Cannot listen on ${where}: this user may not use port ${port} (ports below 1024 need privileges). Choose another port with -p (or PORT), e.g. ${withPort(3000)}`);
+  }
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return new PortUnavailableError(`Cannot listen on ${where}: ${host} is not an address of this machine. Choose another with -H (or HOST), e.g. ${commandLineWith(['-H', '127.0.0.1'], ['-H', '--host'])}`);
+  }
+  return error instanceof Error ? error : new Error(String(error));
 }

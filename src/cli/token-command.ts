@@ -1,26 +1,36 @@
-import { optionsFromEnv } from '../app/options-from-env.js';
 import { ADMIN_SCOPE } from '../core/principal.js';
 import { TokenOperations, type TokenView } from '../core/token-operations.js';
-import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
+import { DatabaseNotFoundError } from '../errors.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
-import { migrateToSchema } from '../store/migrate.js';
+import { recordedSchema } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import type { Principal } from '../core/principal.js';
+import { chooseSchema, databaseToOpen, sameCommandWith } from './schema-and-database.js';
 
 /** The CLI works on its own database file, so it acts as admin. */
 const OPERATOR: Principal = { kind: 'admin-token', scopes: new Set([ADMIN_SCOPE]), credentialId: 'cli' };
 
 export interface TokenFlags {
+  /** Selects the default database (the schema's own); the database itself records its schema. */
+  schemaFile?: string | undefined;
   databaseUrl?: string;
 }
 
+/**
+ * Opens the database (never creating one) and works on its keys. Changes no schema: the database
+ * must have been migrated by `serve` or `migrate` (restgraph's own tables are brought up to date).
+ */
 async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) => Promise<T>): Promise<T> {
-  const env = optionsFromEnv(process.env);
-  const { db, rules } = await openDatabase(flags.databaseUrl ?? env.databaseUrl ?? 'sqlite:./data/restgraph.db');
+  const schema = chooseSchema(flags.schemaFile, process.env);
+  const database = databaseToOpen(flags.databaseUrl, process.env, schema, sameCommandWith);
+  const { db, description } = await openDatabase(database.url, { existing: true });
   try {
-    // Make sure the tables exist, as `serve` would (additive changes only).
-    const schema = loadSchemaFile(typeof env.schema === 'string' ? env.schema : EXAMPLE_SCHEMA_PATH);
-    await migrateToSchema(db, rules, schema);
+    if ((await recordedSchema(db)) === undefined) {
+      throw new DatabaseNotFoundError(
+        `The database ${description} holds no restgraph schema (only \`restgraph serve\` and \`restgraph migrate\` create one): ` +
+          `npx restgraph migrate${schema.argument === undefined ? ' <schema-file>' : ` ${schema.argument}`} -d ${database.url}`,
+      );
+    }
     return await work(new TokenOperations(new ApiKeyStore(db)));
   } finally {
     await db.close();

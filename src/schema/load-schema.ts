@@ -10,8 +10,7 @@ import type { SchemaDefinition, SchemaModel } from './schema-model.js';
 /** The published JSON Schema of schema files (editors complete against it). */
 export const SCHEMA_JSON_SCHEMA_PATH = fileURLToPath(new URL('../../schema/restgraph.schema.json', import.meta.url));
 
-/** The schema `npm start` serves when none is given: users, posts, products, orders. */
-export const EXAMPLE_SCHEMA_PATH = fileURLToPath(new URL('../../examples/example-schema.yaml', import.meta.url));
+export { EXAMPLE_SCHEMA_PATH } from './example-schema-path.js';
 
 let validateDocument: ReturnType<ReturnType<typeof createAjv>['compile']> | undefined;
 

@@ -141,6 +141,22 @@ export async function lastAppliedDefinition(db: SqlDatabase): Promise<SchemaDefi
   return typeof text === 'string' ? (JSON.parse(text) as SchemaDefinition) : undefined;
 }
 
+/**
+ * The schema definition the database was last migrated to, or undefined when no schema was ever
+ * migrated to it (a new or foreign database). Unlike {@link lastAppliedDefinition}, creates
+ * nothing in a database that is not restgraph's; in one that is, it brings restgraph's own tables
+ * up to date, as every command does.
+ */
+export async function recordedSchema(db: SqlDatabase): Promise<SchemaDefinition | undefined> {
+  const exists =
+    db.dialect === 'postgres'
+      ? { sql: 'select to_regclass($1) is not null as "found"', parameters: [`"${MIGRATIONS_TABLE}"`] }
+      : { sql: "select count(*) as \"found\" from sqlite_master where type = 'table' and name = ?", parameters: [MIGRATIONS_TABLE] };
+  const row = (await db.all(exists))[0];
+  if (row === undefined || row.found === false || Number(row.found) === 0) return undefined;
+  return lastAppliedDefinition(db);
+}
+
 async function recordMigration(db: SqlDatabase, tx: SqlExecutor, definition: SchemaDefinition, plan: MigrationPlan): Promise<void> {
   const insert = db.builder.insertInto(MIGRATIONS_TABLE).values({
     appliedAt: new Date().toISOString(),

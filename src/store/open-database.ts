@@ -1,11 +1,10 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ConfigError } from '../errors.js';
+import { ConfigError, DatabaseNotFoundError } from '../errors.js';
 import type { SqlDatabase } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
-import { PostgresDatabase, type PostgresTimeouts } from './postgres/postgres-database.js';
-import { postgresDialectRules } from './postgres/postgres-dialect-rules.js';
-import { SqliteDatabase, type SqliteSynchronous } from './sqlite/sqlite-database.js';
-import { sqliteDialectRules } from './sqlite/sqlite-dialect-rules.js';
+import type { PostgresTimeouts } from './postgres/postgres-database.js';
+import type { SqliteSynchronous } from './sqlite/sqlite-database.js';
 
 export interface OpenedDatabase {
   db: SqlDatabase;
@@ -24,18 +23,25 @@ export interface OpenDatabaseOptions {
   postgres?: Partial<PostgresTimeouts>;
   /** SQLite: how long a write waits for another process's write lock, and the durability of commits. */
   sqlite?: { lockTimeoutMs?: number; synchronous?: SqliteSynchronous };
+  /**
+   * Only open a database that exists: a SQLite file that is not there is not created (nor its
+   * folder). For the commands that must not create one (the token commands). @default false
+   */
+  existing?: boolean;
 }
 
 /**
  * Opens the database a `DATABASE_URL` names: `sqlite:./data/restgraph.db`, `sqlite:/abs/path.db`,
  * `sqlite::memory:`, a bare file path, or `postgres://user:password@host:port/database`.
  *
- * Resolves once the database answers.
+ * Resolves once the database answers. Loads the driver of the database's kind only (each takes
+ * time to load).
  *
  * @throws ConfigError naming DATABASE_URL when the URL is not understood or the database cannot be reached.
+ * @throws DatabaseNotFoundError with `existing`, when the SQLite file does not exist.
  */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<OpenedDatabase> {
-  const opened = openByUrl(url, options);
+  const opened = await openByUrl(url, options);
   try {
     await opened.db.ping();
   } catch (error) {
@@ -46,8 +52,26 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   return opened;
 }
 
-function openByUrl(url: string, options: OpenDatabaseOptions): OpenedDatabase {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
+/** What a `DATABASE_URL` names, and how to print it (without credentials). */
+export type DatabaseTarget = { kind: 'sqlite'; path: string; description: string } | { kind: 'postgres'; description: string };
+
+/**
+ * Reads a `DATABASE_URL` without opening anything.
+ *
+ * @throws ConfigError naming DATABASE_URL when the URL is not understood.
+ */
+export function databaseTarget(url: string): DatabaseTarget {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'the postgres:// URL is not a valid URL');
+    }
+    if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'the postgres:// URL names no database (postgres://host:5432/<database>)');
+    parsed.password = '';
+    return { kind: 'postgres', description: parsed.toString().replace(/^(postgres(?:ql)?:\/\/)[^@/]*@/, '$1') };
+  }
   let filename: string;
   if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);
   else if (url.startsWith('sqlite:')) filename = url.slice('sqlite:'.length);
@@ -56,29 +80,30 @@ function openByUrl(url: string, options: OpenDatabaseOptions): OpenedDatabase {
   else throw new ConfigError('DATABASE_URL', `unsupported database URL scheme in "${url.split(':')[0] ?? url}"; use sqlite:<file> or postgres://…`);
   if (filename === '') throw new ConfigError('DATABASE_URL', 'the sqlite: URL names no file');
   const path = filename === ':memory:' ? filename : resolve(filename);
+  return { kind: 'sqlite', path, description: `sqlite:${path}` };
+}
+
+async function openByUrl(url: string, options: OpenDatabaseOptions): Promise<OpenedDatabase> {
+  const target = databaseTarget(url);
+  if (target.kind === 'postgres') {
+    const [{ PostgresDatabase }, { postgresDialectRules }] = await Promise.all([import('./postgres/postgres-database.js'), import('./postgres/postgres-dialect-rules.js')]);
+    const db = new PostgresDatabase({
+      connectionString: url,
+      ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
+      ...(options.postgres === undefined ? {} : { timeouts: options.postgres }),
+    });
+    return { db, rules: postgresDialectRules, description: target.description };
+  }
+  const { path, description } = target;
+  if (options.existing === true && path !== ':memory:' && !existsSync(path)) {
+    throw new DatabaseNotFoundError(`There is no SQLite database at ${path} (only \`restgraph serve\` and \`restgraph migrate\` create one).`);
+  }
+  const [{ SqliteDatabase }, { sqliteDialectRules }] = await Promise.all([import('./sqlite/sqlite-database.js'), import('./sqlite/sqlite-dialect-rules.js')]);
   try {
     const db = new SqliteDatabase({ filename: path, ...options.sqlite, ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }) });
-    return { db, rules: sqliteDialectRules, description: `sqlite:${path}` };
+    return { db, rules: sqliteDialectRules, description };
   } catch (error) {
     throw new ConfigError('DATABASE_URL', `cannot open SQLite database ${path}: ${(error as Error).message}`);
   }
-}
-
-function openPostgres(url: string, options: OpenDatabaseOptions): OpenedDatabase {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ConfigError('DATABASE_URL', 'the postgres:// URL is not a valid URL');
-  }
-  if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'the postgres:// URL names no database (postgres://host:5432/<database>)');
-  parsed.password = '';
-  const description = parsed.toString().replace(/^(postgres(?:ql)?:\/\/)[^@/]*@/, '$1');
-  const db = new PostgresDatabase({
-    connectionString: url,
-    ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }),
-    ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
-    ...(options.postgres === undefined ? {} : { timeouts: options.postgres }),
-  });
-  return { db, rules: postgresDialectRules, description };
 }
