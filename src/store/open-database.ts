@@ -2,8 +2,9 @@ import { resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { SqlDatabase } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
-import { PostgresDatabase, type PostgresTimeouts } from './postgres/postgres-database.js';
-import { postgresDialectRules } from './postgres/postgres-dialect-rules.js';
+// Types only: the PostgreSQL driver (pg and its protocol modules) is loaded when a postgres:// URL
+// is opened, so a SQLite server or CLI call does not pay for it at start-up.
+import type { PostgresTimeouts } from './postgres/postgres-database.js';
 import { SqliteDatabase, type SqliteSynchronous } from './sqlite/sqlite-database.js';
 import { sqliteDialectRules } from './sqlite/sqlite-dialect-rules.js';
 
@@ -35,7 +36,7 @@ export interface OpenDatabaseOptions {
  * @throws ConfigError naming DATABASE_URL when the URL is not understood or the database cannot be reached.
  */
 export async function openDatabase(url: string, options: OpenDatabaseOptions = {}): Promise<OpenedDatabase> {
-  const opened = openByUrl(url, options);
+  const opened = await openByUrl(url, options);
   try {
     await opened.db.ping();
   } catch (error) {
@@ -46,7 +47,7 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   return opened;
 }
 
-function openByUrl(url: string, options: OpenDatabaseOptions): OpenedDatabase {
+async function openByUrl(url: string, options: OpenDatabaseOptions): Promise<OpenedDatabase> {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   let filename: string;
   if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);
@@ -64,7 +65,7 @@ function openByUrl(url: string, options: OpenDatabaseOptions): OpenedDatabase {
   }
 }
 
-function openPostgres(url: string, options: OpenDatabaseOptions): OpenedDatabase {
+async function openPostgres(url: string, options: OpenDatabaseOptions): Promise<OpenedDatabase> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -74,6 +75,7 @@ function openPostgres(url: string, options: OpenDatabaseOptions): OpenedDatabase
   if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'the postgres:// URL names no database (postgres://host:5432/<database>)');
   parsed.password = '';
   const description = parsed.toString().replace(/^(postgres(?:ql)?:\/\/)[^@/]*@/, '$1');
+  const [{ PostgresDatabase }, { postgresDialectRules }] = await Promise.all([import('./postgres/postgres-database.js'), import('./postgres/postgres-dialect-rules.js')]);
   const db = new PostgresDatabase({
     connectionString: url,
     ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }),
