@@ -5,6 +5,10 @@
 //
 // When that server cannot be reached, the run is skipped with a loud message, except under
 // CI=true, where it fails: CI always tests both databases.
+//
+// `--both` (what `npm test` runs) runs the suite on SQLite and on PostgreSQL in one vitest run
+// (RESTGRAPH_TEST_DB=both: two projects sharing the workers, see vitest.config.ts); when
+// PostgreSQL cannot be reached outside CI, it runs the SQLite pass alone.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -25,6 +29,12 @@ async function reachable() {
   }
 }
 
+const both = process.argv.includes('--both');
+const vitestArgs = process.argv.slice(2).filter((arg) => arg !== '--both');
+const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
+const runVitest = (dialect) =>
+  spawnSync(process.execPath, [vitest, 'run', ...vitestArgs], { stdio: 'inherit', env: { ...process.env, RESTGRAPH_TEST_DB: dialect } }).status ?? 1;
+
 const problem = await reachable();
 if (problem !== undefined) {
   const line = '='.repeat(78);
@@ -36,13 +46,8 @@ if (problem !== undefined) {
   process.stderr.write(
     `SKIPPING the PostgreSQL half of the test suite. Start PostgreSQL, or set\nRESTGRAPH_TEST_POSTGRES_URL, to run it.\n${line}\n\n`,
   );
-  process.exit(0);
+  process.exit(both ? runVitest('sqlite') : 0);
 }
 
-process.stdout.write(`\nThe suite again, on PostgreSQL (${shown}):\n`);
-const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
-const result = spawnSync(process.execPath, [vitest, 'run', ...process.argv.slice(2)], {
-  stdio: 'inherit',
-  env: { ...process.env, RESTGRAPH_TEST_DB: 'postgres' },
-});
-process.exit(result.status ?? 1);
+process.stdout.write(both ? `\nThe suite on SQLite and on PostgreSQL (${shown}):\n` : `\nThe suite again, on PostgreSQL (${shown}):\n`);
+process.exit(runVitest(both ? 'both' : 'postgres'));

@@ -4,10 +4,11 @@ import { fileURLToPath } from 'node:url';
 /**
  * Builds dist/ once before any test file runs: the CLI tests run `node dist/cli/main.js` as a
  * child process, and two files building at once could read each other's half-written output.
+ * `tsc -b` (as `npm run build`) skips the compile when dist/ is already up to date with src/.
  */
 export default function setup(): void {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  execFileSync(process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-p', 'tsconfig.build.json'], {
+  execFileSync(process.execPath, [fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url)), '-b', 'tsconfig.build.json'], {
     cwd: root,
     stdio: 'inherit',
     timeout: 180_000,

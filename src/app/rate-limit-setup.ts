@@ -3,7 +3,6 @@ import { ConfigError } from '../errors.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { MemoryCounters, SqlCounters, type CounterStore } from '../store/rate-limit-counters.js';
-import { RedisCounters } from '../store/redis-counters.js';
 import type { SqlDatabase } from '../store/sql-database.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ANONYMOUS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
 
@@ -63,6 +62,8 @@ async function counterStore(options: RateLimitOptions, db: SqlDatabase): Promise
   if (kind === 'database') return new SqlCounters(db);
   if (options.redisUrl === undefined) throw new ConfigError('REDIS_URL', 'RESTGRAPH_RATE_LIMIT_STORE=redis needs REDIS_URL');
   try {
+    // Loaded only here: most servers have no Redis, and ioredis is a large module tree to load at start-up.
+    const { RedisCounters } = await import('../store/redis-counters.js');
     return await RedisCounters.connect(options.redisUrl);
   } catch (error) {
     throw new ConfigError('REDIS_URL', `cannot reach Redis: ${(error as Error).message}`);

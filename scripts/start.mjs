@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// `npm start [-- serve options]`: serve the API from dist/, rebuilding dist/ first only when a
+// source changed since the last build. `npm install` builds once (the `prepare` script); a restart
+// with nothing changed then costs a walk over the sources' modification times instead of a
+// TypeScript compile. `tsc -b` keeps the final say: it rebuilds incrementally, and also when an
+// output is missing.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const buildInfo = `${root}dist/.tsbuildinfo`;
+
+function mtime(path) {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The newest modification time of the build's inputs: src/ and the TypeScript configuration. */
+function newestInput() {
+  let newest = Math.max(mtime(`${root}tsconfig.json`) ?? 0, mtime(`${root}tsconfig.build.json`) ?? 0);
+  for (const entry of readdirSync(`${root}src`, { recursive: true, withFileTypes: true })) {
+    // A directory's time changes when a file in it is added, renamed or deleted.
+    newest = Math.max(newest, statSync(`${entry.parentPath ?? entry.path}/${entry.name}`).mtimeMs);
+  }
+  return Math.max(newest, mtime(`${root}src`) ?? 0);
+}
+
+const built = mtime(buildInfo);
+if (built === undefined || mtime(`${root}dist/cli/main.js`) === undefined || newestInput() > built) {
+  process.stderr.write('restgraph: sources changed since the last build; compiling (tsc -b)\n');
+  const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
+  const result = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+// Run the CLI in this process (no second Node start-up), as `restgraph serve <arguments>`.
+process.argv.splice(2, 0, 'serve');
+await import('../dist/cli/main.js');
