@@ -99,12 +99,21 @@ rg_wait_server() {
   cat .server.log; echo '(not listening after 15 s)'
 }
 RG_JOBS=; RG_JOB_LOGS=; RG_JOB_COUNT=0
+# A job has started once it prints; the next command follows a moment later, as a person typing
+# it in another terminal would (a subscriber is then registered on the server, not just connected).
 rg_wait_job() {
-  for _ in $(seq 1 200); do [ -s "$1" ] && return; kill -0 "$2" 2>/dev/null || return; sleep 0.05; done
+  for _ in $(seq 1 200); do [ -s "$1" ] && { sleep 0.5; return; }; kill -0 "$2" 2>/dev/null || return; sleep 0.05; done
 }
+# \`wait\`, bounded: a job still running after 10 s is stopped, and says so.
 rg_wait_jobs() {
-  [ -n "$RG_JOBS" ] && wait $RG_JOBS
+  for _ in $(seq 1 200); do
+    running=; for job in $RG_JOBS; do kill -0 "$job" 2>/dev/null && running=1; done
+    [ -z "$running" ] && break; sleep 0.05
+  done
+  [ -n "$running" ] && { kill $RG_JOBS 2>/dev/null; }
+  [ -n "$RG_JOBS" ] && wait $RG_JOBS 2>/dev/null
   for log in $RG_JOB_LOGS; do cat "$log"; done
+  [ -n "$running" ] && echo '(a job was still running after 10 s: stopped)'
   RG_JOBS=; RG_JOB_LOGS=
 }
 rg_stop_jobs() { [ -n "$RG_JOBS" ] && kill $RG_JOBS 2>/dev/null; RG_JOBS=; RG_JOB_LOGS=; }
@@ -164,6 +173,7 @@ async function runPage(page: { path: string; blocks: DocBlock[] }): Promise<stri
       for (const [shown, port] of ports) {
         command = command.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${shown}\\b`, 'g'), `$1:${port}`).replace(new RegExp(`--port ${shown}\\b`, 'g'), `--port ${port}`);
       }
+      if (process.env.DOCS_EXAMPLES_TRACE) console.error(`» ${command.slice(0, 120)}`);
       let output = (await shell.run(scriptFor(command))).replace(/\r\n/g, '\n').split(dir).join(FOLDER);
       for (const [shown, port] of ports) output = output.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${port}\\b`, 'g'), `$1:${shown}`);
       output = output

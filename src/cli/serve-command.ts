@@ -60,8 +60,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     throw unavailable(error, port, host);
   }
   const { databaseDescription } = app.restgraph;
-  app.log.info({ address, database: databaseDescription, resources: [...app.restgraph.schema.resources.keys()], versions: app.restgraph.schema.versions }, `restgraph listening on ${address}`);
+  // The first admin key (or how to make one) is told before the line that says the server is ready.
   await app.restgraph.adminAccessChecked().catch(() => undefined);
+  app.log.info({ address, database: databaseDescription, resources: [...app.restgraph.schema.resources.keys()], versions: app.restgraph.schema.versions }, `restgraph listening on ${address}`);
 
   let stopping = false;
   shutDown = (reason, exitCode) => {
