@@ -35,7 +35,8 @@ class Shell {
   private count = 0;
 
   constructor(readonly dir: string, env: NodeJS.ProcessEnv) {
-    this.bash = spawn('bash', ['--norc', '--noprofile'], { cwd: dir, env });
+    // A process group of its own: whatever a page started (servers, jobs) goes with it, even when a command hung.
+    this.bash = spawn('bash', ['--norc', '--noprofile'], { cwd: dir, env, detached: true });
     this.bash.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       this.output += chunk;
       this.waiting?.();
@@ -65,9 +66,18 @@ class Shell {
   async close(): Promise<void> {
     await this.run('rg_stop_server; rg_stop_jobs', 20_000).catch(() => undefined);
     this.bash.stdin.end();
-    const timer = setTimeout(() => this.bash.kill('SIGKILL'), 5_000);
+    const group = (signal: NodeJS.Signals): void => {
+      try {
+        if (this.bash.pid !== undefined) process.kill(-this.bash.pid, signal);
+      } catch {
+        // the group is gone already
+      }
+    };
+    const timer = setTimeout(() => group('SIGKILL'), 5_000);
     if (this.bash.exitCode === null && this.bash.signalCode === null) await new Promise((done) => this.bash.once('close', done));
     clearTimeout(timer);
+    // A server or job left behind by a command that never ended.
+    group('SIGKILL');
   }
 }
 
