@@ -63,6 +63,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   // The first admin key (or how to make one) is told before the line that says the server is ready.
   await app.restgraph.adminAccessChecked().catch(() => undefined);
   app.log.info({ address, database: databaseDescription, resources: [...app.restgraph.schema.resources.keys()], versions: app.restgraph.schema.versions }, `restgraph listening on ${address}`);
+  // Out at once, not at the log's next periodic flush (up to a second later): whoever waits for the
+  // server, a person or a supervisor, is told it is ready when it is, with the first admin key.
+  app.flushLogs(() => undefined);
 
   let stopping = false;
   shutDown = (reason, exitCode) => {
