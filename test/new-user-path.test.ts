@@ -92,24 +92,25 @@ function tables(file: string): string[] {
 
 const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
 
+/** A first start of `serve <args>`, stopped: the server, the admin key it printed, and its hint. */
+async function firstStart(args: string[]): Promise<{ started: Awaited<ReturnType<typeof serve>>; admin: string; hint: string }> {
+  const started = await serve(args);
+  const out = await stop(started.running);
+  const admin = adminKeyIn(out);
+  expect(admin).toMatch(KEY_FORMAT);
+  return { started, admin: admin ?? '', hint: messages(out).find((m) => m.startsWith('Use it as')) ?? '' };
+}
+
 describe('the new-user path', () => {
   it('serve the example, then another schema in the same folder; a token for each; both work', async () => {
-    const example = await serve([]);
-    const exampleOut = await stop(example.running);
-    const exampleAdmin = adminKeyIn(exampleOut);
-    expect(exampleAdmin).toMatch(KEY_FORMAT);
+    const { started: example, admin: exampleAdmin, hint: exampleHint } = await firstStart([]);
     // The hint fits the server: its real address, a resource of the example that needs a token.
-    const exampleHint = messages(exampleOut).find((m) => m.startsWith('Use it as')) ?? '';
     expect(exampleHint).toContain(`${example.base}/users`);
     expect(exampleHint).toContain('npx restgraph token create --scopes users:read,users:write');
     expect(existsSync(join(dir.path, 'data', 'example-schema.db'))).toBe(true);
 
     writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);
-    const notes = await serve(['notes.yaml']);
-    const notesOut = await stop(notes.running);
-    const notesAdmin = adminKeyIn(notesOut);
-    expect(notesAdmin).toMatch(KEY_FORMAT);
-    const notesHint = messages(notesOut).find((m) => m.startsWith('Use it as')) ?? '';
+    const { started: notes, admin: notesAdmin, hint: notesHint } = await firstStart(['notes.yaml']);
     expect(notesHint).toContain(`${notes.base}/notes`);
     expect(notesHint).toContain('npx restgraph token create notes.yaml --scopes notes:read,notes:write');
     expect(notesHint).not.toContain('users');
@@ -131,8 +132,8 @@ describe('the new-user path', () => {
     expect((await fetch(`${notesAgain.base}/notes`, { headers: bearer(usersKey) })).status).toBe(401);
     expect((await fetch(`${exampleAgain.base}/users`, { headers: bearer(notesKey) })).status).toBe(401);
     // And the first admin keys still work, each on its own server.
-    expect((await fetch(`${exampleAgain.base}/v1/tokens`, { headers: bearer(exampleAdmin ?? '') })).status).toBe(200);
-    expect((await fetch(`${notesAgain.base}/v1/tokens`, { headers: bearer(notesAdmin ?? '') })).status).toBe(200);
+    expect((await fetch(`${exampleAgain.base}/v1/tokens`, { headers: bearer(exampleAdmin) })).status).toBe(200);
+    expect((await fetch(`${notesAgain.base}/v1/tokens`, { headers: bearer(notesAdmin) })).status).toBe(200);
     await Promise.all([stop(exampleAgain.running), stop(notesAgain.running)]);
   });
 
