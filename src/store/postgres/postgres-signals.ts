@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ChangeSignals } from '../sql-database.js';
 import { RetryBackoff, type WorkerLog } from '../../retry-backoff.js';
@@ -18,6 +18,10 @@ const SIGNAL_INTERVAL_MS = 5;
  * "look again": what changed is always read from the database, so a signal lost (a connection
  * dropped while a signal was sent) only delays readers until their next poll. Signals this
  * process sent are not handed back to it.
+ *
+ * Channels are PostgreSQL's, shared by the whole database, while restgraph's tables live in the
+ * connection's schema (its search_path): two deployments may share a database, one schema each.
+ * So each channel is named after the schema too, and one deployment's writes never wake the other.
  */
 export class PostgresSignals implements ChangeSignals {
   readonly #connectionString: string;
@@ -27,6 +31,8 @@ export class PostgresSignals implements ChangeSignals {
   /** Channels with a NOTIFY on its way, and whether another must follow it. */
   readonly #sending = new Map<string, { again: boolean }>();
   #client: pg.Client | undefined;
+  /** The suffix that scopes channel names to the connection's schema (known once connected). */
+  #scope = '';
   #connecting: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
   readonly #reconnects = new RetryBackoff('reconnecting the LISTEN connection', UNLOGGED, RECONNECT_BACKOFF);
@@ -64,7 +70,7 @@ export class PostgresSignals implements ChangeSignals {
       }, SIGNAL_INTERVAL_MS);
       timer.unref();
     };
-    client.query('select pg_notify($1, $2)', [channel, this.#origin]).then(done, done);
+    client.query('select pg_notify($1, $2)', [this.#scoped(channel), this.#origin]).then(done, done);
   }
 
   /** Calls `onSignal` for every signal another process sends on `channel` (and after a reconnection). */
@@ -75,7 +81,7 @@ export class PostgresSignals implements ChangeSignals {
       this.#listeners.set(channel, listeners);
     }
     listeners.add(onSignal);
-    if (this.#client !== undefined) await this.#client.query(`listen ${quote(channel)}`);
+    if (this.#client !== undefined) await this.#client.query(`listen ${quote(this.#scoped(channel))}`);
     else await this.#connect();
   }
 
@@ -92,8 +98,8 @@ export class PostgresSignals implements ChangeSignals {
     this.#connecting ??= (async () => {
       const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: this.#connectTimeoutMs, keepAlive: true });
       client.on('notification', (message) => {
-        if (message.payload === this.#origin) return;
-        for (const listener of this.#listeners.get(message.channel) ?? []) listener();
+        if (message.payload === this.#origin || !message.channel.endsWith(this.#scope)) return;
+        for (const listener of this.#listeners.get(message.channel.slice(0, -this.#scope.length)) ?? []) listener();
       });
       const lost = (): void => {
         if (this.#client !== client) return;
@@ -105,7 +111,12 @@ export class PostgresSignals implements ChangeSignals {
       client.on('end', lost);
       try {
         await client.connect();
-        for (const channel of this.#listeners.keys()) await client.query(`listen ${quote(channel)}`);
+        const { rows } = await client.query<{ schema: string | null }>('select current_schema() as "schema"');
+        this.#scope = `_${createHash('sha256')
+          .update(rows[0]?.schema ?? '')
+          .digest('hex')
+          .slice(0, 16)}`;
+        for (const channel of this.#listeners.keys()) await client.query(`listen ${quote(this.#scoped(channel))}`);
       } catch (error) {
         await client.end().catch(() => undefined);
         throw error;
@@ -119,6 +130,11 @@ export class PostgresSignals implements ChangeSignals {
       this.#connecting = undefined;
     });
     return this.#connecting;
+  }
+
+  /** `channel` as named on the database: a short digest of the schema follows it (63 bytes at most). */
+  #scoped(channel: string): string {
+    return channel + this.#scope;
   }
 
   #scheduleReconnect(): void {
