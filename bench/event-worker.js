@@ -15,10 +15,20 @@
 //              seeded ids 1..n, or userCreated), proves each subscription live, prints
 //              {"ready":true}, then reads "start" / "stop" lines on stdin and counts what
 //              arrives in between (and until the backlog has drained); prints the result.
+// realtime     {urls, serverPids, subscribers, perSocket, sse, watched, gapMs, idleProbes, drainMs}:
+//              server RSS (summed over serverPids), then the listeners of bench/lib/realtime.js
+//              spread over `urls`, proven live, RSS again; `idleProbes` creates and as many
+//              updates of watched ids one at a time, each timed until every listener it concerns
+//              has it; prints {"ready":true, ...}; then windows, each opened by a line on stdin
+//              and closed by "stop" (its result printed once every probe reached all its
+//              listeners, or after drainMs): "listen" counts the deliveries of the load's own
+//              updates; "probe" also probes every gapMs/2 (a create, then an update, alternately,
+//              without waiting for them); "exit" ends.
 import { createServer } from 'node:http';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
+import { connectListeners, openFileLimit, Probes } from './lib/realtime.js';
 import { connectSubscribers, cpuSeconds, median, RateMeter, pool, quantile, requester, serverRss, waitFor, wallNow } from './lib/subscribers.js';
 
 const spec = JSON.parse(process.argv[2]);
@@ -318,7 +328,167 @@ async function standing() {
   process.exit(3); // stdin closed: the harness is gone
 }
 
-const modes = { webhooks, fanout, subscribers: standing };
+// ---------------------------------------------------------------- realtime
+
+/** The realtime probes of one phase: how many reached all their listeners, exactly once, and how fast. */
+function probeSummary(list) {
+  const done = list.filter((p) => !p.error && p.count === p.expected);
+  const dist = (values) => {
+    const v = values.filter(Number.isFinite);
+    return { p50: quantile(v, 0.5), p99: quantile(v, 0.99), max: quantile(v, 1) };
+  };
+  const sum = (f) => list.reduce((n, p) => n + f(p), 0);
+  return {
+    probes: list.length,
+    listenersEach: median(list.map((p) => p.expected)),
+    complete: done.length,
+    incomplete: list.length - done.length,
+    missing: sum((p) => (p.error ? 0 : p.expected - p.count)),
+    duplicates: sum((p) => p.duplicates),
+    stray: sum((p) => p.stray),
+    errors: list.filter((p) => p.error).length,
+    errorSamples: list.filter((p) => p.error).slice(0, 3).map((p) => p.error),
+    // The row's createdAt / updatedAt is stamped in the writing transaction: commit -> last listener, at least.
+    fromCommitMs: dist(done.map((p) => p.lastAt - p.stampAt)),
+    fromSendMs: dist(done.map((p) => p.lastAt - p.sentAt)),
+    fromResponseMs: dist(done.map((p) => p.lastAt - p.respondedAt)),
+    firstFromCommitMs: dist(done.map((p) => p.firstAt - p.stampAt)),
+    writeMs: dist(list.map((p) => p.respondedAt - p.sentAt)),
+    // This process's CPU share from the send to the last arrival (near 100 %: the clients set the pace).
+    clientsBusy: median(done.map((p) => (p.cpuAtLast.user + p.cpuAtLast.system - p.cpuAtSend.user - p.cpuAtSend.system) / 1000 / (p.lastAt - p.sentAt))),
+  };
+}
+
+async function realtime() {
+  const { urls, subscribers: n, perSocket, sse, watched } = spec;
+  const sockets = Math.ceil(n / perSocket) + sse;
+  const limit = openFileLimit();
+  if (limit !== null && limit < sockets + 200) throw new Error(`${sockets} connections need more open files than this process may have (ulimit -n ${limit}): raise it, or lower BENCH_REALTIME_SUBSCRIBERS / BENCH_REALTIME_SSE`);
+  const requests = urls.map((url) => requester(url, spec.token));
+  const watchOf = new Int32Array(n + sse);
+  for (let i = 1; i < n; i += 2) watchOf[i] = 1 + ((i >> 1) % watched);
+  const probes = new Probes(watchOf);
+  const rss = async () => {
+    const values = await Promise.all(spec.serverPids.map((pid) => serverRss(pid)));
+    return values.includes(null) ? null : values.reduce((a, b) => a + b, 0);
+  };
+
+  /** One probe write; resolves once answered (its deliveries are counted as they come). */
+  const send = async (kind, phase, id = 0) => {
+    const p = probes.add(kind, phase, id);
+    const request = requests[p.seq % requests.length];
+    p.cpuAtSend = process.cpuUsage();
+    p.sentAt = wallNow();
+    try {
+      const res =
+        kind === 'c'
+          ? await request('POST', '/users', { name: `rtc-${p.seq}`, email: `rt${p.seq}-${runId}@example.com` })
+          : await request('PATCH', `/users/${id}`, { bio: `rtu-${p.seq}` });
+      p.respondedAt = res.responded;
+      if (res.status !== (kind === 'c' ? 201 : 200)) p.error = `${kind === 'c' ? 'POST /users' : `PATCH /users/${id}`} -> ${res.status} ${res.text.slice(0, 200)}`;
+      else p.stampAt = Date.parse(kind === 'c' ? res.json.createdAt : res.json.updatedAt);
+    } catch (error) {
+      p.error = error.message;
+    }
+    p.settled = true;
+    return p;
+  };
+  const reached = (p) => p.count >= p.expected || (p.settled && p.error !== null);
+  const settle = (list, { idleMs = 10_000, maxMs = 60_000 } = {}) =>
+    waitFor(() => list.every((p) => p.settled && reached(p)), { progress: () => probes.messages, idleMs, maxMs });
+  const allGot = (want) => {
+    for (let i = 0; i < watchOf.length; i++) if (want(watchOf[i]) && probes.got[i] === 0) return false;
+    return true;
+  };
+
+  for (let k = 0; k < 20; k++) {
+    const res = await requests[k % requests.length]('POST', '/users', { name: `warm-${runId}-${k}`, email: `warm-${runId}-${k}@example.com` });
+    if (res.status !== 201) throw new Error(`POST /users -> ${res.status} ${res.text.slice(0, 300)}`);
+  }
+  await sleep(1000);
+  const rssBefore = await rss();
+  const t0 = Date.now();
+  const listeners = await connectListeners({ urls, token: spec.token, subscribers: n, perSocket, sse, watched, probes, timeoutMs: 60_000 + sockets * 30 });
+  const connectMs = Date.now() - t0;
+
+  // Proves every listener live (a subscribe message has no acknowledgement): creates until every
+  // listener of creates has one, then an update of each watched id until each of theirs has one.
+  const t1 = Date.now();
+  for (let attempt = 1; !allGot((w) => w === 0); attempt++) {
+    if (attempt > 10) throw new Error(`after 10 creates, ${watchOf.filter((w, i) => w === 0 && probes.got[i] === 0).length} listeners of creates had none${JSON.stringify(listeners.problems)}`);
+    const p = await send('c', 'confirm');
+    if (p.error) throw new Error(p.error);
+    await waitFor(() => allGot((w) => w === 0), { progress: () => probes.messages, idleMs: 3000, maxMs: 30_000 });
+  }
+  for (let attempt = 1; !allGot((w) => w !== 0); attempt++) {
+    if (attempt > 5) throw new Error(`userUpdated listeners without their update after 5 rounds: ${watchOf.filter((w, i) => w !== 0 && probes.got[i] === 0).length}${JSON.stringify(listeners.problems)}`);
+    const ids = [...new Set(Array.from(watchOf).filter((w, i) => w !== 0 && probes.got[i] === 0))];
+    await pool(ids.length, 8, async (k) => {
+      const p = await send('u', 'confirm', ids[k]);
+      if (p.error) throw new Error(p.error);
+    });
+    await waitFor(() => allGot((w) => w !== 0), { progress: () => probes.messages, idleMs: 5000, maxMs: 60_000 });
+  }
+  const confirmMs = Date.now() - t1;
+  await sleep(1000);
+  const rssAfter = await rss();
+
+  // Idle: one probe at a time (3 of each kind unmeasured first: colder code).
+  const idle = [];
+  for (let k = 0; k < spec.idleProbes + 3; k++) {
+    for (const kind of ['c', 'u']) {
+      const p = await send(kind, k < 3 ? 'warm' : 'idle', 1 + ((k * 37) % watched));
+      await settle([p], { idleMs: 5000, maxMs: 30_000 });
+      if (k >= 3) idle.push(p);
+      await sleep(spec.gapMs / 2);
+    }
+  }
+  const byKind = (list) => ({ creates: probeSummary(list.filter((p) => p.kind === 'c')), updates: probeSummary(list.filter((p) => p.kind === 'u')) });
+  say({ ready: true, listeners: n + sse, sockets, connectMs, confirmMs, rssBefore, rssAfter, openFileLimit: limit, idle: byKind(idle) });
+
+  // Windows: "listen" or "probe" opens one, "stop" closes it (its result is printed), "exit" ends.
+  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  const nextLine = async () => (await lines.next()).value;
+  for (let line = await nextLine(); line !== 'exit'; line = await nextLine()) {
+    if (line !== 'listen' && line !== 'probe') process.exit(3); // stdin closed: the harness is gone
+    const mark = { at: wallNow(), background: probes.background, cpu: process.cpuUsage() };
+    const loaded = [];
+    let stopped = false;
+    let skipped = 0;
+    const probing = (async () => {
+      for (let k = 0; line === 'probe' && !stopped; k++) {
+        if (loaded.filter((p) => !p.settled).length >= 20) skipped++;
+        else {
+          send(k % 2 ? 'u' : 'c', 'load', 1 + ((k * 37) % watched)).catch(() => undefined);
+          loaded.push(probes.list.at(-1));
+        }
+        await sleep(spec.gapMs / 2);
+      }
+    })();
+    if ((await nextLine()) !== 'stop') process.exit(3);
+    stopped = true;
+    const stoppedAt = wallNow();
+    await probing;
+    const drained = await settle(loaded, { idleMs: 15_000, maxMs: spec.drainMs });
+    // What the load committed may still be on its way: until nothing arrives for a second.
+    await waitFor(() => false, { progress: () => probes.messages, idleMs: 1000, maxMs: spec.drainMs });
+    const cpu = process.cpuUsage(mark.cpu);
+    const background = probes.background - mark.background;
+    say({
+      ...(line === 'probe' ? { probes: { ...byKind(loaded), skipped, drained } } : {}),
+      drainAfterStopMs: Math.max(0, probes.lastAt - stoppedAt),
+      // Deliveries of the load's own updates to the userUpdated listeners of the watched ids.
+      background: { messages: background, perSec: background / ((stoppedAt - mark.at) / 1000) },
+      workerCpu: (cpu.user + cpu.system) / 1e6 / ((wallNow() - mark.at) / 1000),
+      unknown: probes.unknown,
+      problems: listeners.problems,
+    });
+  }
+  listeners.dispose();
+  process.exit(0);
+}
+
+const modes = { webhooks, fanout, subscribers: standing, realtime };
 try {
   await modes[spec.mode]();
 } catch (error) {

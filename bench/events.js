@@ -34,6 +34,40 @@
 //                  cost the writes. c/a is informative (every write becomes 1,000 messages);
 //                  its deliveries/s are messages per second while they arrived (100 ms buckets),
 //                  and every subscriber must receive every write of the run (else `!`).
+//   realtime       issue 23's scenario, at its scale by default: BENCH_REALTIME_SUBSCRIBERS
+//                  (10,000) graphql-ws subscriptions, BENCH_REALTIME_PER_SOCKET (1) to a
+//                  WebSocket, half `userCreated { id name }`, half `userUpdated(id) { id bio }`
+//                  over 1,000 watched ids (1..1,000, so 5 subscribers each), plus
+//                  BENCH_REALTIME_SSE (1,000) consumers of GET /v1/events?types=user.created
+//                  (not of every type: under a full-speed write load each would get every
+//                  update, thousands of frames a second each, millions in all, which measures
+//                  the clients' CPU and not the server). The clients are bench/lib/realtime.js
+//                  (graphql-transport-ws spoken directly on `ws`, cheap enough for 11,000
+//                  connections on the load CPU; both processes need ~11,200 open files: the
+//                  worker checks its limit and says so). The write load is bench/load.js's
+//                  `update` scenario (PATCH of a random seeded user's bio, ids uniform over
+//                  1..10,000, so 10 % concern a watched id), 1 s warm-up + BENCH_EVENT_DURATION s:
+//                  (a) update req/s with no listener, (b) the same server and data with all
+//                  of them attached; target b/a >= 0.8. Latency: while (b) runs, every 100 ms
+//                  a probe, alternately a create (reaching the 5,000 userCreated subscribers and
+//                  the 1,000 SSE consumers) and an update of a watched id (its 5 subscribers),
+//                  sent without waiting for the previous ones (at most 20 unanswered); before,
+//                  with no load, 20 of each one at a time (after 3 unmeasured). Latency of a
+//                  probe = arrival at the last of its listeners - the row's createdAt/updatedAt
+//                  (stamped in the writing transaction: commit-to-client or a little more);
+//                  p50/p99 over the probes, target p99 < 250 ms (for the creates under load:
+//                  with the figures of the issue, 6,000 listeners; the probe count is small, so
+//                  p99 is close to the max). Every probe must reach every listener it concerns
+//                  exactly once (a bitmap per probe: missing, duplicate and misdirected
+//                  deliveries are counted, `!` when any). Memory per listener = server RSS
+//                  after attaching and proving them live - before, / listeners; target < 20 KiB.
+//   realtime-pg    the same on PostgreSQL with 3 instances of the server (all on CPU 0, one
+//                  fresh database: BENCH_POSTGRES_URL, as bench/run.js), sockets, SSE consumers
+//                  and probes spread round-robin over the instances, the write load from 3
+//                  load generators at once, one per instance (connections split; req/s summed),
+//                  RSS summed over the instances. Skipped with the reason when PostgreSQL cannot
+//                  be reached. Deliveries across instances go through the outbox and NOTIFY, so
+//                  this is the multi-instance path; on 2 cores it is not a scale-out figure.
 //
 // How to read it: figures of this shared 2-core machine vary by 10-40 % run to run; the ratio
 // b/a of one run is what the target is about. A `!` marks a result with failures (lost or
@@ -41,21 +75,26 @@
 //
 // Env: BENCH_EVENTS (1 = run them, the default, also when BENCH_SCENARIOS selects only REST
 // scenarios; 0 = skip), BENCH_EVENT_SCENARIOS (comma-separated: webhooks, fanout,
-// writes-with-subscribers; default all), BENCH_EVENT_SUBSCRIBERS (default 1000),
+// writes-with-subscribers, realtime, realtime-pg; default all), BENCH_EVENT_SUBSCRIBERS (default 1000),
 // BENCH_EVENT_WEBHOOKS (creates in the webhook burst, default 5000), BENCH_EVENT_DURATION
-// (seconds per measured write run, default 5), BENCH_EVENT_ROUNDS (a/b alternations, default 2).
+// (seconds per measured write run, default 5), BENCH_EVENT_ROUNDS (a/b alternations, default 2),
+// BENCH_REALTIME_SUBSCRIBERS (graphql-ws subscriptions of realtime, default 10000, even, at
+// least 2,000: 1,000 watched ids), BENCH_REALTIME_PER_SOCKET (subscriptions per WebSocket,
+// default 1; at most 100, the server's default RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS),
+// BENCH_REALTIME_SSE (SSE consumers, default 1000).
 // Results: a printed table, and `events` in bench/results/latest.json.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createDatabase, dropDatabase, postgresUnavailable, seedPostgres } from './lib/postgres.js';
 import { canPin, describeExit, logTail, runJsonWorker, startProcess, stopProcess } from './lib/proc.js';
 import { fmtCount, fmtMs, fmtPct, fmtRate, renderTable } from './lib/report.js';
 import { makeUsers } from './lib/seed.js';
 import { median } from './lib/subscribers.js';
-import { createAndSeed, SERVER_CPU, startNode } from './servers.js';
+import { createAndSeed, SERVER_CPU, serveRestgraph } from './servers.js';
 
-export const eventScenarioNames = ['webhooks', 'fanout', 'writes-with-subscribers'];
+export const eventScenarioNames = ['webhooks', 'fanout', 'writes-with-subscribers', 'realtime', 'realtime-pg'];
 const LOAD_CPU = 1;
 const SEED_ROWS = 10_000;
 const WEBHOOK_CONCURRENCY = 8;
@@ -64,9 +103,14 @@ const PACED_GAP_MS = 20;
 const FANOUT_REPEATS = 10;
 const WRITE_WARMUP = 1;
 const TARGET_B_A = 0.8;
+const REALTIME_WATCHED = 1000;
+const REALTIME_PG_INSTANCES = 3;
+const REALTIME_GAP_MS = 200;
+const REALTIME_IDLE_PROBES = 20;
+const REALTIME_DRAIN_MS = 60_000;
+const REALTIME_TARGET_MS = 250;
+const REALTIME_TARGET_BYTES = 20 * 1024;
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
-const root = join(benchDir, '..');
-const restgraphCli = join(root, 'dist/cli/main.js');
 const workerScript = join(benchDir, 'event-worker.js');
 
 const list = (value) => value?.split(',').map((s) => s.trim()).filter(Boolean);
@@ -84,11 +128,19 @@ export function eventConfig(env) {
     webhookEvents: Number(env.BENCH_EVENT_WEBHOOKS ?? 5000),
     duration: Number(env.BENCH_EVENT_DURATION ?? 5),
     rounds: Number(env.BENCH_EVENT_ROUNDS ?? 2),
+    realtimeSubscribers: Number(env.BENCH_REALTIME_SUBSCRIBERS ?? 10_000),
+    realtimePerSocket: Number(env.BENCH_REALTIME_PER_SOCKET ?? 1),
+    realtimeSse: Number(env.BENCH_REALTIME_SSE ?? 1000),
   };
-  for (const key of ['subscribers', 'webhookEvents', 'duration', 'rounds']) {
+  for (const key of ['subscribers', 'webhookEvents', 'duration', 'rounds', 'realtimeSubscribers', 'realtimePerSocket']) {
     if (!(Number.isInteger(config[key]) && config[key] > 0)) throw new Error(`bad event setting ${key}: ${config[key]}`);
   }
+  if (!(Number.isInteger(config.realtimeSse) && config.realtimeSse >= 0)) throw new Error(`bad event setting realtimeSse: ${config.realtimeSse}`);
   if (config.subscribers > SEED_ROWS) throw new Error(`BENCH_EVENT_SUBSCRIBERS: at most ${SEED_ROWS}`);
+  if (config.realtimeSubscribers < 2 * REALTIME_WATCHED || config.realtimeSubscribers % 2) {
+    throw new Error(`BENCH_REALTIME_SUBSCRIBERS: an even number, at least ${2 * REALTIME_WATCHED} (half of them watch ${REALTIME_WATCHED} ids)`);
+  }
+  if (config.realtimePerSocket > 100) throw new Error('BENCH_REALTIME_PER_SOCKET: at most 100 (the server default RESTGRAPH_GRAPHQL_MAX_WS_OPERATIONS)');
   return config;
 }
 
@@ -100,30 +152,76 @@ export function eventPlannedSeconds(config) {
     webhooks: 20 + config.webhookEvents / 100 + (PACED * (PACED_GAP_MS + 10)) / 1000,
     fanout: 20 + config.subscribers / 50 + FANOUT_REPEATS,
     'writes-with-subscribers': 10 + config.rounds * 2 * write + write + (config.rounds + 1) * (5 + config.subscribers / 50),
+    // Two write runs, attaching (~10 ms a listener when the server is slow), proving them live,
+    // the idle probes, the drain after the loaded run.
+    realtime: 60 + 2 * write + (config.realtimeSubscribers + config.realtimeSse) / 100 + REALTIME_IDLE_PROBES + REALTIME_DRAIN_MS / 1000,
   };
+  plan['realtime-pg'] = plan.realtime + 30;
   return config.scenarios.reduce((s, name) => s + plan[name], 0);
 }
+
+/** The environment restgraph runs with here: a random admin token, loopback webhooks allowed. */
+function restgraphEnv(databaseUrl) {
+  const token = randomBytes(24).toString('base64url');
+  const env = { ...process.env, DATABASE_URL: databaseUrl, RESTGRAPH_ADMIN_TOKEN: token, RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1' };
+  delete env.LOG_LEVEL;
+  delete env.RESTGRAPH_SCHEMA;
+  return { env, token };
+}
+
+const restgraphStarter = (env, logFile, name = 'restgraph') => () => serveRestgraph({ name, env, logFile });
 
 /** restgraph on a fresh seeded database, with a random admin token and loopback webhooks allowed. */
 async function startRestgraph(dir) {
   const dbFile = join(dir, 'events.db');
   const logFile = join(dir, 'restgraph.stderr.log');
-  const token = randomBytes(24).toString('base64url');
-  const env = { ...process.env, DATABASE_URL: `sqlite:${dbFile}`, RESTGRAPH_ADMIN_TOKEN: token, RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1' };
-  delete env.LOG_LEVEL;
-  delete env.RESTGRAPH_SCHEMA;
-  const start = () =>
-    startNode({
-      name: 'restgraph',
-      args: () => [restgraphCli, 'serve'],
-      env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
-      cwd: root,
-      readyPath: '/readyz',
-      logFile,
-    });
+  const { env, token } = restgraphEnv(`sqlite:${dbFile}`);
+  const start = restgraphStarter(env, logFile);
   await createAndSeed(start, dbFile, makeUsers(SEED_ROWS), 'restgraph');
-  return { ...(await start()), token, logFile };
+  const server = await start();
+  return { ...server, urls: [server.url], pids: [server.pid], token, logFile };
 }
+
+/**
+ * `instances` restgraph servers on one fresh PostgreSQL database (BENCH_POSTGRES_URL), seeded
+ * like the SQLite one, all pinned to the server CPU; stop() stops them all and drops the database.
+ */
+async function startRestgraphPostgres(dir, instances) {
+  const unavailable = await postgresUnavailable();
+  if (unavailable) throw new Error(`skipped: ${unavailable}`);
+  const database = await createDatabase();
+  const { env, token } = restgraphEnv(database.url);
+  const logFile = (k) => join(dir, `restgraph-${k}.stderr.log`);
+  const started = [];
+  const stopAll = async (graceMs) => {
+    const exits = await Promise.all(started.splice(0).map((s) => s.stop(graceMs)));
+    await dropDatabase(database.name).catch(() => undefined); // else the harness's exit handler drops it
+    return exits.find((e) => e.code !== 0) ?? exits[0] ?? { code: 0, signal: null };
+  };
+  try {
+    const first = await restgraphStarter(env, logFile(0), 'restgraph-pg')();
+    const exit = await first.stop(15_000);
+    if (exit.code !== 0) throw new Error(`restgraph-pg did not exit 0 on SIGTERM (${describeExit(exit)})`);
+    await seedPostgres(database.url, makeUsers(SEED_ROWS));
+    for (let k = 0; k < instances; k++) started.push(await restgraphStarter(env, logFile(k), `restgraph-pg ${k + 1}`)());
+    return {
+      url: started[0].url,
+      urls: started.map((s) => s.url),
+      pid: started[0].pid,
+      pids: started.map((s) => s.pid),
+      token,
+      logFile: logFile(0),
+      dbProcessMatch: database.name,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll(5000);
+    throw error;
+  }
+}
+
+/** How each scenario's fresh server is started (default: restgraph on SQLite). */
+const scenarioServers = { 'realtime-pg': (dir) => startRestgraphPostgres(dir, REALTIME_PG_INSTANCES) };
 
 // ---------------------------------------------------------------- the scenarios
 
@@ -136,40 +234,56 @@ function worker(ctx, spec, timeoutSeconds) {
   });
 }
 
-/** The REST create scenario through bench/load.js, as run.js runs it. */
-function writeLoad(ctx, otherPids = []) {
-  const spec = {
-    engine: ctx.engine,
-    url: ctx.server.url,
-    headers: { authorization: `Bearer ${ctx.server.token}` },
-    scenario: 'create',
-    server: 'restgraph',
-    size: SEED_ROWS,
-    connections: ctx.connections,
-    duration: ctx.config.duration,
-    warmup: WRITE_WARMUP,
-    timeout: 10,
-    serverPid: ctx.server.pid,
-    workDir: join(ctx.dir, 'load'),
-    otherPids,
-    ...(canPin ? { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU } : {}),
+/**
+ * A write scenario through bench/load.js, as run.js runs it (default: the REST create scenario,
+ * BENCH_CONNECTIONS connections). With several server instances (ctx.server.urls), one load
+ * generator per instance at once, the connections split between them; req/s and request counts
+ * summed, the rest taken from the first.
+ */
+async function writeLoad(ctx, otherPids = [], scenario = 'create', options = {}) {
+  const urls = ctx.server.urls ?? [ctx.server.url];
+  const pids = ctx.server.pids ?? [ctx.server.pid];
+  const one = (url, k) => {
+    const spec = {
+      engine: ctx.engine,
+      url,
+      headers: { authorization: `Bearer ${ctx.server.token}` },
+      scenario,
+      server: 'restgraph',
+      size: SEED_ROWS,
+      seed: 7 + k,
+      connections: Math.max(1, Math.round(ctx.connections / urls.length)),
+      duration: ctx.config.duration,
+      warmup: WRITE_WARMUP,
+      timeout: 10,
+      serverPid: pids[k],
+      workDir: join(ctx.dir, `load-${k}`),
+      otherPids: [...otherPids, ...pids],
+      ...options,
+      ...(ctx.server.dbProcessMatch ? { dbProcessMatch: ctx.server.dbProcessMatch } : {}),
+      ...(canPin ? { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU } : {}),
+    };
+    return runJsonWorker(join(benchDir, 'load.js'), spec, {
+      cpu: LOAD_CPU,
+      logFile: join(ctx.dir, `load-${k}.stderr.log`),
+      timeoutMs: (WRITE_WARMUP + ctx.config.duration + 90) * 1000,
+      what: 'load generator',
+    });
   };
-  return runJsonWorker(join(benchDir, 'load.js'), spec, {
-    cpu: LOAD_CPU,
-    logFile: join(ctx.dir, 'load.stderr.log'),
-    timeoutMs: (WRITE_WARMUP + ctx.config.duration + 90) * 1000,
-    what: 'load generator',
-  });
+  if (urls.length === 1) return one(urls[0], 0);
+  const runs = await Promise.all(urls.map(one));
+  const sum = (key) => runs.reduce((n, r) => n + (r[key] ?? 0), 0);
+  return { ...runs[0], reqPerSec: sum('reqPerSec'), requests: sum('requests'), non2xx: sum('non2xx'), errors: sum('errors'), timeouts: sum('timeouts'), perInstance: runs };
 }
 
 /**
- * Starts a subscriber worker holding `n` subscriptions of `kind`; resolves once they are all
- * live, to { pid, measure(fn) } where measure runs fn between its start and stop marks and
- * resolves to { load: fn's result, subscribers: the worker's counts }.
+ * Starts an event worker that reads "start" / "stop" on stdin (modes subscribers and realtime);
+ * resolves once it printed its first line (ready), to { pid, ready, measure(fn) } where measure
+ * runs fn between its start and stop marks and resolves to { load: fn's result, result: the
+ * worker's ready line and last line merged }.
  */
-async function standingSubscribers(ctx, kind) {
-  const logFile = join(ctx.dir, `subscribers-${kind}.stderr.log`);
-  const spec = { mode: 'subscribers', kind, subscribers: ctx.config.subscribers, url: ctx.server.url, token: ctx.server.token, serverPid: ctx.server.pid };
+async function standingWorker(ctx, spec, { readyMs, resultMs = 90_000 }) {
+  const logFile = join(ctx.dir, `worker-${spec.mode}${spec.kind ? `-${spec.kind}` : ''}.stderr.log`);
   const child = startProcess(process.execPath, [workerScript, JSON.stringify(spec)], { cpu: LOAD_CPU, stdin: 'pipe', stdout: 'pipe', logFile });
   const lines = [];
   let wake = () => {};
@@ -187,8 +301,8 @@ async function standingSubscribers(ctx, kind) {
   const next = async (limitMs) => {
     const deadline = Date.now() + limitMs;
     while (!lines.length) {
-      if (exited) throw new Error(`subscriber worker exited (${exited.code ?? exited.signal})${logTail(logFile)}`);
-      if (Date.now() > deadline) throw new Error(`subscriber worker: no answer within ${limitMs} ms${logTail(logFile)}`);
+      if (exited) throw new Error(`${spec.mode} worker exited (${exited.code ?? exited.signal})${logTail(logFile)}`);
+      if (Date.now() > deadline) throw new Error(`${spec.mode} worker: no answer within ${limitMs} ms${logTail(logFile)}`);
       await new Promise((resolve) => {
         wake = resolve;
         setTimeout(resolve, 500);
@@ -197,18 +311,26 @@ async function standingSubscribers(ctx, kind) {
     return lines.shift();
   };
   try {
-    const ready = await next(60_000 + ctx.config.subscribers * 60);
+    const ready = await next(readyMs);
     return {
       pid: child.pid,
       ready,
+      /** Runs fn between the lines `open` and "stop"; resolves to { load: fn's result, window: the worker's answer }. */
+      async window(open, fn) {
+        child.stdin.write(`${open}\n`);
+        const load = await fn();
+        child.stdin.write('stop\n');
+        return { load, window: await next(resultMs) };
+      },
+      stop: () => stopProcess(child),
       async measure(fn) {
         try {
           child.stdin.write('start\n');
           const load = await fn();
           child.stdin.write('stop\n');
-          const subscribers = await next(90_000);
+          const result = await next(resultMs);
           await child.exited;
-          return { load, subscribers: { ...ready, ...subscribers } };
+          return { load, result: { ...ready, ...result } };
         } finally {
           await stopProcess(child);
         }
@@ -220,11 +342,104 @@ async function standingSubscribers(ctx, kind) {
   }
 }
 
+/** A subscribers worker holding ctx.config.subscribers subscriptions of `kind`, all live. */
+async function standingSubscribers(ctx, kind) {
+  const spec = { mode: 'subscribers', kind, subscribers: ctx.config.subscribers, url: ctx.server.url, token: ctx.server.token, serverPid: ctx.server.pid };
+  const worker = await standingWorker(ctx, spec, { readyMs: 60_000 + ctx.config.subscribers * 60 });
+  return {
+    ...worker,
+    measure: async (fn) => {
+      const { load, result } = await worker.measure(fn);
+      return { load, subscribers: result };
+    },
+  };
+}
+
+/**
+ * The realtime scenario (and realtime-pg, on several instances): write req/s without listeners,
+ * then the listeners attached and proven live (memory, idle latency), then the same writes with
+ * them and the probes' latency meanwhile.
+ */
+async function realtime(ctx) {
+  const { config, server } = ctx;
+  const n = config.realtimeSubscribers;
+  const sse = config.realtimeSse;
+  const where = server.urls.length > 1 ? ` (${server.urls.length} instances)` : '';
+  process.stdout.write(`  realtime${where} (a) update req/s, no listeners ... `);
+  const a = await writeLoad(ctx, [], 'update');
+  console.log(`${fmtRate(a.reqPerSec)} req/s`);
+  process.stdout.write(`  realtime: attaching ${fmtCount(n)} graphql-ws subscriptions (${config.realtimePerSocket} a socket) + ${fmtCount(sse)} SSE consumers ... `);
+  const spec = {
+    mode: 'realtime',
+    url: server.url,
+    urls: server.urls,
+    token: server.token,
+    serverPids: server.pids,
+    subscribers: n,
+    perSocket: config.realtimePerSocket,
+    sse,
+    watched: REALTIME_WATCHED,
+    gapMs: REALTIME_GAP_MS,
+    idleProbes: REALTIME_IDLE_PROBES,
+    drainMs: REALTIME_DRAIN_MS,
+  };
+  const listeners = await standingWorker(ctx, spec, {
+    readyMs: 180_000 + (n + sse) * 30,
+    resultMs: REALTIME_DRAIN_MS + 60_000,
+  });
+  try {
+    const { ready } = listeners;
+    console.log(`connected in ${(ready.connectMs / 1000).toFixed(1)} s, live in ${(ready.confirmMs / 1000).toFixed(1)} s more`);
+    const fixed = { fixedConnections: true };
+    process.stdout.write(`  realtime${where} (b) update req/s with them attached ... `);
+    const b = await listeners.window('listen', () => writeLoad(ctx, [listeners.pid], 'update', fixed));
+    console.log(`${fmtRate(b.load.reqPerSec)} req/s`);
+    process.stdout.write(`  realtime${where} (c) the same with a probe every ${REALTIME_GAP_MS / 2} ms ... `);
+    const c = await listeners.window('probe', () => writeLoad(ctx, [listeners.pid], 'update', fixed));
+    console.log(`${fmtRate(c.load.reqPerSec)} req/s`);
+    const perListener = ready.rssBefore && ready.rssAfter ? (ready.rssAfter - ready.rssBefore) / (n + sse) : null;
+    const result = { ...ready, load: c.window.probes, windows: { b: b.window, c: c.window }, runs: { a, b: b.load, c: c.load } };
+    const p99 = result.load.creates.fromCommitMs.p99;
+    return {
+      instances: server.urls.length,
+      subscribers: n,
+      perSocket: config.realtimePerSocket,
+      sse,
+      watched: REALTIME_WATCHED,
+      reqPerSec: { without: a.reqPerSec, with: b.load.reqPerSec, withProbes: c.load.reqPerSec },
+      ratio: b.load.reqPerSec / a.reqPerSec,
+      bytesPerListener: perListener,
+      targets: { ratio: TARGET_B_A, p99Ms: REALTIME_TARGET_MS, bytesPerListener: REALTIME_TARGET_BYTES },
+      pass: {
+        ratio: b.load.reqPerSec / a.reqPerSec >= TARGET_B_A,
+        p99: p99 !== null && p99 < REALTIME_TARGET_MS && result.load.creates.incomplete === 0,
+        memory: perListener !== null && perListener < REALTIME_TARGET_BYTES,
+        delivery: realtimeFailures(result) === 0,
+      },
+      ...result,
+    };
+  } finally {
+    await listeners.stop();
+  }
+}
+
+/** Lost, duplicate and misdirected deliveries, listener problems and failed writes of a realtime run. */
+function realtimeFailures(r) {
+  const last = r.windows.c;
+  let n = last.unknown + last.problems.errors + last.problems.completed + last.problems.closedEarly;
+  for (const phase of [r.idle, r.load]) for (const kind of ['creates', 'updates']) n += phase[kind].missing + phase[kind].duplicates + phase[kind].stray + phase[kind].errors + phase[kind].incomplete;
+  for (const run of Object.values(r.runs)) n += (run.non2xx ?? 0) + (run.errors ?? 0) + (run.timeouts ?? 0);
+  return n;
+}
+
 const scenarioRuns = {
   webhooks: (ctx) =>
     worker(ctx, { mode: 'webhooks', events: ctx.config.webhookEvents, concurrency: WEBHOOK_CONCURRENCY, paced: PACED, pacedGapMs: PACED_GAP_MS }, 240),
 
   fanout: (ctx) => worker(ctx, { mode: 'fanout', subscribers: ctx.config.subscribers, repeats: FANOUT_REPEATS }, 180),
+
+  realtime,
+  'realtime-pg': realtime,
 
   async 'writes-with-subscribers'(ctx) {
     const runs = { a: [], b: [], c: [] };
@@ -268,12 +483,17 @@ export async function runEvents({ config, sessionDir, engine, connections, keep 
     let server;
     const t0 = Date.now();
     try {
-      server = await startRestgraph(dir);
+      server = await (scenarioServers[name] ?? startRestgraph)(dir);
       console.log(`  ${name} ...`);
       out.scenarios[name] = await scenarioRuns[name]({ config, dir, server, engine, connections });
     } catch (error) {
-      console.log(`  ${name}: FAILED: ${error.message}`);
-      out.scenarios[name] = { error: error.message };
+      if (error.message.startsWith('skipped: ')) {
+        console.log(`  ${name}: ${error.message}`);
+        out.scenarios[name] = { skipped: error.message.slice('skipped: '.length) };
+      } else {
+        console.log(`  ${name}: FAILED: ${error.message}`);
+        out.scenarios[name] = { error: error.message };
+      }
     } finally {
       const exit = server ? await server.stop(15_000) : null;
       if (exit && exit.code !== 0) {
@@ -296,7 +516,10 @@ function printEvents(out, config) {
   const rows = [['event scenario', 'result', 'notes']];
   const notes = [];
   const s = out.scenarios;
-  for (const [name, r] of Object.entries(s)) if (r.error) rows.push([name, 'FAILED', r.error.split('\n')[0].slice(0, 100)]);
+  for (const [name, r] of Object.entries(s)) {
+    if (r.error) rows.push([name, 'FAILED', r.error.split('\n')[0].slice(0, 100)]);
+    if (r.skipped) rows.push([name, 'skipped', r.skipped.slice(0, 100)]);
+  }
   const wh = s.webhooks;
   if (wh && !wh.error) {
     const { burst, paced } = wh;
@@ -350,7 +573,56 @@ function printEvents(out, config) {
     }
     if (c.subscribers.workerCpu > 0.8) notes.push(`~ writes (c): the subscribers' process used ${fmtPct(c.subscribers.workerCpu)} of CPU ${LOAD_CPU}: the clients may have been the limit`);
   }
+  for (const name of ['realtime', 'realtime-pg']) if (s[name] && !s[name].error && !s[name].skipped) realtimeRows(name, s[name], rows, notes);
   console.log(`\nevents, restgraph, ${fmtCount(config.subscribers)} subscribers, ${out.loadGenerator} with ${out.connections} connections for writes:`);
   renderTable(rows);
   for (const note of notes) console.log(note);
+}
+
+/** The rows of a realtime result (and its notes). */
+function realtimeRows(name, r, rows, notes) {
+  const on = r.instances > 1 ? `${r.instances} instances, PostgreSQL` : 'one server';
+  const who = `${fmtCount(r.subscribers)} ws + ${fmtCount(r.sse)} SSE`;
+  const verdict = (ok) => (ok ? 'PASS' : 'MISS');
+  const cpu = (run) => (run.serverCpu == null ? '' : `server CPU ${fmtPct(run.serverCpu)}, load CPU ${fmtPct(run.loadCpu)}` + (run.dbCpu == null ? '' : `, postgres ${fmtPct(run.dbCpu)}`));
+  const flag = realtimeFailures(r) ? ' !' : '';
+  rows.push([`${name} (${on}): update req/s, no listeners`, fmtRate(r.reqPerSec.without), cpu(r.runs.a)]);
+  rows.push([`${name}: update req/s, ${who} listeners`, fmtRate(r.reqPerSec.with) + flag, cpu(r.runs.b)]);
+  rows.push([`${name}: with / without`, `${r.ratio.toFixed(2)} ${verdict(r.pass.ratio)} (>= ${r.targets.ratio})`, 'listeners must not slow writes']);
+  rows.push([`${name}: update req/s, listeners + probes`, fmtRate(r.reqPerSec.withProbes), `${cpu(r.runs.c)}; a create to every ${REALTIME_GAP_MS} ms on top`]);
+  const lat = (x, target) => `${fmtMs(x.fromCommitMs.p50)} / ${fmtMs(x.fromCommitMs.p99)} ms` + (target ? ` ${verdict(x.fromCommitMs.p99 !== null && x.fromCommitMs.p99 < target && x.incomplete === 0)} (< ${target})` : '');
+  const detail = (x) =>
+    `${x.complete}/${x.probes} probes complete; send -> last p99 ${fmtMs(x.fromSendMs.p99)} ms, write p99 ${fmtMs(x.writeMs.p99)} ms` + (x.clientsBusy == null ? '' : `, clients' CPU ${fmtPct(x.clientsBusy)}`);
+  const creates = `create -> ${fmtCount(r.idle.creates.listenersEach ?? 0)} listeners`;
+  const updates = `update -> ${fmtCount(r.idle.updates.listenersEach ?? 0)} listeners`;
+  rows.push([`${name}: ${creates}, commit -> last p50 / p99, idle`, lat(r.idle.creates), detail(r.idle.creates)]);
+  rows.push([`${name}: ${creates}, under the load`, lat(r.load.creates, r.targets.p99Ms), detail(r.load.creates)]);
+  rows.push([`${name}: ${updates}, idle`, lat(r.idle.updates), detail(r.idle.updates)]);
+  rows.push([`${name}: ${updates}, under the load`, lat(r.load.updates), detail(r.load.updates)]);
+  rows.push([
+    `${name}: server memory per listener`,
+    r.bytesPerListener == null ? 'n/a' : `${fmtBytes(r.bytesPerListener)} ${verdict(r.pass.memory)} (< ${fmtBytes(r.targets.bytesPerListener)})`,
+    `RSS ${fmtBytes(r.rssBefore)} -> ${fmtBytes(r.rssAfter)}; ${fmtCount(r.sockets)} connections up in ${(r.connectMs / 1000).toFixed(1)} s, live in ${(r.confirmMs / 1000).toFixed(1)} s more`,
+  ]);
+  const quiet = r.windows.b;
+  rows.push([`${name}: load's own updates delivered, (b)`, `${fmtRate(quiet.background.perSec)}/s`, `${fmtCount(quiet.background.messages)} to the userUpdated listeners of watched ids; clients' CPU ${fmtPct(quiet.workerCpu)}`]);
+  for (const [phase, kinds] of [['idle', r.idle], ['load', r.load]]) {
+    for (const kind of ['creates', 'updates']) {
+      const x = kinds[kind];
+      const bad = x.missing + x.duplicates + x.stray + x.errors + x.incomplete;
+      if (bad) notes.push(`! ${name} ${phase} ${kind}: ${x.incomplete} probes incomplete (${x.missing} deliveries missing), ${x.duplicates} duplicate, ${x.stray} misdirected, ${x.errors} failed writes ${x.errorSamples.join('; ')}`);
+    }
+  }
+  const p = r.windows.c.problems;
+  if (r.windows.c.unknown || p.errors || p.completed || p.closedEarly) notes.push(`! ${name}: listeners ${JSON.stringify(p)}, ${r.windows.c.unknown} unknown probe deliveries`);
+  if (!r.load.drained) notes.push(`! ${name}: probes still undelivered ${REALTIME_DRAIN_MS / 1000} s after the load ended`);
+  if (r.load.skipped) notes.push(`~ ${name}: ${r.load.skipped} probe ticks skipped (20 probes unanswered)`);
+  for (const [k, run] of Object.entries(r.runs)) {
+    const f = (run.non2xx ?? 0) + (run.errors ?? 0) + (run.timeouts ?? 0);
+    if (f) notes.push(`! ${name} writes (${k}): ${run.non2xx} non-2xx, ${run.errors} socket errors, ${run.timeouts} timeouts of ${run.requests}`);
+    if (!run.requests) notes.push(`~ ${name} writes (${k}): no write was answered within the run (a write before it took ${fmtMs(run.probeLatencyMs)} ms)`);
+    if (run.otherCpu > 0.05) notes.push(`~ ${name} writes (${k}): other processes took ${fmtPct(run.otherCpu)} of a CPU meanwhile` + (r.instances > 1 ? ' (the other instances\' load generators count here)' : ': figures disturbed'));
+  }
+  const busiest = Math.max(r.windows.b.workerCpu, r.windows.c.workerCpu);
+  if (busiest > 0.8) notes.push(`~ ${name}: the listeners' process used ${fmtPct(busiest)} of CPU ${LOAD_CPU} under the load, next to the load generator: the clients may have been the limit`);
 }

@@ -9,18 +9,20 @@
 //   (serverPid, serverCpu, loadCpu, workDir optional; otherPids: processes of the benchmark
 //   itself, such as subscriber clients, not counted as other processes' CPU; dbProcessMatch:
 //   a string in the command line of the database server's processes working for the server,
-//   PostgreSQL's backends of its database, whose CPU is reported as dbCpu, not as other's)
+//   PostgreSQL's backends of its database, whose CPU is reported as dbCpu, not as other's;
+//   fixedConnections: true keeps `connections` even when the server is very slow, see the end;
+//   seed: of the request generator's PRNG, default 7)
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { scenarioFor, scenarios, requestFactory } from './scenarios.js';
+import { eventLoadScenarios, scenarioFor, scenarios, requestFactory } from './scenarios.js';
 import { prng } from './lib/seed.js';
 
 const spec = JSON.parse(process.argv[2]);
 const scenario = scenarioFor(
-  scenarios.find((s) => s.name === spec.scenario) ?? fail(`unknown scenario ${spec.scenario}`),
+  [...scenarios, ...eventLoadScenarios].find((s) => s.name === spec.scenario) ?? fail(`unknown scenario ${spec.scenario}`),
   spec.server,
 );
 const nextRequest = requestFactory(scenario, {
@@ -279,7 +281,7 @@ try {
   // connections as get two each; a server that works on one request at a time serves
   // the same rate either way.
   const latency = await probe();
-  if (latency * spec.connections > spec.duration) {
+  if (latency * spec.connections > spec.duration && !spec.fixedConnections) {
     connections = Math.max(1, Math.min(spec.connections, Math.floor(spec.duration / (2 * latency))));
   }
   let result;

@@ -57,16 +57,19 @@
 // BENCH_BEFORE=../before BENCH_SERVERS=restgraph,restgraph-before npm run bench).
 //
 // Then the event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
-// to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached),
-// on restgraph only, whatever BENCH_SERVERS and BENCH_SCENARIOS select: BENCH_EVENTS=0 skips
-// them, BENCH_EVENT_SCENARIOS=webhooks,fanout,writes-with-subscribers picks some; their other
+// to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached,
+// and realtime: 10,000 graphql-ws subscribers and 1,000 SSE consumers under a write load, also
+// on 3 instances on PostgreSQL), on restgraph only, whatever BENCH_SERVERS and BENCH_SCENARIOS
+// select: BENCH_EVENTS=0 skips them, BENCH_EVENT_SCENARIOS picks some (e.g. realtime; the
+// names: webhooks, fanout, writes-with-subscribers, realtime, realtime-pg); their other
 // settings are described at the top of bench/events.js. So `BENCH_SCENARIOS=none` runs only
 // the events, and `BENCH_EVENTS=0` only REST.
 //
 // Results: printed tables, and bench/results/latest.json (`sizes`: REST, the PostgreSQL pair's
 // results and ratios next to the others, under their own server names, and `postgresVersion`;
 // `events`: the event benchmarks). A part not run this time is kept from the previous file, with
-// its own generatedAt (the top-level one for REST, events.generatedAt for the events).
+// its own generatedAt (the top-level one for REST, events.generatedAt for the events, an event
+// scenario's own generatedAt when it was kept from an earlier run than the others).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -402,6 +405,12 @@ function mergePrevious(file, results) {
   const { events: previousEvents, ...previousRest } = previous;
   const merged = scenarios.length ? results : { ...previousRest, events: results.events };
   if (!events.enabled && previousEvents) merged.events = previousEvents;
+  // Event scenarios not run this time are kept from the previous run, each with its own generatedAt.
+  if (events.enabled && previousEvents?.scenarios) {
+    for (const [name, result] of Object.entries(previousEvents.scenarios)) {
+      if (!(name in merged.events.scenarios)) merged.events.scenarios[name] = { generatedAt: previousEvents.generatedAt, ...result };
+    }
+  }
   return merged;
 }
 

@@ -136,6 +136,23 @@ export const scenarios = [
   },
 ];
 
+/**
+ * Scenarios only the event benchmarks load (bench/events.js, through bench/load.js), never run as
+ * REST scenarios: `update` is the realtime scenario's write load, PATCH of a random seeded user's
+ * bio (ids uniform over 1..size: with the default 10,000 users, 10 % of them hit the 1,000 ids
+ * its userUpdated subscribers watch).
+ */
+export const eventLoadScenarios = [
+  {
+    name: 'update',
+    method: 'PATCH',
+    path: (ctx) => `/users/${randomId(ctx)}`,
+    headers: { 'content-type': 'application/json' },
+    body: ({ seq, runId }) => ({ bio: `load-${runId}-${seq}` }),
+    unique: true,
+  },
+];
+
 /** The scenario as it applies to `serverName` (variants merged), or null if it does not apply. */
 /** Servers that run only some scenarios (a variant of restgraph that matters for those alone). */
 const SCENARIOS_OF = { 'restgraph-sync-normal': ['create'] };

@@ -64,6 +64,18 @@ export async function startNode({ name, args, env, cwd, readyPath, logFile, read
   return { url, pid: child.pid, readyUrl: url + readyPath, stop: (graceMs) => stopProcess(child, graceMs) };
 }
 
+/** `restgraph serve` (the CLI `cli`) on a free loopback port with `env` as its whole environment, as startNode starts it. */
+export const serveRestgraph = ({ name, cli = restgraphCli, env, logFile, how = {} }) =>
+  startNode({
+    ...how,
+    name,
+    args: () => [cli, 'serve'],
+    env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
+    cwd: root,
+    readyPath: '/readyz',
+    logFile,
+  });
+
 /** Start once (creates or migrates the schema), stop, seed the `users` table. */
 export async function createAndSeed(start, dbFile, users, name) {
   await startAndStop(start, name);
@@ -142,16 +154,7 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
         else delete env.RESTGRAPH_SCHEMA;
         return env;
       };
-      const starter = (env) => (how = {}) =>
-        startNode({
-          ...how,
-          name,
-          args: () => [cli, 'serve'],
-          env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
-          cwd: root,
-          readyPath: '/readyz',
-          logFile,
-        });
+      const starter = (env) => (how = {}) => serveRestgraph({ name, cli, env, logFile, how });
       const apiKeyHeaders = async (env) => {
         if (apiKeyScopes === undefined) return {};
         const out = await runCli(cli, ['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env);

@@ -30,6 +30,14 @@ export async function connectSubscribers({ url, token, count, query, onData, bat
     problems[kind]++;
     if (problems.samples.length < 5) problems.samples.push(`${kind}: ${detail}`.slice(0, 300));
   };
+  // The credential also on the upgrade request (graphql-ws sends it in connection_init, as
+  // browsers must): an anonymous upgrade counts against the anonymous request quota of the
+  // address (600 a minute by default), and subscriber 600 would be refused with 429.
+  class AuthorizedWebSocket extends WebSocket {
+    constructor(address, protocols) {
+      super(address, protocols, { headers: { authorization: `Bearer ${token}` } });
+    }
+  }
   const deadline = Date.now() + timeoutMs;
   for (let start = 0; start < count; start += batch) {
     const acks = [];
@@ -38,7 +46,7 @@ export async function connectSubscribers({ url, token, count, query, onData, bat
       acks.push(new Promise((resolve, reject) => (acked = { resolve, reject })));
       const client = createClient({
         url: wsUrl,
-        webSocketImpl: WebSocket,
+        webSocketImpl: AuthorizedWebSocket,
         connectionParams: { Authorization: `Bearer ${token}` },
         retryAttempts: 0,
         lazy: true,
