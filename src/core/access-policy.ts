@@ -1,6 +1,6 @@
 import { hasNul } from './storable-text.js';
 import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
-import type { AccessOperation, ResourceModel } from '../schema/schema-model.js';
+import type { AccessOperation, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/record-store.js';
 import { isAdmin, type Principal } from './principal.js';
 
@@ -29,6 +29,24 @@ export function authorize(principal: Principal, resource: ResourceModel, operati
   if (!hasAnyScope(principal, rule.anyOf)) {
     throw new ForbiddenError(`${verb(operation)} ${resource.name} needs one of the scopes ${rule.anyOf.join(', ')}; this token has ${[...principal.scopes].join(', ') || 'none'}.`, rule.anyOf);
   }
+}
+
+/** Schemas with an owner rule on some resource (where a principal's subject decides what it sees). */
+const schemasWithOwners = new WeakMap<SchemaModel, boolean>();
+
+/**
+ * What decides which rows `principal` sees under the rules of `schema`: principals with the same
+ * key pass the same access rules and get the same rows and errors from every read (so one
+ * execution may serve them all). Admin sees everything; otherwise whether it is anonymous, its
+ * scopes, and, where a resource has an owner rule, its subject.
+ */
+export function visibilityKey(principal: Principal, schema: SchemaModel): string {
+  if (isAdmin(principal)) return 'admin';
+  const scopes = [...principal.scopes].sort().join(' ');
+  let owners = schemasWithOwners.get(schema);
+  if (owners === undefined) schemasWithOwners.set(schema, (owners = [...schema.resources.values()].some((r) => r.owner !== undefined)));
+  const subject = owners ? (principal.subject ?? '') : '';
+  return JSON.stringify([principal.kind === 'anonymous', scopes, subject]);
 }
 
 /** Whether the principal holds one of the scopes (a loop, not .some(): every request asks). */

@@ -3,6 +3,7 @@ import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { canRead, ownerReadFilter, rowPasses } from './access-policy.js';
 import type { Principal } from './principal.js';
 import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
+import { DeliveryQueue } from './delivery-queue.js';
 
 /** One consumer of the event stream: an SSE response, a GraphQL subscription, a webhook feeder. */
 export interface EventSubscriber {
@@ -10,6 +11,10 @@ export interface EventSubscriber {
   principal: Principal;
   /** Only these event types (`user.created`); all when absent. */
   types?: ReadonlySet<string>;
+  /** Only the events of this record (by id); of every record when absent. */
+  recordId?: number;
+  /** How many clients it passes the events on to (a GraphQL subscription group's members). @default 1 */
+  listeners?: () => number;
   /**
    * Takes one event. Returns false when the consumer wants no more for now (its buffer is full):
    * delivery pauses until it calls `resume()` on its subscription, and continues from where it
@@ -37,6 +42,14 @@ export interface EventDispatcherOptions {
   recentBytes?: number;
   /** Events a paused subscriber may fall behind before it is closed as too slow. @default 10000 */
   maxLag?: number;
+  /** Deliveries to live subscribers made per event-loop turn (see {@link DeliveryQueue}). @default 1000 */
+  deliveriesPerTurn?: number;
+}
+
+/** Live subscribers of one event type (or of every type): of every record, and by record id. */
+interface LiveIndex {
+  any: Set<Entry>;
+  byRecord: Map<number, Set<Entry>>;
 }
 
 interface Entry {
@@ -74,8 +87,9 @@ export class EventDispatcher {
   readonly #capacity: number;
   readonly #maxLag: number;
   readonly #entries = new Set<Entry>();
-  /** Live subscribers by event type they take (`*`: every type). */
-  readonly #live = new Map<string, Set<Entry>>();
+  /** Live subscribers by event type they take (`*`: every type), and by record when they name one. */
+  readonly #live = new Map<string, LiveIndex>();
+  readonly #deliveries: DeliveryQueue;
   readonly #paused = new Set<Entry>();
   /** Recent events, oldest first, contiguous with the outbox up to #lastId. */
   #recent: StoredEvent[] = [];
@@ -83,6 +97,12 @@ export class EventDispatcher {
   #recentBytes = 0;
   readonly #maxRecentBytes: number;
   #lastId = 0;
+  /** Id of the last event handed to every live subscriber: where the live walk is. */
+  #delivered = 0;
+  /** Id of the newest event dropped from #recent (the live walk may not fall behind it). */
+  #trimmedUpTo = 0;
+  /** The live walk is queued or under way. */
+  #walking = false;
   #timer: NodeJS.Timeout | undefined;
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
@@ -100,6 +120,20 @@ export class EventDispatcher {
     this.#capacity = options.recentEvents ?? 10_000;
     this.#maxRecentBytes = options.recentBytes ?? 32 * 1024 * 1024;
     this.#maxLag = options.maxLag ?? 10_000;
+    this.#deliveries = new DeliveryQueue(options.deliveriesPerTurn ?? 1000);
+  }
+
+  /** How many events a paused subscriber may fall behind before it is closed as too slow. */
+  get maxLag(): number {
+    return this.#maxLag;
+  }
+
+  /**
+   * Where fan-out work is queued, a bounded number of steps per event-loop turn: live deliveries,
+   * and what subscribers do for their own listeners (GraphQL subscriptions sharing one execution).
+   */
+  get deliveries(): DeliveryQueue {
+    return this.#deliveries;
   }
 
   /**
@@ -109,6 +143,8 @@ export class EventDispatcher {
   async start(log: WorkerLog): Promise<void> {
     this.#backoff = new RetryBackoff('reading the event outbox', log);
     this.#lastId = await this.#store.lastId();
+    this.#delivered = this.#lastId;
+    this.#trimmedUpTo = this.#lastId;
     // Other processes' events: read when they say so, and by polling (a signal may be lost, and
     // some databases have none: then polling alone finds them).
     await this.#store.watch(() => this.notify()).catch((error: unknown) => log.failing(error, 'listening for the events of other processes failed; polling only'));
@@ -140,6 +176,8 @@ export class EventDispatcher {
       if (this.#pumping === undefined && last.id > this.#lastId) {
         // The in-memory window would no longer be contiguous: late subscribers read the outbox.
         this.#lastId = last.id;
+        this.#delivered = last.id;
+        this.#trimmedUpTo = last.id;
         this.#recent = [];
         this.#recentBytes = 0;
       }
@@ -228,12 +266,16 @@ export class EventDispatcher {
     this.#stopped = true;
     clearInterval(this.#timer);
     clearTimeout(this.#retryTimer);
+    this.#deliveries.clear();
     this.#stalled.clear();
     for (const entry of this.#entries) this.#close(entry, 'shutdown');
   }
 
+  /** The clients the events go to: each subscriber counts its listeners (one, or a group's members). */
   get subscriberCount(): number {
-    return this.#entries.size;
+    let count = 0;
+    for (const entry of this.#entries) count += entry.subscriber.listeners?.() ?? 1;
+    return count;
   }
 
   async #pump(): Promise<void> {
@@ -255,24 +297,81 @@ export class EventDispatcher {
     let bytes = this.#recentBytes;
     for (let i = 0; i < drop; i++) bytes -= eventBytes(this.#recent[i] as StoredEvent);
     while (bytes > this.#maxRecentBytes * 0.75 && drop < this.#recent.length) bytes -= eventBytes(this.#recent[drop++] as StoredEvent);
+    if (drop > 0) this.#trimmedUpTo = (this.#recent[drop - 1] as StoredEvent).id;
     this.#recent = this.#recent.slice(drop);
     this.#recentBytes = bytes;
   }
 
-  /** Takes the next events in id order: remembers them, gives them to the live subscribers, checks the paused ones. */
+  /**
+   * Takes the next events in id order: remembers them, has the live walk hand them to the live
+   * subscribers (off the write path, see {@link DeliveryQueue}), checks the paused ones.
+   */
   #dispatch(events: readonly StoredEvent[]): void {
     this.#recent.push(...events);
     for (const event of events) this.#recentBytes += eventBytes(event);
     // Trimmed by a quarter at a time, not on every event.
     if (this.#recent.length > this.#capacity * 1.25 || this.#recentBytes > this.#maxRecentBytes) this.#trimRecent();
-    for (const event of events) {
-      const wanting = this.#live.get(event.type);
-      if (wanting !== undefined) for (const entry of wanting) this.#deliverLive(entry, event);
-      const all = this.#live.get(ALL_TYPES);
-      if (all !== undefined) for (const entry of all) this.#deliverLive(entry, event);
-      this.#lastId = event.id;
+    this.#lastId = (events.at(-1) as StoredEvent).id;
+    if (!this.#walking) {
+      if (this.#live.size === 0) this.#delivered = this.#lastId;
+      else {
+        this.#walking = true;
+        this.#deliveries.add(this.#walkLive());
+      }
     }
     for (const entry of this.#paused) if (this.#lastId - entry.cursor > this.#maxLag) this.#close(entry, 'slow-consumer');
+  }
+
+  /**
+   * The live walk: gives each event from #delivered on to the live subscribers that want it, one
+   * step per subscriber (those of its type and those of every type, each of every record or of
+   * its record), until it reaches the newest. It reads the events from memory, so what waits for
+   * delivery is bounded as the recent events are; should it fall behind them (deliveries slower
+   * than writes for long), the live subscribers catch up from the outbox on their own instead. A
+   * subscriber that went live meanwhile has these events already (its cursor says so).
+   */
+  *#walkLive(): Generator<void> {
+    try {
+      while (!this.#stopped && this.#delivered < this.#lastId) {
+        if (this.#delivered < this.#trimmedUpTo) {
+          this.#fallBehind();
+          return;
+        }
+        const event = this.#recent[lowerBound(this.#recent, this.#delivered + 1)];
+        if (event === undefined) return;
+        for (const key of [event.type, ALL_TYPES]) {
+          const index = this.#live.get(key);
+          if (index === undefined) continue;
+          for (const entry of index.any) {
+            this.#deliverLive(entry, event);
+            yield;
+          }
+          const ofRecord = index.byRecord.get(event.recordId);
+          if (ofRecord === undefined) continue;
+          for (const entry of ofRecord) {
+            this.#deliverLive(entry, event);
+            yield;
+          }
+        }
+        this.#delivered = event.id;
+      }
+    } finally {
+      this.#walking = false;
+    }
+  }
+
+  /** The live walk fell behind the events kept in memory: every live subscriber catches up on its own. */
+  #fallBehind(): void {
+    const live = new Set<Entry>();
+    for (const index of this.#live.values()) {
+      for (const entry of index.any) live.add(entry);
+      for (const set of index.byRecord.values()) for (const entry of set) live.add(entry);
+    }
+    for (const entry of live) {
+      this.#leaveLive(entry, Math.max(entry.cursor, this.#delivered));
+      this.#feed(entry);
+    }
+    this.#delivered = this.#lastId;
   }
 
   #deliverLive(entry: Entry, event: StoredEvent): void {
@@ -290,9 +389,16 @@ export class EventDispatcher {
 
   #goLive(entry: Entry): void {
     entry.live = true;
+    const { recordId } = entry.subscriber;
     for (const type of entry.subscriber.types ?? [ALL_TYPES]) {
-      let set = this.#live.get(type);
-      if (set === undefined) this.#live.set(type, (set = new Set()));
+      let index = this.#live.get(type);
+      if (index === undefined) this.#live.set(type, (index = { any: new Set(), byRecord: new Map() }));
+      if (recordId === undefined) {
+        index.any.add(entry);
+        continue;
+      }
+      let set = index.byRecord.get(recordId);
+      if (set === undefined) index.byRecord.set(recordId, (set = new Set()));
       set.add(entry);
     }
   }
@@ -302,10 +408,17 @@ export class EventDispatcher {
     if (!entry.live) return;
     entry.live = false;
     entry.cursor = cursor;
+    const { recordId } = entry.subscriber;
     for (const type of entry.subscriber.types ?? [ALL_TYPES]) {
-      const set = this.#live.get(type);
-      set?.delete(entry);
-      if (set?.size === 0) this.#live.delete(type);
+      const index = this.#live.get(type);
+      if (index === undefined) continue;
+      if (recordId === undefined) index.any.delete(entry);
+      else {
+        const set = index.byRecord.get(recordId);
+        set?.delete(entry);
+        if (set?.size === 0) index.byRecord.delete(recordId);
+      }
+      if (index.any.size === 0 && index.byRecord.size === 0) this.#live.delete(type);
     }
   }
 
@@ -361,6 +474,7 @@ export class EventDispatcher {
         entry.cursor = event.id;
         const { subscriber } = entry;
         if (subscriber.types !== undefined && !subscriber.types.has(event.type)) continue;
+        if (subscriber.recordId !== undefined && subscriber.recordId !== event.recordId) continue;
         if (!this.visibleTo(subscriber.principal, event)) continue;
         if (!subscriber.deliver(event)) {
           if (!this.#entries.has(entry)) return;

@@ -16,6 +16,8 @@ export interface GraphqlContext extends Record<PropertyKey, unknown> {
   events?: EventDispatcher;
   /** What the operation was charged against the GraphQL budget, reported in its response. */
   charge?: GraphqlCharge;
+  /** A subscription's clients, when several share its execution (SubscriptionGroups). */
+  listeners?: () => number;
 }
 
 type Page = { records: StoredRecord[]; more: boolean };

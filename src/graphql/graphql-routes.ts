@@ -9,8 +9,7 @@ import websocket from '@fastify/websocket';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
-import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
-import { withCharge } from './graphql-charge.js';
+import type { GraphqlRequestContext, GraphqlService, PreparedArgs } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
 
 export interface GraphqlRouteOptions {
@@ -250,8 +249,9 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
     onComplete: (ctx) => {
       ctx.extra.operations = (ctx.extra.operations ?? 1) - 1;
     },
-    onNext: (_ctx, _id, _payload, args, result) =>
-      withCharge('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result, args.contextValue),
+    // Subscriptions share one execution per event among the subscribers asking the same thing.
+    subscribe: (args) => service.subscriptions.subscribe(args as PreparedArgs),
+    onNext: (_ctx, _id, _payload, args, result) => service.formatResult(result, args.contextValue),
     onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
   });
 }

@@ -35,6 +35,7 @@ import { literalValuesProblem, variablesProblem } from './input-values.js';
 import { CompiledExecution } from './compiled-execution.js';
 import { fieldPairs } from './field-pairs.js';
 import { PersistedQueries, requestError, type CacheUse, type PersistedQueryContext } from './persisted-queries.js';
+import { SubscriptionGroups } from './subscription-groups.js';
 
 /** A parsed, measured and validated document, kept so a repeated query skips those steps. */
 interface PreparedDocument {
@@ -96,6 +97,8 @@ export class GraphqlService {
   /** GraphQL type names of resources: what the cost counts (not connections, edges, page info). */
   readonly #resourceTypes: ReadonlySet<string>;
   readonly #executor = new CompiledExecution();
+  /** Subscriptions, sharing one execution per event among subscribers asking the same thing. */
+  readonly subscriptions: SubscriptionGroups;
 
   constructor(model: SchemaModel, operations: ResourceOperations, options: GraphqlServiceOptions) {
     this.schema = buildGraphqlSchema(model, options.listLimits);
@@ -106,6 +109,7 @@ export class GraphqlService {
     this.#rules = options.limits.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
     this.#documents = new LRUCache({ maxSize: options.documentCacheBytes ?? 32 * 1024 * 1024, sizeCalculation: (prepared) => prepared.bytes });
     this.#persisted = new PersistedQueries(options.persistedQueryCacheBytes ?? 16 * 1024 * 1024);
+    this.subscriptions = new SubscriptionGroups(model, (result) => this.formatResult(result));
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
       parseRequestParams: (req) => this.#persisted.parseRequestParams(req),
@@ -262,6 +266,17 @@ export class GraphqlService {
   /** Every error a client sees carries `extensions.code` (restgraph's codes) and `extensions.status`. */
   formatError(error: Readonly<GraphQLError | Error>): GraphQLError {
     return this.#formatError(error);
+  }
+
+  /**
+   * A result as clients get it over a streaming transport (WebSocket, SSE): its errors with
+   * restgraph's codes, and what the operation was charged. A subscription's shared result is
+   * formatted once, by its group, and passed on as it is (its charge was reported when it started).
+   */
+  formatResult<R extends { errors?: readonly GraphQLError[] | undefined; extensions?: Record<string, unknown> | undefined }>(result: R, context?: unknown): R {
+    if (this.subscriptions.isShared(result)) return result;
+    const formatted = result.errors === undefined ? result : { ...result, errors: result.errors.map((e) => this.#formatError(e)) };
+    return withCharge(formatted, context);
   }
 
   #formatError(error: Readonly<GraphQLError | Error>): GraphQLError {

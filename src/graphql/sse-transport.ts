@@ -3,7 +3,6 @@ import { recheckCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
 import type { GraphqlContext } from './graphql-context.js';
 import type { GraphqlService } from './graphql-service.js';
-import { withCharge } from './graphql-charge.js';
 
 /**
  * Lets a subscription's events be read only as fast as the client takes them. The writer says
@@ -86,8 +85,8 @@ export function sseTransport(
     },
     onOperation: (_ctx, req, _args, result): OperationResult | undefined =>
       isAsyncIterable(result) ? (paced(result, req.context.pacer) as OperationResult) : undefined,
-    onNext: (ctx, _req, result) =>
-      withCharge('errors' in result && result.errors !== undefined ? { ...result, errors: result.errors.map((e) => service.formatError(e)) } : result, ctx),
+    subscribe: (args) => service.subscriptions.subscribe(args),
+    onNext: (ctx, _req, result) => service.formatResult(result, ctx),
   });
 
   return async (request, reply) => {

@@ -17,17 +17,18 @@ export type SubscriptionItem = { event: StoredEvent } | { overflow: true };
 
 /**
  * The events of one GraphQL subscription as an async iterator, fed by the event dispatcher (the
- * same path as /v1/events and webhooks), filtered by the principal's access rules, the event
- * types and `accept`. At most {@link MAX_PENDING_EVENTS} wait in memory; beyond, delivery pauses
- * until the client reads, and a subscriber that falls too far behind (the dispatcher's lag limit)
- * gets one last item reporting it, then the iterator ends: it never holds up writes or other
- * subscribers.
+ * same path as /v1/events and webhooks), filtered by the principal's access rules and the event
+ * types, and when `recordId` is given indexed by it (an event of another record costs this
+ * subscription nothing). At most {@link MAX_PENDING_EVENTS} wait in memory; beyond, delivery
+ * pauses until it is read, and an iterator that falls too far behind (the dispatcher's lag limit)
+ * gets one last item reporting it, then ends: it never holds up writes or other subscribers.
  */
 export function eventIterator(
   dispatcher: EventDispatcher,
   principal: Principal,
   types: ReadonlySet<string>,
-  accept: (event: StoredEvent) => boolean,
+  recordId?: number,
+  listeners?: () => number,
 ): AsyncIterableIterator<SubscriptionItem> {
   const queue: SubscriptionItem[] = [];
   let wake: (() => void) | undefined;
@@ -39,8 +40,9 @@ export function eventIterator(
   const subscription = dispatcher.subscribe({
     principal,
     types,
+    ...(recordId === undefined ? {} : { recordId }),
+    ...(listeners === undefined ? {} : { listeners }),
     deliver: (event) => {
-      if (!accept(event)) return true;
       queue.push({ event });
       signal();
       return queue.length < MAX_PENDING_EVENTS;
@@ -118,7 +120,7 @@ export function subscriptionFields(
           // the owner rule hides are never sent.
           authorize(ctx.operation.principal, resource, 'read');
           const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
-          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), (event) => id === undefined || event.recordId === id);
+          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), id, ctx.listeners);
         },
         resolve: (item: SubscriptionItem) => {
           if ('overflow' in item) throw overflowError();

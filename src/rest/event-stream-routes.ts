@@ -40,6 +40,18 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
 
   registerPath(app, '/v1/events', { GET: (request, reply) => stream(request, reply) }, { produces: 'text/event-stream' });
 
+  /**
+   * Each event's SSE frame, encoded once however many streams it goes to: the dispatcher hands an
+   * event to every live stream in one go (its visibility decides only whether a stream gets it),
+   * so the last frame made is kept, and only that one (frames of recent events would double the
+   * memory the dispatcher bounds).
+   */
+  let last: { event: StoredEvent; frame: string } | undefined;
+  const frameOf = (event: StoredEvent): string => {
+    if (last?.event !== event) last = { event, frame: `id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n` };
+    return last.frame;
+  };
+
   async function stream(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const query = request.query as Record<string, string | string[] | undefined>;
     const problems: ErrorDetail[] = [];
@@ -121,7 +133,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
         principal: request.principal,
         ...(types === undefined ? {} : { types }),
         // Backpressure: when the socket buffer is full, delivery pauses until it drains.
-        deliver: (event) => raw.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`),
+        deliver: (event) => raw.write(frameOf(event)),
         close: (reason) => end(reason === 'shutdown' ? 'server shutting down; reconnect with Last-Event-ID' : 'disconnected: too far behind; reconnect with Last-Event-ID'),
       },
       afterId,

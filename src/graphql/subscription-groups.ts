@@ -1,0 +1,280 @@
+import { createHash } from 'node:crypto';
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { visibilityKey } from '../core/access-policy.js';
+import type { EventDispatcher } from '../core/event-dispatcher.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import type { GraphqlContext } from './graphql-context.js';
+import type { SubscriptionItem } from './subscriptions.js';
+
+/** What a subscriber gets: one result of its operation, shared with every subscriber of its group. */
+export type SharedResult = ExecutionResult;
+
+/** Variables longer than this (as JSON) are keyed by their digest, not their text. */
+const LONG_VARIABLES = 256;
+
+/**
+ * Subscriptions asking the same thing share one execution per event (as Hasura multiplexes live
+ * queries). Subscribers are grouped by what decides their results: the same document (the
+ * prepared document, cached by its text), operation name and variables, and the same visibility
+ * (the access rules' outcome for their credentials: see visibilityKey). A group is one subscriber
+ * of the event dispatcher (indexed by record id when the operation names one, so an event touches
+ * only the groups it matches); each event is executed once for the group, its result formatted
+ * once, and the same result object handed to each member, in bounded steps per event-loop turn
+ * (the dispatcher's delivery queue), so many members never hold up writes.
+ *
+ * Backpressure is per member: a member's unread results wait in its own queue (references to the
+ * shared results); a member more than the dispatcher's lag limit behind gets one slow-consumer
+ * error and ends, as a lone subscriber would. The group itself, when its executions fall that far
+ * behind the writes, ends every member the same way.
+ */
+export class SubscriptionGroups {
+  readonly #schema: SchemaModel;
+  readonly #format: (result: ExecutionResult) => ExecutionResult;
+  readonly #groups = new Map<string, Group>();
+  readonly #documentIds = new WeakMap<DocumentNode, number>();
+  #nextDocumentId = 0;
+  /** The results handed out by groups (transports pass them on unchanged: they are formatted). */
+  readonly #shared = new WeakSet<ExecutionResult>();
+
+  /** `format`: makes a result what clients get (error codes), once per shared result. */
+  constructor(schema: SchemaModel, format: (result: ExecutionResult) => ExecutionResult) {
+    this.#schema = schema;
+    this.#format = format;
+  }
+
+  /** Whether `result` is a group's shared result, formatted already. */
+  isShared(result: unknown): boolean {
+    return typeof result === 'object' && result !== null && this.#shared.has(result);
+  }
+
+  /** Groups running now (for tests and metrics). */
+  get size(): number {
+    return this.#groups.size;
+  }
+
+  /**
+   * The subscription of a prepared subscription operation: a member of its group (made now when
+   * there is none), or the errors of its subscribe step (refused access, a bad argument).
+   */
+  async subscribe(args: ExecutionArgs & { contextValue: GraphqlContext }): Promise<AsyncGenerator<SharedResult, undefined, undefined> | ExecutionResult> {
+    const dispatcher = args.contextValue.events;
+    if (dispatcher === undefined) throw new Error('subscriptions need the event dispatcher');
+    const key = this.#key(args);
+    let group = this.#groups.get(key);
+    if (group === undefined) {
+      // The subscribe step runs once per group: the Subscription field's access check and its
+      // event source (subscriptions.ts).
+      // The group's members are the clients of its one dispatcher subscription.
+      let members: () => number = () => 0;
+      const stream = await createSourceEventStream({ ...args, contextValue: { ...args.contextValue, listeners: () => members() } });
+      if (!(Symbol.asyncIterator in stream)) return this.#format(stream);
+      // The Subscription fields' event sources (subscriptions.ts) yield subscription items.
+      const source = stream[Symbol.asyncIterator]() as AsyncIterator<SubscriptionItem>;
+      group = this.#groups.get(key);
+      if (group === undefined) {
+        group = new Group(dispatcher, source, {
+          execute: (item) => execute({ ...args, rootValue: item }),
+          format: (result) => {
+            const formatted = this.#format(result);
+            this.#shared.add(formatted);
+            return formatted;
+          },
+          ended: () => {
+            if (this.#groups.get(key) === group) this.#groups.delete(key);
+          },
+        });
+        this.#groups.set(key, group);
+        const made = group;
+        members = () => made.size;
+      } else {
+        // Another subscriber made the group while this one waited: this source is not needed.
+        await source.return?.();
+      }
+    }
+    return group.join();
+  }
+
+  #key(args: ExecutionArgs & { contextValue: GraphqlContext }): string {
+    let documentId = this.#documentIds.get(args.document);
+    if (documentId === undefined) this.#documentIds.set(args.document, (documentId = ++this.#nextDocumentId));
+    let variables = JSON.stringify(args.variableValues ?? {});
+    if (variables.length > LONG_VARIABLES) variables = createHash('sha256').update(variables).digest('base64');
+    return `${documentId}\n${args.operationName ?? ''}\n${variables}\n${visibilityKey(args.contextValue.operation.principal, this.#schema)}`;
+  }
+}
+
+interface Member {
+  /** Results not read yet, from `head` on. */
+  queue: SharedResult[];
+  head: number;
+  /** Events up to this id came before it joined: not its. */
+  from: number;
+  wake: (() => void) | undefined;
+  done: boolean;
+}
+
+interface GroupHooks {
+  execute: (item: SubscriptionItem) => ReturnType<typeof execute>;
+  format: (result: ExecutionResult) => ExecutionResult;
+  ended: () => void;
+}
+
+/** One execution per event for the members of one group (see {@link SubscriptionGroups}). */
+class Group {
+  readonly #dispatcher: EventDispatcher;
+  readonly #source: AsyncIterator<SubscriptionItem>;
+  readonly #hooks: GroupHooks;
+  readonly #members = new Set<Member>();
+  #overflow: SharedResult | undefined;
+  #closed = false;
+
+  constructor(dispatcher: EventDispatcher, source: AsyncIterator<SubscriptionItem>, hooks: GroupHooks) {
+    this.#dispatcher = dispatcher;
+    this.#source = source;
+    this.#hooks = hooks;
+    void this.#run();
+  }
+
+  /** Its members now. */
+  get size(): number {
+    return this.#members.size;
+  }
+
+  /** A new member, given the events committed from now on. */
+  join(): AsyncGenerator<SharedResult, undefined, undefined> {
+    const member: Member = { queue: [], head: 0, from: this.#dispatcher.lastId, wake: undefined, done: this.#closed };
+    if (!this.#closed) this.#members.add(member);
+    const done = (): IteratorResult<SharedResult, undefined> => ({ done: true, value: undefined });
+    const leave = (): void => {
+      member.done = true;
+      member.queue = [];
+      member.head = 0;
+      this.#leave(member);
+      wake(member);
+    };
+    const iterator: AsyncGenerator<SharedResult, undefined, undefined> = {
+      next: async () => {
+        for (;;) {
+          if (member.head < member.queue.length) {
+            const result = member.queue[member.head++] as SharedResult;
+            if (member.head === member.queue.length) {
+              member.queue = [];
+              member.head = 0;
+            }
+            return { done: false, value: result };
+          }
+          if (member.done) {
+            leave();
+            return done();
+          }
+          await new Promise<void>((resolve) => (member.wake = resolve));
+        }
+      },
+      return: () => {
+        leave();
+        return Promise.resolve(done());
+      },
+      throw: (error: unknown) => {
+        leave();
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      },
+      [Symbol.asyncIterator]: () => iterator,
+    };
+    return iterator;
+  }
+
+  #leave(member: Member): void {
+    if (!this.#members.delete(member) || this.#members.size > 0 || this.#closed) return;
+    // The last member left: the group stops listening.
+    this.#close();
+  }
+
+  #isClosed(): boolean {
+    return this.#closed;
+  }
+
+  #close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#hooks.ended();
+    void this.#source.return?.();
+  }
+
+  /** Executes each event once and hands the result to the members, one event's fan-out at a time. */
+  async #run(): Promise<void> {
+    let previous: Promise<void> = Promise.resolve();
+    try {
+      for (;;) {
+        const next = await this.#source.next();
+        if (next.done === true || this.#closed) break;
+        const item = next.value;
+        const result = this.#hooks.format(await this.#hooks.execute(item));
+        // At most one fan-out queued per group: when members are many, executions wait for it,
+        // and events wait in the source's bounded queue (then the dispatcher's lag limit applies).
+        await previous;
+        // (Closed meanwhile? The last member may have left during the awaits.)
+        if (this.#isClosed()) break;
+        previous = this.#fanOut('overflow' in item ? Infinity : item.event.id, result, 'overflow' in item);
+        if ('overflow' in item) break;
+      }
+      await previous;
+    } finally {
+      this.#close();
+      for (const member of this.#members) {
+        member.done = true;
+        wake(member);
+      }
+      this.#members.clear();
+    }
+  }
+
+  /** Queues the hand-out of one result to every member (one step each); resolves when done. */
+  #fanOut(eventId: number, result: SharedResult, last: boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const members = this.#members;
+      const give = (member: Member): void => this.#give(member, eventId, result, last);
+      this.#dispatcher.deliveries.add(
+        (function* handOut(): Generator<void> {
+          try {
+            for (const member of members) {
+              give(member);
+              yield;
+            }
+          } finally {
+            resolve();
+          }
+        })(),
+      );
+    });
+  }
+
+  #give(member: Member, eventId: number, result: SharedResult, last: boolean): void {
+    if (member.done || eventId <= member.from) return;
+    if (member.queue.length - member.head >= this.#dispatcher.maxLag) {
+      // Too far behind: its backlog goes, and it gets one error saying so, then ends.
+      member.queue = [this.#overflowResult()];
+      member.head = 0;
+      member.done = true;
+      this.#members.delete(member);
+    } else {
+      member.queue.push(result);
+      if (last) member.done = true;
+    }
+    wake(member);
+  }
+
+  /** The slow-consumer result (the Subscription field's resolver turns the overflow item into it). */
+  #overflowResult(): SharedResult {
+    if (this.#overflow === undefined) {
+      const result = this.#hooks.execute({ overflow: true });
+      this.#overflow = this.#hooks.format(result instanceof Promise ? { data: null } : result);
+    }
+    return this.#overflow;
+  }
+}
+
+function wake(member: Member): void {
+  const resolve = member.wake;
+  member.wake = undefined;
+  resolve?.();
+}
