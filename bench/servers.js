@@ -69,7 +69,8 @@ export const serveRestgraph = ({ name, cli = restgraphCli, env, logFile, how = {
   startNode({
     ...how,
     name,
-    args: () => [cli, 'serve'],
+    // BENCH_SERVER_NODE_ARGS: flags for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
+    args: () => [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve'],
     env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
     cwd: root,
     readyPath: '/readyz',

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, listenApp, send, tempDatabase, waitUntil, type ListeningApp, type Row } from './helpers/event-stream.js';
 import { BODY_ALIASES, codes, must, rawSubscriber, refusalOf, wsClient, type CloseLike, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
 
@@ -22,8 +22,13 @@ describe('GraphQL subscriptions that share their execution', () => {
     server = await listenApp(db.url, { events: { heartbeatMs: 200 }, apiKeyCacheMs: 0, onSqlStatement: (sql) => statements.push(sql) });
   });
 
+  // Each test's clients end with it (also when it fails), so the next starts with none running.
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.dispose();
+    await waitUntil(() => active() === 0, 'every subscription of the test to end on the server');
+  });
+
   afterAll(async () => {
-    for (const client of clients) await client.dispose();
     await server.close();
     await db.cleanup();
   });
@@ -64,12 +69,10 @@ describe('GraphQL subscriptions that share their execution', () => {
     for (const recorder of recorders) expect(recorder.data).toMatchObject([{ postCreated: { title: 'shared', user: { name: 'Author of many', postsConnection: { totalCount: 2 } } } }]);
     // One read of the author for each of the two operations, one count for the first: not 41 and 40.
     // (The create's own check that the author exists reads users too, without the order by.)
-    const userReads = statements.filter((sql) => /from "users" where "id" in \(\?\) order by/.test(sql));
+    const userReads = statements.filter((sql) => /from "users" where .* order by/.test(sql));
     const counts = statements.filter((sql) => /count\(/i.test(sql) && /from "posts"/.test(sql));
     expect(userReads).toHaveLength(2);
     expect(counts).toHaveLength(1);
-    for (const recorder of [...recorders, ...other]) recorder.unsubscribe();
-    await waitUntil(() => active() === 0, 'the subscriptions to end');
   });
 
   it('different principals on the same operation each get what their own credential may read (scopes and the owner rule, also in nested fields)', async () => {
@@ -124,8 +127,6 @@ describe('GraphQL subscriptions that share their execution', () => {
     await must(nestedBob).waitForResults(1);
     expect(must(nestedAlice).data[0]?.postCreated.user.orders.map((o) => o.quantity)).toEqual([1, 3]);
     expect(must(nestedBob).data[0]?.postCreated.user).toEqual({ name: 'Alice', orders: [] });
-    for (const recorder of [forAlice, forAliceTwin, forBob, forAdmin, nestedAlice, nestedBob]) must(recorder).unsubscribe();
-    await waitUntil(() => active() === 0, 'the subscriptions to end');
   });
 
   it('a key revoked mid-stream stops getting events; the subscriber beside it on the same shared execution goes on', async () => {
@@ -135,8 +136,8 @@ describe('GraphQL subscriptions that share their execution', () => {
     const revokedClient = track(wsClient(server.base, { connectionParams: { Authorization: revoked.authorization }, lazy: false, closes }));
     const before = active();
     const onRevoked = revokedClient.run<{ userCreated: { name: string } }>('subscription { userCreated { name } }');
+    await waitUntil(() => active() === before + 1, 'the first subscription to run');
     const [onKept] = await subscribeAll<{ userCreated: { name: string } }>('subscription { userCreated { name } }', [kept.authorization]);
-    await waitUntil(() => active() === before + 2, 'both subscriptions to run');
 
     await create('/users', { name: 'seen by both' });
     await onRevoked.waitForResults(1);
@@ -149,8 +150,6 @@ describe('GraphQL subscriptions that share their execution', () => {
     await must(onKept).waitForResults(2);
     expect(must(onKept).data.map((d) => d.userCreated.name)).toEqual(['seen by both', 'after the revocation']);
     expect(onRevoked.results.map((r) => (r.data as { userCreated: { name: string } } | undefined)?.userCreated.name)).toEqual(['seen by both']);
-    must(onKept).unsubscribe();
-    await waitUntil(() => active() === 0, 'the subscriptions to end');
   });
 
   it('a slow client delays none of 1,000 fast ones: on its own, or sharing their execution', { timeout: 120_000 }, async () => {
@@ -187,8 +186,6 @@ describe('GraphQL subscriptions that share their execution', () => {
     } finally {
       alone.close();
       sharing.close();
-      for (const recorder of [...fast, ...heavyFast]) recorder.unsubscribe();
     }
-    await waitUntil(() => active() === 0, 'the subscriptions to end');
   });
 });
