@@ -260,3 +260,61 @@ describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite group commit (transactionShar
     }
   });
 });
+
+describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite group commit (transactions that await)', () => {
+  const dir = tempDir();
+  afterAll(() => dir.cleanup());
+
+  const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
+  async function table(name: string) {
+    const { db } = await openDatabase(`sqlite:${dir.path}/${name}.db`);
+    await db.exec('create table "t" ("id" integer primary key, "v" text not null unique)');
+    // What another connection sees: only what has committed.
+    const committed = async () => (await createTestDatabase(dir.path, name).then((t) => t.query<{ v: string }>('select "v" from "t" order by "id"'))).map((r) => r.v);
+    return { db, committed };
+  }
+
+  it('transactions queued together commit together: each runs alone (in order), one that fails is undone alone, and none is answered before the commit', async () => {
+    const { db, committed } = await table('grouped');
+    try {
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const answered: string[] = [];
+      const all = Promise.allSettled([
+        db.transaction(async (tx) => {
+          await tx.one(insert('a'));
+          answered.push('a');
+          return 'a';
+        }),
+        db.transaction(async (tx) => {
+          await tx.one(insert('half done'));
+          throw new Error('refused');
+        }),
+        db.transaction(async (tx) => tx.one(insert('a'))), // a unique violation
+        db.transaction(async (tx) => {
+          await tx.one(insert('b'));
+          await gate; // holds the group open: a's answer waits for the group's commit
+          return 'b';
+        }),
+      ]);
+      let settled = false;
+      void all.then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      // a's work is done, but it is not answered, nor visible elsewhere, before the commit.
+      expect(answered).toEqual(['a']);
+      expect(settled).toBe(false);
+      expect(await committed()).toEqual([]);
+      open();
+      const outcomes = await all;
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      expect(outcomes[1]).toMatchObject({ reason: { message: 'refused' } });
+      expect(outcomes[2]).toMatchObject({ reason: { kind: 'unique' } });
+      expect(await committed()).toEqual(['a', 'b']);
+      // Alone, a transaction commits by itself.
+      expect(await db.transaction(async (tx) => Number((await tx.one(insert('c')))?.id))).toBe(3);
+      expect(await committed()).toEqual(['a', 'b', 'c']);
+    } finally {
+      await db.close();
+    }
+  });
+});

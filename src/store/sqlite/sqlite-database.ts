@@ -55,8 +55,10 @@ export class SqliteDatabase implements SqlDatabase {
   /** Work of {@link transactionShared} waiting for the end of this turn, in the order handed in. */
   #shared: SharedWork[] = [];
   #lock: Promise<void> | undefined;
-  /** Transactions waiting for #lock. */
-  #waiting = 0;
+  /** Transactions waiting for their group commit, in arrival order (see {@link transaction}). */
+  #queued: QueuedTransaction[] = [];
+  /** A runner of #queued is under way. */
+  #grouping = false;
   readonly #onStatement: ((sql: string) => void) | undefined;
   readonly #lockTimeoutMs: number;
   /**
@@ -122,54 +124,128 @@ export class SqliteDatabase implements SqlDatabase {
     return this.transaction((tx) => tx.run(statement));
   }
 
-  async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    // The lock timeout counts from now: behind a write waiting for another process's lock, the
-    // queue does not wait the timeout once each.
-    const deadline = Date.now() + this.#lockTimeoutMs;
-    // The lock is taken in the same tick the loop sees it free (no await between), so two waiters
-    // woken together cannot both take it. Waiters are counted for metrics.
-    while (this.#lock !== undefined) {
-      this.#waiting++;
-      try {
-        await this.#lock;
-      } finally {
-        this.#waiting--;
+  /**
+   * Runs `work` in a write transaction, committed together with the transactions that queued
+   * meanwhile (group commit): with synchronous FULL each commit waits for the disk, on the event
+   * loop, so one commit per transaction would cap writes at the disk's flushes per second and hold
+   * every request behind each one. Transactions run one after the other, each in a savepoint of
+   * the group's transaction: one that fails is rolled back alone. Each is answered once the group
+   * has committed (never before: an answer means stored). A group begins in the turn after its
+   * first transaction came (those of the same turn join it) and ends when none is waiting, or
+   * after {@link MAX_GROUP}.
+   */
+  transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      // The lock timeout counts from now: behind a write waiting for another process's lock, the
+      // queue does not wait the timeout once each.
+      this.#queued.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + this.#lockTimeoutMs });
+      if (!this.#grouping) void this.#runGroups();
+    });
+  }
+
+  /** Runs groups of queued transactions until none is left; holds the in-process lock while each runs. */
+  async #runGroups(): Promise<void> {
+    this.#grouping = true;
+    try {
+      while (this.#queued.length > 0) {
+        // The lock is taken in the same tick the loop sees it free (no await between).
+        while (this.#lock !== undefined) await this.#lock;
+        let release!: () => void;
+        this.#lock = new Promise<void>((resolve) => (release = resolve));
+        try {
+          await this.#runGroup();
+        } finally {
+          this.#lock = undefined;
+          release();
+        }
+        // Those woken by the release (a turn's shared creates, a script) take the lock first.
+        await Promise.resolve();
       }
+    } finally {
+      this.#grouping = false;
     }
-    let release!: () => void;
-    this.#lock = new Promise<void>((resolve) => (release = resolve));
+  }
+
+  /** One group: BEGIN, each queued transaction in a savepoint, COMMIT, then the answers. Never rejects. */
+  async #runGroup(): Promise<void> {
+    // The transactions of this turn's requests join before the group begins. (Waiting after BEGIN
+    // instead would hold the database's write lock across a turn of the event loop.)
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    try {
+      const begun = this.#beginWrite((this.#queued[0] as QueuedTransaction).deadline);
+      if (begun !== undefined) await begun;
+    } catch (error) {
+      // Another process kept the write lock past the deadline (or the database cannot write):
+      // those waiting now would meet the same.
+      for (const item of this.#queued.splice(0)) item.reject(error);
+      return;
+    }
+    const done: { item: QueuedTransaction; value: unknown }[] = [];
+    const fail = (error: unknown): void => {
+      try {
+        if (this.#writer.inTransaction) this.#rollback.run();
+      } catch {
+        // SQLite rolls back what it cannot commit; a rollback failing too leaves nothing to undo.
+      }
+      const reason = this.#noteWriteFailure(error);
+      for (const { item } of done) item.reject(reason);
+    };
+    for (;;) {
+      const item = this.#queued.shift();
+      if (item === undefined) break;
+      const outcome = await this.#runInSavepoint(item);
+      if (outcome.ok) done.push({ item, value: outcome.value });
+      else if (this.#writer.inTransaction) item.reject(this.#noteWriteFailure(outcome.value));
+      else {
+        // SQLite rolled the whole transaction back (a full disk, an I/O error): the group is lost.
+        item.reject(this.#noteWriteFailure(outcome.value));
+        fail(outcome.value);
+        return;
+      }
+      if (done.length >= MAX_GROUP) break;
+    }
+    try {
+      if (done.length > 0) this.#commitWrite();
+      else this.#rollback.run();
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    for (const { item, value } of done) item.resolve(value);
+  }
+
+  /** Runs one transaction's work in a savepoint of the group: released when it succeeds, rolled back when it throws. */
+  async #runInSavepoint(item: QueuedTransaction): Promise<{ ok: boolean; value: unknown }> {
     const writer = this.#writer;
     const cache = this.#writerCache;
     let open = true;
+    const finished = (): Promise<never> => Promise.reject(new Error('transaction already finished'));
     const tx: SqlExecutor = {
-      all: (statement) => {
-        if (!open) return Promise.reject(new Error('transaction already finished'));
-        return Promise.resolve(runAll(this.#prepare(writer, cache, statement.sql), statement.parameters));
-      },
-      one: (statement) => {
-        if (!open) return Promise.reject(new Error('transaction already finished'));
-        return runOne(this.#prepare(writer, cache, statement.sql), statement.parameters);
-      },
-      run: (statement) => {
-        if (!open) return Promise.reject(new Error('transaction already finished'));
-        return Promise.resolve(runRun(this.#prepare(writer, cache, statement.sql), statement.parameters));
-      },
+      all: (statement) => (open ? Promise.resolve(runAll(this.#prepare(writer, cache, statement.sql), statement.parameters)) : finished()),
+      one: (statement) => (open ? runOne(this.#prepare(writer, cache, statement.sql), statement.parameters) : finished()),
+      run: (statement) => (open ? Promise.resolve(runRun(this.#prepare(writer, cache, statement.sql), statement.parameters)) : finished()),
     };
     try {
-      const begun = this.#beginWrite(deadline);
-      if (begun !== undefined) await begun;
+      this.#savepoint.run();
+    } catch (error) {
+      return { ok: false, value: error };
+    }
+    try {
+      const value = await item.work(tx);
+      this.#release.run();
+      return { ok: true, value };
+    } catch (error) {
       try {
-        const result = await work(tx);
-        this.#commitWrite();
-        return result;
-      } catch (error) {
-        if (writer.inTransaction) this.#rollback.run();
-        throw this.#noteWriteFailure(error);
+        if (writer.inTransaction) {
+          this.#rollbackToSavepoint.run();
+          this.#release.run();
+        }
+      } catch {
+        // Left to the caller: the transaction's state says what remains.
       }
+      return { ok: false, value: error };
     } finally {
       open = false;
-      this.#lock = undefined;
-      release();
     }
   }
 
@@ -379,7 +455,7 @@ export class SqliteDatabase implements SqlDatabase {
   /** The writer is in use while a transaction holds the lock; the reader is never held across an await. */
   connectionStats(): ConnectionStats {
     const open = this.#reader === this.#writer ? 1 : 2;
-    return { open, idle: open - (this.#lock === undefined ? 0 : 1), waiting: this.#waiting, max: open };
+    return { open, idle: open - (this.#lock === undefined ? 0 : 1), waiting: this.#queued.length, max: open };
   }
 
   async close(): Promise<void> {
@@ -390,6 +466,17 @@ export class SqliteDatabase implements SqlDatabase {
     if (this.#reader !== this.#writer) this.#reader.close();
     this.#writer.close();
   }
+}
+
+/** Most transactions one group commit holds (they wait for its commit to be answered). */
+const MAX_GROUP = 256;
+
+interface QueuedTransaction {
+  work: (tx: SqlExecutor) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+  /** When waiting for another process's lock must give up (Date.now() time). */
+  deadline: number;
 }
 
 interface SharedWork {
