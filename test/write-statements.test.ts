@@ -184,14 +184,22 @@ describe('the event dispatcher with nobody subscribed', () => {
   });
 });
 
+/** The statement that stores `v` in the test table "t" (its values unique). */
+const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
+
+/** A SQLite database of its own in `dir` with the test table "t". */
+async function databaseWithTable(dir: string, name: string) {
+  const { db } = await openDatabase(`sqlite:${dir}/${name}.db`);
+  await db.exec('create table "t" ("id" integer primary key, "v" text not null unique)');
+  return db;
+}
+
 describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite group commit (transactionShared)', () => {
   const dir = tempDir();
   afterAll(() => dir.cleanup());
 
-  const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
   async function table(name: string) {
-    const { db } = await openDatabase(`sqlite:${dir.path}/${name}.db`);
-    await db.exec('create table "t" ("id" integer primary key, "v" text not null unique)');
+    const db = await databaseWithTable(dir.path, name);
     const shared = db.transactionShared?.bind(db);
     if (shared === undefined) throw new Error('SQLite has transactionShared');
     const values = async () => (await db.all({ sql: 'select "v" from "t" order by "id"', parameters: [] })).map((r) => r.v);
@@ -265,10 +273,8 @@ describe.skipIf(TEST_DIALECT !== 'sqlite')('SQLite group commit (transactions th
   const dir = tempDir();
   afterAll(() => dir.cleanup());
 
-  const insert = (v: string) => ({ sql: 'insert into "t" ("v") values (?) returning "id"', parameters: [v] });
   async function table(name: string) {
-    const { db } = await openDatabase(`sqlite:${dir.path}/${name}.db`);
-    await db.exec('create table "t" ("id" integer primary key, "v" text not null unique)');
+    const db = await databaseWithTable(dir.path, name);
     // What another connection sees: only what has committed.
     const committed = async () => (await createTestDatabase(dir.path, name).then((t) => t.query<{ v: string }>('select "v" from "t" order by "id"'))).map((r) => r.v);
     return { db, committed };
