@@ -16,7 +16,8 @@ const ADMIN_TOKEN = 'auth-cli-admin-token-0123456789';
 /** A token as /v1/tokens shows it. */
 type TokenJson = TokenView;
 
-// Each test has its own folder, database file and processes: the tests run concurrently.
+// Each test has its own folder, database file and processes. Not concurrent: in the whole suite
+// five of its servers starting at once missed waitReady's 15 s (and alone it gained nothing at load 8).
 const it = itWithFolder('restgraph-auth-cli-');
 
 /** The test's SQLite file, in its folder. */
@@ -91,7 +92,7 @@ async function tokensOverHttp(base: string, credential: string): Promise<TokenJs
   return (await response.json()) as TokenJson[];
 }
 
-describe.concurrent('token help', () => {
+describe('token help', () => {
   it('token --help lists create, list and revoke; each subcommand’s --help shows its usage and flags', async ({ folder: dir }) => {
     const [token, create, list, revoke, top] = await Promise.all([
       run(dir, ['token', '--help']),
@@ -127,7 +128,7 @@ async function migrate(dir: CliFolder): Promise<void> {
   expect(result.code).toBe(0);
 }
 
-describe.concurrent('token create, list, revoke', () => {
+describe('token create, list, revoke', () => {
 
   it('create prints the key alone on the last stdout line, once, after its details (name, prefix, scopes, expiry)', async ({ folder: dir }) => {
     await migrate(dir);
@@ -210,7 +211,7 @@ describe.concurrent('token create, list, revoke', () => {
   });
 });
 
-describe.concurrent('keys from the CLI against restgraph serve', () => {
+describe('keys from the CLI against restgraph serve', () => {
 
   it('a created key works over HTTP with its scopes and its last use is recorded; revoked by id or prefix (cache 0 s) it is refused at once', async ({ folder: dir }) => {
     await migrate(dir);
@@ -251,7 +252,7 @@ describe.concurrent('keys from the CLI against restgraph serve', () => {
   });
 });
 
-describe.concurrent('first start: the bootstrap admin key', () => {
+describe('first start: the bootstrap admin key', () => {
   it('an empty database without RESTGRAPH_ADMIN_TOKEN gets one admin key, logged once (warn) with a usage hint; it works; a second start makes none', async ({ folder: dir }) => {
     const first = await serve(dir);
     const line = await waitForLog(first.running, (l) => 'adminKey' in l);
@@ -290,7 +291,7 @@ describe.concurrent('first start: the bootstrap admin key', () => {
   });
 });
 
-describe.concurrent('keys are never stored or logged in clear', () => {
+describe('keys are never stored or logged in clear', () => {
   it('neither the database file (nor its WAL) nor the server log holds any key', async ({ folder: dir }) => {
     const server = await serve(dir);
     const bootstrap = (await waitForLog(server.running, (l) => 'adminKey' in l)).adminKey as string;
