@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import type { TokenView } from '../src/core/token-operations.js';
-import { tempDir } from './helpers/test-app.js';
-import { finish, freePort, killAll, logLines, startCli, waitReady, type Finished, type Running } from './helpers/cli-process.js';
+import { finish, freePort, itWithFolder, logLines, startCli, waitReady, type CliFolder, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * API keys through the CLI (issue 3): `restgraph token create|list|revoke` as child processes of
@@ -17,32 +16,22 @@ const ADMIN_TOKEN = 'auth-cli-admin-token-0123456789';
 /** A token as /v1/tokens shows it. */
 type TokenJson = TokenView;
 
-let dir: ReturnType<typeof tempDir>;
-let children: Running[] = [];
-let databaseUrl: string;
-let dbFile: string;
+// Each test has its own folder, database file and processes. Not concurrent: in the whole suite
+// five of its servers starting at once missed waitReady's 15 s (and alone it gained nothing at load 8).
+const it = itWithFolder('restgraph-auth-cli-');
+
+/** The test's SQLite file, in its folder. */
+const dbFileOf = (dir: CliFolder): string => join(dir.path, 'auth.db');
 
 // The CLI runs from dist, built once for the whole run by test/global-setup.ts.
 
-function start(args: string[], env: Record<string, string> = {}): Running {
-  return startCli(dir.path, args, { DATABASE_URL: databaseUrl, ...env }, children);
+function start(dir: CliFolder, args: string[], env: Record<string, string> = {}): Running {
+  return startCli(dir.path, args, { DATABASE_URL: `sqlite:${dbFileOf(dir)}`, ...env }, dir.children);
 }
 
-async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
-  return finish(start(args, env), timeoutMs);
+async function run(dir: CliFolder, args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
+  return finish(start(dir, args, env), timeoutMs);
 }
-
-beforeEach(() => {
-  dir = tempDir('restgraph-auth-cli-');
-  dbFile = join(dir.path, 'auth.db');
-  databaseUrl = `sqlite:${dbFile}`;
-  children = [];
-});
-
-afterEach(async () => {
-  await killAll(children);
-  dir.cleanup();
-});
 
 function must<T>(value: T | undefined | null, what = 'value'): T {
   if (value === undefined || value === null) throw new Error(`missing ${what}`);
@@ -53,8 +42,8 @@ function must<T>(value: T | undefined | null, what = 'value'): T {
 
 
 /** `token create …`: checks it succeeded and returns the key from the last stdout line. */
-async function createKey(args: string[]): Promise<{ key: string; stdout: string }> {
-  const result = await run(['token', 'create', ...args]);
+async function createKey(dir: CliFolder, args: string[]): Promise<{ key: string; stdout: string }> {
+  const result = await run(dir, ['token', 'create', ...args]);
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
   const lines = result.stdout.split('\n');
@@ -67,9 +56,9 @@ async function createKey(args: string[]): Promise<{ key: string; stdout: string 
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-async function serve(env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
+async function serve(dir: CliFolder, env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
   const port = await freePort();
-  const running = start(['serve'], { PORT: String(port), RESTGRAPH_API_KEY_CACHE_SECONDS: '0', ...env });
+  const running = start(dir, ['serve'], { PORT: String(port), RESTGRAPH_API_KEY_CACHE_SECONDS: '0', ...env });
   await waitReady(running, port);
   return { running, base: `http://127.0.0.1:${port}` };
 }
@@ -104,13 +93,13 @@ async function tokensOverHttp(base: string, credential: string): Promise<TokenJs
 }
 
 describe('token help', () => {
-  it('token --help lists create, list and revoke; each subcommand’s --help shows its usage and flags', async () => {
+  it('token --help lists create, list and revoke; each subcommand’s --help shows its usage and flags', async ({ folder: dir }) => {
     const [token, create, list, revoke, top] = await Promise.all([
-      run(['token', '--help']),
-      run(['token', 'create', '--help']),
-      run(['token', 'list', '--help']),
-      run(['token', 'revoke', '--help']),
-      run(['--help']),
+      run(dir, ['token', '--help']),
+      run(dir, ['token', 'create', '--help']),
+      run(dir, ['token', 'list', '--help']),
+      run(dir, ['token', 'revoke', '--help']),
+      run(dir, ['--help']),
     ]);
     for (const result of [token, create, list, revoke, top]) {
       expect(result.code).toBe(0);
@@ -133,18 +122,18 @@ describe('token help', () => {
 });
 
 /** The token commands work on a database `serve` or `migrate` made: make it (the example schema). */
-async function migrate(): Promise<void> {
-  const result = await run(['migrate']);
+async function migrate(dir: CliFolder): Promise<void> {
+  const result = await run(dir, ['migrate']);
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
 }
 
 describe('token create, list, revoke', () => {
-  beforeEach(migrate);
 
-  it('create prints the key alone on the last stdout line, once, after its details (name, prefix, scopes, expiry)', async () => {
+  it('create prints the key alone on the last stdout line, once, after its details (name, prefix, scopes, expiry)', async ({ folder: dir }) => {
+    await migrate(dir);
     const before = Date.now();
-    const { key, stdout } = await createKey(['--scopes', 'users:read,users:write', '--name', 'ci', '--expires', '30d']);
+    const { key, stdout } = await createKey(dir, ['--scopes', 'users:read,users:write', '--name', 'ci', '--expires', '30d']);
     expect(stdout.split(key).length).toBe(2);
     const details = stdout.slice(0, stdout.indexOf(key));
     expect(details).toContain('"ci"');
@@ -156,11 +145,12 @@ describe('token create, list, revoke', () => {
     expect(expiresAt).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000);
   });
 
-  it('create needs --scopes (exit 1, names the option); a bad --expires or scope exits 1 naming the property, and creates nothing', async () => {
-    const [missing, badExpiry] = await Promise.all([run(['token', 'create', '--name', 'x']), run(['token', 'create', '--scopes', 'users:read', '--expires', 'yesterday'])]);
+  it('create needs --scopes (exit 1, names the option); a bad --expires or scope exits 1 naming the property, and creates nothing', async ({ folder: dir }) => {
+    await migrate(dir);
+    const [missing, badExpiry] = await Promise.all([run(dir, ['token', 'create', '--name', 'x']), run(dir, ['token', 'create', '--scopes', 'users:read', '--expires', 'yesterday'])]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("required option '-s, --scopes <scopes>' not specified");
-    const [badScope, listed] = await Promise.all([run(['token', 'create', '--scopes', 'users read']), run(['token', 'list', '--json'])]);
+    const [badScope, listed] = await Promise.all([run(dir, ['token', 'create', '--scopes', 'users read']), run(dir, ['token', 'list', '--json'])]);
     expect(JSON.parse(listed.stdout)).toEqual([]);
     for (const [result, name] of [[badExpiry, 'expires'], [badScope, 'scopes']] as const) {
       expect(result.code).toBe(1);
@@ -170,10 +160,11 @@ describe('token create, list, revoke', () => {
     }
   });
 
-  it('list shows id, name, prefix, scopes, subject, state, created, last used and expiry, and never the key', async () => {
-    const ci = await createKey(['--scopes', 'users:read,users:write', '--name', 'ci', '--expires', '30d']);
-    const owner = await createKey(['--scopes', 'orders:read', '--name', 'alice-app', '--subject', '1']);
-    const [table, asJson] = await Promise.all([run(['token', 'list']), run(['token', 'list', '--json'])]);
+  it('list shows id, name, prefix, scopes, subject, state, created, last used and expiry, and never the key', async ({ folder: dir }) => {
+    await migrate(dir);
+    const ci = await createKey(dir, ['--scopes', 'users:read,users:write', '--name', 'ci', '--expires', '30d']);
+    const owner = await createKey(dir, ['--scopes', 'orders:read', '--name', 'alice-app', '--subject', '1']);
+    const [table, asJson] = await Promise.all([run(dir, ['token', 'list']), run(dir, ['token', 'list', '--json'])]);
     expect(table.code).toBe(0);
     expect(asJson.code).toBe(0);
     const tokens = JSON.parse(asJson.stdout) as TokenJson[];
@@ -196,19 +187,20 @@ describe('token create, list, revoke', () => {
     for (const token of tokens) expect(Object.keys(token).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'name', 'prefix', 'revokedAt', 'scopes', 'state', 'subject']);
   });
 
-  it('revoke works by id and by prefix; an unknown id or prefix exits 1', async () => {
-    const first = await createKey(['--scopes', 'users:read', '--name', 'first']);
-    const second = await createKey(['--scopes', 'users:read', '--name', 'second']);
+  it('revoke works by id and by prefix; an unknown id or prefix exits 1', async ({ folder: dir }) => {
+    await migrate(dir);
+    const first = await createKey(dir, ['--scopes', 'users:read', '--name', 'first']);
+    const second = await createKey(dir, ['--scopes', 'users:read', '--name', 'second']);
     const idOf = (stdout: string): number => Number(must(/^Created token (\d+) /.exec(stdout), 'token id')[1]);
     const firstId = idOf(first.stdout);
     const secondId = idOf(second.stdout);
-    const byId = await run(['token', 'revoke', String(firstId)]);
+    const byId = await run(dir, ['token', 'revoke', String(firstId)]);
     expect(byId.code).toBe(0);
     expect(byId.stdout).toContain(`Revoked token ${firstId} "first" (${first.key.slice(0, 11)}…)`);
-    const byPrefix = await run(['token', 'revoke', second.key.slice(0, 11)]);
+    const byPrefix = await run(dir, ['token', 'revoke', second.key.slice(0, 11)]);
     expect(byPrefix.code).toBe(0);
     expect(byPrefix.stdout).toContain(`Revoked token ${secondId} "second" (${second.key.slice(0, 11)}…)`);
-    const [table, unknownId, unknownPrefix] = await Promise.all([run(['token', 'list']), run(['token', 'revoke', '999']), run(['token', 'revoke', 'rg_nothere1'])]);
+    const [table, unknownId, unknownPrefix] = await Promise.all([run(dir, ['token', 'list']), run(dir, ['token', 'revoke', '999']), run(dir, ['token', 'revoke', 'rg_nothere1'])]);
     const rows = table.stdout.trimEnd().split('\n').slice(1);
     expect(rows).toHaveLength(2);
     for (const row of rows) expect(row.split(/\s+/)[5]).toBe('revoked');
@@ -220,12 +212,12 @@ describe('token create, list, revoke', () => {
 });
 
 describe('keys from the CLI against restgraph serve', () => {
-  beforeEach(migrate);
 
-  it('a created key works over HTTP with its scopes and its last use is recorded; revoked by id or prefix (cache 0 s) it is refused at once', async () => {
-    const reader = await createKey(['--scopes', 'users:read', '--name', 'reader']);
-    const writer = await createKey(['--scopes', 'users:read,users:write', '--name', 'writer']);
-    const { running, base } = await serve({ RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN });
+  it('a created key works over HTTP with its scopes and its last use is recorded; revoked by id or prefix (cache 0 s) it is refused at once', async ({ folder: dir }) => {
+    await migrate(dir);
+    const reader = await createKey(dir, ['--scopes', 'users:read', '--name', 'reader']);
+    const writer = await createKey(dir, ['--scopes', 'users:read,users:write', '--name', 'writer']);
+    const { running, base } = await serve(dir, { RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN });
 
     expect((await fetch(`${base}/users`, auth(reader.key))).status).toBe(200);
     const denied = await fetch(`${base}/users`, { method: 'POST', headers: { authorization: `Bearer ${reader.key}`, 'content-type': 'application/json' }, body: '{"name":"x"}' });
@@ -245,24 +237,24 @@ describe('keys from the CLI against restgraph serve', () => {
     expect(Math.abs(Date.parse(must(lastUsed)) - Date.now())).toBeLessThan(60_000);
 
     const readerId = must((await tokensOverHttp(base, ADMIN_TOKEN)).find((t) => t.name === 'reader')).id;
-    expect((await run(['token', 'revoke', String(readerId)])).code).toBe(0);
+    expect((await run(dir, ['token', 'revoke', String(readerId)])).code).toBe(0);
     const refused = await fetch(`${base}/users`, auth(reader.key));
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer realm="restgraph", error="invalid_token"/);
     expect(((await refused.json()) as { code: string }).code).toBe('invalid-token');
 
-    expect((await run(['token', 'revoke', writer.key.slice(0, 11)])).code).toBe(0);
+    expect((await run(dir, ['token', 'revoke', writer.key.slice(0, 11)])).code).toBe(0);
     expect((await fetch(`${base}/users`, auth(writer.key))).status).toBe(401);
 
-    const late = await createKey(['--scopes', 'users:read', '--name', 'late']);
+    const late = await createKey(dir, ['--scopes', 'users:read', '--name', 'late']);
     expect((await fetch(`${base}/users`, auth(late.key))).status).toBe(200);
     await stop(running);
   });
 });
 
 describe('first start: the bootstrap admin key', () => {
-  it('an empty database without RESTGRAPH_ADMIN_TOKEN gets one admin key, logged once (warn) with a usage hint; it works; a second start makes none', async () => {
-    const first = await serve();
+  it('an empty database without RESTGRAPH_ADMIN_TOKEN gets one admin key, logged once (warn) with a usage hint; it works; a second start makes none', async ({ folder: dir }) => {
+    const first = await serve(dir);
     const line = await waitForLog(first.running, (l) => 'adminKey' in l);
     const adminKey = line.adminKey as string;
     expect(adminKey).toMatch(KEY_FORMAT);
@@ -275,24 +267,24 @@ describe('first start: the bootstrap admin key', () => {
     const hint = must(firstLines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('Use it as')), 'usage hint');
     expect(hint.msg).toContain('restgraph token create');
 
-    const second = await serve();
+    const second = await serve(dir);
     expect((await tokensOverHttp(second.base, adminKey)).map((t) => t.name)).toEqual(['bootstrap-admin']);
     await stop(second.running);
     expect(second.running.stdout()).not.toContain(adminKey);
     expect(logLines(second.running.stdout()).filter((l) => 'adminKey' in l)).toEqual([]);
   });
 
-  it('no bootstrap key when RESTGRAPH_ADMIN_TOKEN is set', async () => {
-    const { running, base } = await serve({ RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN });
+  it('no bootstrap key when RESTGRAPH_ADMIN_TOKEN is set', async ({ folder: dir }) => {
+    const { running, base } = await serve(dir, { RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN });
     expect(await tokensOverHttp(base, ADMIN_TOKEN)).toEqual([]);
     await stop(running);
     expect(logLines(running.stdout()).filter((l) => 'adminKey' in l)).toEqual([]);
   });
 
-  it('no bootstrap key when keys already exist (an admin key created by the CLI first)', async () => {
-    await migrate();
-    const { key } = await createKey(['--scopes', 'admin', '--name', 'operator']);
-    const { running, base } = await serve();
+  it('no bootstrap key when keys already exist (an admin key created by the CLI first)', async ({ folder: dir }) => {
+    await migrate(dir);
+    const { key } = await createKey(dir, ['--scopes', 'admin', '--name', 'operator']);
+    const { running, base } = await serve(dir);
     expect((await tokensOverHttp(base, key)).map((t) => t.name)).toEqual(['operator']);
     await stop(running);
     expect(logLines(running.stdout()).filter((l) => 'adminKey' in l)).toEqual([]);
@@ -300,11 +292,11 @@ describe('first start: the bootstrap admin key', () => {
 });
 
 describe('keys are never stored or logged in clear', () => {
-  it('neither the database file (nor its WAL) nor the server log holds any key', async () => {
-    const server = await serve();
+  it('neither the database file (nor its WAL) nor the server log holds any key', async ({ folder: dir }) => {
+    const server = await serve(dir);
     const bootstrap = (await waitForLog(server.running, (l) => 'adminKey' in l)).adminKey as string;
 
-    const cliKey = (await createKey(['--scopes', 'users:read,users:write', '--name', 'cli-secret', '--subject', '1'])).key;
+    const cliKey = (await createKey(dir, ['--scopes', 'users:read,users:write', '--name', 'cli-secret', '--subject', '1'])).key;
     const createOverHttp = async (body: Record<string, unknown>): Promise<{ key: string; id: number }> => {
       const response = await fetch(`${server.base}/v1/tokens`, {
         method: 'POST',
@@ -332,6 +324,7 @@ describe('keys are never stored or logged in clear', () => {
     expect((await fetch(`${server.base}/v1/tokens`, auth(httpKey))).status).toBe(403);
 
     const keys = { cliKey, httpKey, doomed: doomed.key, bootstrap };
+    const dbFile = dbFileOf(dir);
     const dbFiles = (): string[] => [dbFile, `${dbFile}-wal`].filter((f) => existsSync(f));
     const expectNotIn = (where: string, bytes: Buffer | string, checked: Record<string, string>): void => {
       for (const [name, key] of Object.entries(checked)) {

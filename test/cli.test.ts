@@ -2,9 +2,8 @@ import { copyFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 
 import { connect } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { tempDir } from './helpers/test-app.js';
-import { CLI, finish, freePort, killAll, logLines, startCli, startProcess, waitReady, type Finished, type Running } from './helpers/cli-process.js';
+import { describe, expect } from 'vitest';
+import { CLI, finish, freePort, itWithFolder, logLines, startCli, startProcess, waitReady, type CliFolder, type Finished, type Running } from './helpers/cli-process.js';
 
 /**
  * The `restgraph` CLI as operators run it: a child process of dist/cli/main.js, on real temp
@@ -27,29 +26,20 @@ resources:
       name: { type: string, required: true }
 `;
 
-let dir: ReturnType<typeof tempDir>;
-let children: Running[] = [];
+// Each test has its own folder (and processes): the groups below run their tests concurrently,
+// most of a test being a child process starting or stopping.
+const it = itWithFolder('restgraph-cli-');
 
 // The CLI runs from dist, built once for the whole run by test/global-setup.ts.
 const ROOT = resolve(dirname(CLI), '..', '..');
 
-function start(args: string[], env: Record<string, string> = {}): Running {
-  return startCli(dir.path, args, env, children);
+function start(dir: CliFolder, args: string[], env: Record<string, string> = {}): Running {
+  return startCli(dir.path, args, env, dir.children);
 }
 
-async function run(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
-  return finish(start(args, env), timeoutMs);
+async function run(dir: CliFolder, args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
+  return finish(start(dir, args, env), timeoutMs);
 }
-
-beforeEach(() => {
-  dir = tempDir('restgraph-cli-');
-  children = [];
-});
-
-afterEach(async () => {
-  await killAll(children);
-  dir.cleanup();
-});
 
 /** The admin token `serve` gets in these tests; `fetch` below sends it unless told otherwise. */
 const ADMIN_TOKEN = 'cli-test-admin-token-0123456789';
@@ -68,15 +58,15 @@ function fetch(url: string, init: RequestInit = {}): Promise<Response> {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** `restgraph serve` on a fresh port and the test's database; resolves once /readyz is 200. */
-async function serve(args: string[], env: Record<string, string> = {}): Promise<{ running: Running; port: number; base: string }> {
+async function serve(dir: CliFolder, args: string[], env: Record<string, string> = {}): Promise<{ running: Running; port: number; base: string }> {
   const port = await freePort();
-  const running = start(['serve', ...args], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, ...env });
+  const running = start(dir, ['serve', ...args], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, ...env });
   await waitReady(running, port);
   return { running, port, base: `http://127.0.0.1:${port}` };
 }
 
 
-function writeSchema(text: string, name = 'schema.yaml'): string {
+function writeSchema(dir: CliFolder, text: string, name = 'schema.yaml'): string {
   const file = join(dir.path, name);
   writeFileSync(file, text);
   return file;
@@ -96,9 +86,9 @@ const tableNames = (file: string): string[] =>
 const columnNames = (file: string, table: string): string[] => query<{ name: string }>(file, `pragma table_info("${table}")`).map((r) => r.name);
 const migrationCount = (file: string): number => query<{ n: number }>(file, 'select count(*) as n from "_restgraph_migrations"')[0]?.n ?? -1;
 
-describe('--help', () => {
-  it('restgraph --help lists the commands and exits 0', async () => {
-    const result = await run(['--help']);
+describe.concurrent('--help', () => {
+  it('restgraph --help lists the commands and exits 0', async ({ folder: dir }) => {
+    const result = await run(dir, ['--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: restgraph [options] [command]');
     expect(result.stdout).toMatch(/^\s+serve \[options\] \[schema-file\]/m);
@@ -106,50 +96,50 @@ describe('--help', () => {
     expect(result.stderr).toBe('');
   });
 
-  it('restgraph serve --help shows its usage, flags and environment, and exits 0', async () => {
-    const result = await run(['serve', '--help']);
+  it('restgraph serve --help shows its usage, flags and environment, and exits 0', async ({ folder: dir }) => {
+    const result = await run(dir, ['serve', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: restgraph serve [options] [schema-file]');
     for (const flag of ['-p, --port <port>', '-H, --host <host>', '-d, --database-url <url>']) expect(result.stdout).toContain(flag);
     expect(result.stdout).toContain('Environment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA');
   });
 
-  it('restgraph migrate --help shows its usage and flags, and exits 0', async () => {
-    const result = await run(['migrate', '--help']);
+  it('restgraph migrate --help shows its usage and flags, and exits 0', async ({ folder: dir }) => {
+    const result = await run(dir, ['migrate', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: restgraph migrate [options] [schema-file]');
     for (const flag of ['--dry-run', '--allow-destructive', '-d, --database-url <url>']) expect(result.stdout).toContain(flag);
   });
 
-  it('restgraph help serve is the same as serve --help', async () => {
-    const result = await run(['help', 'serve']);
+  it('restgraph help serve is the same as serve --help', async ({ folder: dir }) => {
+    const result = await run(dir, ['help', 'serve']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: restgraph serve [options] [schema-file]');
   });
 
-  it('--version prints the package version', async () => {
-    const result = await run(['--version']);
+  it('--version prints the package version', async ({ folder: dir }) => {
+    const result = await run(dir, ['--version']);
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe('0.1.0');
   });
 
-  it('an unknown command exits 1 with a hint', async () => {
-    const result = await run(['server']);
+  it('an unknown command exits 1 with a hint', async ({ folder: dir }) => {
+    const result = await run(dir, ['server']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("unknown command 'server'");
   });
 
-  it('a bad --port exits 1 naming the flag', async () => {
-    const result = await run(['serve', '--port', 'abc']);
+  it('a bad --port exits 1 naming the flag', async ({ folder: dir }) => {
+    const result = await run(dir, ['serve', '--port', 'abc']);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('must be a port number from 0 to 65535');
     expect(result.stderr).toContain('--port');
   });
 });
 
-describe('serve', () => {
-  it('serves the example on a real socket, logs one JSON line per request with its request id, and echoes X-Request-Id', async () => {
-    const { running, base } = await serve([]);
+describe.concurrent('serve', () => {
+  it('serves the example on a real socket, logs one JSON line per request with its request id, and echoes X-Request-Id', async ({ folder: dir }) => {
+    const { running, base } = await serve(dir, []);
 
     const health = await fetch(`${base}/healthz`);
     expect(health.status).toBe(200);
@@ -208,8 +198,8 @@ describe('serve', () => {
     expect(running.stderr()).toBe('');
   });
 
-  it('writes each request log line promptly, not only at shutdown', async () => {
-    const { running, base } = await serve([]);
+  it('writes each request log line promptly, not only at shutdown', async ({ folder: dir }) => {
+    const { running, base } = await serve(dir, []);
     const response = await fetch(`${base}/users`, { headers: { 'x-request-id': 'prompt-1' } });
     expect(response.status).toBe(200);
     const deadline = Date.now() + 3_000;
@@ -220,8 +210,8 @@ describe('serve', () => {
     expect(lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith('restgraph listening on'))).toBe(true);
   });
 
-  it('SIGTERM on an idle server exits 0 and logs "stopped"', async () => {
-    const { running } = await serve([]);
+  it('SIGTERM on an idle server exits 0 and logs "stopped"', async ({ folder: dir }) => {
+    const { running } = await serve(dir, []);
     running.child.kill('SIGTERM');
     const exit = await running.exited;
     expect(exit).toEqual({ code: 0, signal: null });
@@ -230,8 +220,8 @@ describe('serve', () => {
     expect(messages.at(-1)).toBe('stopped');
   });
 
-  it('SIGTERM lets a request in flight finish, then exits 0', async () => {
-    const { running, port } = await serve([]);
+  it('SIGTERM lets a request in flight finish, then exits 0', async ({ folder: dir }) => {
+    const { running, port } = await serve(dir, []);
     const body = JSON.stringify({ name: 'Slow upload' });
     const socket = connect(port, '127.0.0.1');
     let answer = '';
@@ -258,14 +248,14 @@ describe('serve', () => {
     expect(lines.at(-1)?.msg).toBe('stopped');
   });
 
-  it('SIGINT stops it cleanly too', async () => {
-    const { running } = await serve([]);
+  it('SIGINT stops it cleanly too', async ({ folder: dir }) => {
+    const { running } = await serve(dir, []);
     running.child.kill('SIGINT');
     expect(await running.exited).toEqual({ code: 0, signal: null });
     expect(logLines(running.stdout()).map((l) => l.msg)).toContain('stopped');
   });
 
-  it('`npm start` hands SIGTERM to the server (as `docker stop` does to its first process): it drains, exits 0 and frees the port', async () => {
+  it('`npm start` hands SIGTERM to the server (as `docker stop` does to its first process): it drains, exits 0 and frees the port', async ({ folder: dir }) => {
     // The project's own package.json and start script, in a directory of its own. test/global-setup.ts
     // has built dist/ already, so the start script finds it up to date and does not rebuild it (which
     // would rewrite the files other test files' servers are loading).
@@ -274,7 +264,7 @@ describe('serve', () => {
     copyFileSync(join(ROOT, 'package.json'), join(project, 'package.json'));
     for (const entry of ['dist', 'node_modules', 'examples', 'schema', 'scripts']) symlinkSync(join(ROOT, entry), join(project, entry));
     const port = await freePort();
-    const npm = startProcess('npm', ['start'], project, { DATABASE_URL: `sqlite:${join(dir.path, 'npm.db')}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN }, children);
+    const npm = startProcess('npm', ['start'], project, { DATABASE_URL: `sqlite:${join(dir.path, 'npm.db')}`, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN }, dir.children);
     await waitReady(npm, port);
     npm.child.kill('SIGTERM');
     // (A server orphaned by its shell keeps npm's output pipe open: npm's exit would never be seen.)
@@ -287,11 +277,11 @@ describe('serve', () => {
     await expect(globalThis.fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   }, 30_000);
 
-  it('takes the schema file argument, and flags over environment', async () => {
-    const schema = writeSchema('resources:\n  notes:\n    fields:\n      text: { type: string }\n');
+  it('takes the schema file argument, and flags over environment', async ({ folder: dir }) => {
+    const schema = writeSchema(dir, 'resources:\n  notes:\n    fields:\n      text: { type: string }\n');
     const flagPort = await freePort();
     const dbFile = join(dir.path, 'flags.db');
-    const running = start(['serve', schema, '-p', String(flagPort), '-H', '127.0.0.1', '-d', `sqlite:${dbFile}`], {
+    const running = start(dir, ['serve', schema, '-p', String(flagPort), '-H', '127.0.0.1', '-d', `sqlite:${dbFile}`], {
       PORT: String(await freePort()),
       DATABASE_URL: `sqlite:${join(dir.path, 'env.db')}`,
       RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -303,16 +293,16 @@ describe('serve', () => {
     expect(tableNames(dbFile)).toContain('notes');
   });
 
-  it('takes the schema from RESTGRAPH_SCHEMA', async () => {
-    const schema = writeSchema('resources:\n  notes:\n    fields:\n      text: { type: string }\n');
-    const { base } = await serve([], { RESTGRAPH_SCHEMA: schema });
+  it('takes the schema from RESTGRAPH_SCHEMA', async ({ folder: dir }) => {
+    const schema = writeSchema(dir, 'resources:\n  notes:\n    fields:\n      text: { type: string }\n');
+    const { base } = await serve(dir, [], { RESTGRAPH_SCHEMA: schema });
     expect((await fetch(`${base}/notes`)).status).toBe(200);
     expect((await fetch(`${base}/users`)).status).toBe(404);
   });
 
-  it('a bad schema file exits 1 with file, path, line and reason on stderr', async () => {
-    const schema = writeSchema('resources:\n  users:\n    fields:\n      name: { type: text }\n', 'broken.yaml');
-    const result = await run(['serve', schema], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()) });
+  it('a bad schema file exits 1 with file, path, line and reason on stderr', async ({ folder: dir }) => {
+    const schema = writeSchema(dir, 'resources:\n  users:\n    fields:\n      name: { type: text }\n', 'broken.yaml');
+    const result = await run(dir, ['serve', schema], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()) });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`restgraph: Invalid schema ${schema}:`);
     expect(result.stderr).toMatch(new RegExp(`${schema.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:4:\\d+ at resources\\.users\\.fields\\.name\\.type: must be one of "string"`));
@@ -320,9 +310,9 @@ describe('serve', () => {
     expect(result.stdout).not.toContain('listening');
   });
 
-  it('a missing schema file exits 1 naming it', async () => {
+  it('a missing schema file exits 1 naming it', async ({ folder: dir }) => {
     const missing = join(dir.path, 'nope.yaml');
-    const result = await run(['serve', missing], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}` });
+    const result = await run(dir, ['serve', missing], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}` });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(missing);
     expect(result.stderr).toContain('cannot read the file: ENOENT');
@@ -344,10 +334,10 @@ describe('serve', () => {
     ['REDIS_URL', 'http://127.0.0.1:6379', 'must be a redis:// or rediss:// URL'],
   ];
   for (const [name, value, reason] of badEnv) {
-    it(`${name}=${value} exits 1 naming the variable`, async () => {
+    it(`${name}=${value} exits 1 naming the variable`, async ({ folder: dir }) => {
       const env: Record<string, string> = { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()) };
       env[name] = value;
-      const result = await run(['serve'], env);
+      const result = await run(dir, ['serve'], env);
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`restgraph: Invalid configuration ${name}: ${reason}`);
       expect(result.stderr).toContain('[RG_CONFIG_INVALID]');
@@ -355,10 +345,10 @@ describe('serve', () => {
     });
   }
 
-  it('a port already in use exits 1 with one line naming the address and the fix, before creating the database', async () => {
-    const first = await serve([]);
+  it('a port already in use exits 1 with one line naming the address and the fix, before creating the database', async ({ folder: dir }) => {
+    const first = await serve(dir, []);
     const other = join(dir.path, 'other.db');
-    const result = await run(['serve'], { DATABASE_URL: `sqlite:${other}`, PORT: String(first.port) });
+    const result = await run(dir, ['serve'], { DATABASE_URL: `sqlite:${other}`, PORT: String(first.port) });
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       `restgraph: Cannot listen on 127.0.0.1:${first.port}: another program uses port ${first.port}. Choose another port with -p (or PORT), e.g. npx restgraph serve -p ${first.port + 1} [RG_PORT_UNAVAILABLE]\n`,
@@ -367,10 +357,10 @@ describe('serve', () => {
   });
 });
 
-describe('migrate', () => {
-  it('--dry-run prints the plan and the SQL, and applies nothing', async () => {
+describe.concurrent('migrate', () => {
+  it('--dry-run prints the plan and the SQL, and applies nothing', async ({ folder: dir }) => {
     const dbFile = join(dir.path, 'x.db');
-    const result = await run(['migrate', '--dry-run', '-d', `sqlite:${dbFile}`]);
+    const result = await run(dir, ['migrate', '--dry-run', '-d', `sqlite:${dbFile}`]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`Database: sqlite:${dbFile}`);
     expect(result.stdout).toContain('4 changes:');
@@ -381,10 +371,10 @@ describe('migrate', () => {
     expect(migrationCount(dbFile)).toBe(0);
   });
 
-  it('applies the plan, then finds nothing to do', async () => {
+  it('applies the plan, then finds nothing to do', async ({ folder: dir }) => {
     const dbFile = join(dir.path, 'x.db');
-    const schema = writeSchema(BASE_SCHEMA);
-    const first = await run(['migrate', schema], { DATABASE_URL: `sqlite:${dbFile}` });
+    const schema = writeSchema(dir, BASE_SCHEMA);
+    const first = await run(dir, ['migrate', schema], { DATABASE_URL: `sqlite:${dbFile}` });
     expect(first.code).toBe(0);
     expect(first.stdout).toContain(`Schema:   ${schema}`);
     expect(first.stdout).toContain('1 change:\n  + create resource users\n');
@@ -393,34 +383,34 @@ describe('migrate', () => {
     expect(columnNames(dbFile, 'users')).toEqual(['id', 'name', 'bio', 'createdAt', 'updatedAt']);
     expect(migrationCount(dbFile)).toBe(1);
 
-    const second = await run(['migrate', schema], { DATABASE_URL: `sqlite:${dbFile}` });
+    const second = await run(dir, ['migrate', schema], { DATABASE_URL: `sqlite:${dbFile}` });
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('The database already matches the schema.');
     expect(second.stdout).toContain('Nothing to apply.');
     expect(migrationCount(dbFile)).toBe(1);
   });
 
-  it('a bad schema exits 1 naming file, path and reason', async () => {
-    const schema = writeSchema('resources:\n  graphql: { singular: gql }\n', 'reserved.yaml');
-    const result = await run(['migrate', schema, '-d', `sqlite:${join(dir.path, 'x.db')}`]);
+  it('a bad schema exits 1 naming file, path and reason', async ({ folder: dir }) => {
+    const schema = writeSchema(dir, 'resources:\n  graphql: { singular: gql }\n', 'reserved.yaml');
+    const result = await run(dir, ['migrate', schema, '-d', `sqlite:${join(dir.path, 'x.db')}`]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${schema}:2:`);
     expect(result.stderr).toContain('at resources.graphql: "graphql" is reserved by restgraph');
   });
 
-  it('a destructive change stops serve until migrate --allow-destructive applies it', async () => {
+  it('a destructive change stops serve until migrate --allow-destructive applies it', async ({ folder: dir }) => {
     const dbFile = join(dir.path, 'x.db');
     const env = { DATABASE_URL: `sqlite:${dbFile}` };
-    const base = writeSchema(BASE_SCHEMA, 'v1.yaml');
-    expect((await run(['migrate', base], env)).code).toBe(0);
-    const first = await serve([base], env);
+    const base = writeSchema(dir, BASE_SCHEMA, 'v1.yaml');
+    expect((await run(dir, ['migrate', base], env)).code).toBe(0);
+    const first = await serve(dir, [base], env);
     const created = await fetch(`${first.base}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Ann', bio: 'gone soon' }) });
     expect(created.status).toBe(201);
     first.running.child.kill('SIGTERM');
     expect((await first.running.exited).code).toBe(0);
 
-    const v2 = writeSchema(WITHOUT_BIO, 'v2.yaml');
-    const refused = await run(['serve', v2], { ...env, PORT: String(await freePort()) });
+    const v2 = writeSchema(dir, WITHOUT_BIO, 'v2.yaml');
+    const refused = await run(dir, ['serve', v2], { ...env, PORT: String(await freePort()) });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`restgraph: The schema ${v2} makes destructive changes to the database sqlite:${dbFile}: [RG_MIGRATION_DESTRUCTIVE]\n`);
     expect(refused.stderr).toContain('drop field users.bio and every value stored in it');
@@ -429,13 +419,13 @@ describe('migrate', () => {
     expect(refused.stderr).not.toContain('Refusing');
     expect(columnNames(dbFile, 'users')).toContain('bio');
 
-    const dry = await run(['migrate', v2, '--dry-run'], env);
+    const dry = await run(dir, ['migrate', v2, '--dry-run'], env);
     expect(dry.code).toBe(0);
     expect(dry.stdout).toContain('  ! drop field users.bio and every value stored in it  (destructive)');
     expect(dry.stdout).toContain('alter table "users" drop column "bio";');
     expect(columnNames(dbFile, 'users')).toContain('bio');
 
-    const plain = await run(['migrate', v2], env);
+    const plain = await run(dir, ['migrate', v2], env);
     expect(plain.code).toBe(1);
     expect(plain.stderr).toContain('drop field users.bio');
     expect(plain.stderr).toContain(`npx restgraph migrate ${v2} -d sqlite:${dbFile} --allow-destructive\n`);
@@ -443,13 +433,13 @@ describe('migrate', () => {
     expect(columnNames(dbFile, 'users')).toContain('bio');
     expect(migrationCount(dbFile)).toBe(1);
 
-    const allowed = await run(['migrate', v2, '--allow-destructive'], env);
+    const allowed = await run(dir, ['migrate', v2, '--allow-destructive'], env);
     expect(allowed.code).toBe(0);
     expect(allowed.stdout).toContain('Applied.');
     expect(columnNames(dbFile, 'users')).toEqual(['id', 'name', 'createdAt', 'updatedAt']);
     expect(migrationCount(dbFile)).toBe(2);
 
-    const second = await serve([v2], env);
+    const second = await serve(dir, [v2], env);
     const ann = await fetch(`${second.base}/users/1`);
     expect(ann.status).toBe(200);
     const body = (await ann.json()) as Record<string, unknown>;

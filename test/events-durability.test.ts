@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freePort, killAll, logLines, startCli, waitReady, type Running } from './helpers/cli-process.js';
+import { describe, expect } from 'vitest';
+import { freePort, itWithFolder, killAll, logLines, startCli, waitReady, type CliFolder, type Running } from './helpers/cli-process.js';
 import { eventOf, eventsUrl, listenApp, replay, send, SseReader, tempDatabase, waitUntil, type Row, type StreamEvent } from './helpers/event-stream.js';
-import { TEST_ADMIN_TOKEN, tempDir } from './helpers/test-app.js';
+import { TEST_ADMIN_TOKEN } from './helpers/test-app.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
 /**
@@ -11,25 +11,24 @@ import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/t
  * retention are pruned when the server starts; replay then begins at the oldest kept event).
  */
 
-let dir: ReturnType<typeof tempDir>;
-let database: TestDatabase;
-let children: Running[] = [];
-
-beforeEach(async () => {
-  dir = tempDir('restgraph-events-cli-');
-  database = await createTestDatabase(dir.path, 'events');
-  children = [];
-});
-afterEach(async () => {
-  await killAll(children);
-  await database.drop();
-  dir.cleanup();
+// Each test has its own folder, database and servers: the tests run concurrently.
+const it = itWithFolder('restgraph-events-cli-').extend<{ database: TestDatabase }>({
+  database: async ({ folder }, use) => {
+    const database = await createTestDatabase(folder.path, 'events');
+    try {
+      await use(database);
+    } finally {
+      // The servers first: they hold the database open.
+      await killAll(folder.children);
+      await database.drop();
+    }
+  },
 });
 
 /** `restgraph serve` on a free port and the test's database; resolves once /readyz is 200. */
-async function serve(env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
+async function serve(folder: CliFolder, database: TestDatabase, env: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
   const port = await freePort();
-  const running = startCli(dir.path, ['serve'], { DATABASE_URL: database.url, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env }, children);
+  const running = startCli(folder.path, ['serve'], { DATABASE_URL: database.url, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env }, folder.children);
   await waitReady(running, port);
   return { running, base: `http://127.0.0.1:${port}` };
 }
@@ -53,9 +52,9 @@ async function backdate(db: TestDatabase, ids: readonly number[], occurredAt: st
   for (const id of ids) expect(await db.run('update "_restgraph_events" set "occurredAt" = ? where "id" = ?', [occurredAt, id])).toBe(1);
 }
 
-describe('restgraph serve killed with SIGKILL', () => {
-  it('every acknowledged write has its event, in order; stored rows and events agree; ids go on increasing after the restart', async () => {
-    const first = await serve();
+describe.concurrent('restgraph serve killed with SIGKILL', () => {
+  it('every acknowledged write has its event, in order; stored rows and events agree; ids go on increasing after the restart', async ({ folder, database }) => {
+    const first = await serve(folder, database);
     /** What each acknowledged write must have left in the outbox, in order. */
     const acknowledged: { type: string; object: Row }[] = [];
     const write = async (method: string, path: string, body: unknown, type: string): Promise<Row> => {
@@ -89,7 +88,7 @@ describe('restgraph serve killed with SIGKILL', () => {
     const burstRows = (await Promise.all(burst)).filter((row): row is Row => row !== undefined);
     expect(burstRows.length).toBeGreaterThanOrEqual(10);
 
-    const second = await serve();
+    const second = await serve(folder, database);
     const { events, lastId } = await replayAll(second.base);
     const ids = events.map((e) => e.id);
     if (TEST_DIALECT === 'sqlite') expect(ids).toEqual(Array.from({ length: lastId }, (_, i) => i + 1));
@@ -123,9 +122,9 @@ describe('restgraph serve killed with SIGKILL', () => {
   });
 });
 
-describe('restgraph serve with streams open', () => {
-  it('SIGTERM ends every stream with the shutdown comment and exits 0', async () => {
-    const { running, base } = await serve();
+describe.concurrent('restgraph serve with streams open', () => {
+  it('SIGTERM ends every stream with the shutdown comment and exits 0', async ({ folder, database }) => {
+    const { running, base } = await serve(folder, database);
     const readers = [await SseReader.open(eventsUrl(base)), await SseReader.open(eventsUrl(base, { types: 'post.created' }), { authorization: '' })];
     for (const reader of readers) await reader.waitFor((r) => r.comments.length === 1, 'connected');
     running.child.kill('SIGTERM');
@@ -137,8 +136,8 @@ describe('restgraph serve with streams open', () => {
     expect(logLines(running.stdout()).at(-1)?.msg).toBe('stopped');
   });
 
-  it('RESTGRAPH_SSE_HEARTBEAT_SECONDS sets the heartbeat interval', async () => {
-    const { base } = await serve({ RESTGRAPH_SSE_HEARTBEAT_SECONDS: '1' });
+  it('RESTGRAPH_SSE_HEARTBEAT_SECONDS sets the heartbeat interval', async ({ folder, database }) => {
+    const { base } = await serve(folder, database, { RESTGRAPH_SSE_HEARTBEAT_SECONDS: '1' });
     const reader = await SseReader.open(eventsUrl(base));
     try {
       await reader.waitFor((r) => r.comments.includes('heartbeat'), 'a heartbeat');
@@ -154,8 +153,8 @@ describe('restgraph serve with streams open', () => {
     ['RESTGRAPH_SSE_HEARTBEAT_SECONDS', '0'],
     ['RESTGRAPH_SSE_HEARTBEAT_SECONDS', '1.5'],
   ] as const) {
-    it(`${name}=${value} stops serve at start-up with RG_CONFIG_INVALID naming the variable`, async () => {
-      const running = startCli(dir.path, ['serve'], { DATABASE_URL: database.url, PORT: String(await freePort()), [name]: value }, children);
+    it(`${name}=${value} stops serve at start-up with RG_CONFIG_INVALID naming the variable`, async ({ folder, database }) => {
+      const running = startCli(folder.path, ['serve'], { DATABASE_URL: database.url, PORT: String(await freePort()), [name]: value }, folder.children);
       const exit = await running.exited;
       expect(exit.code).toBe(1);
       expect(running.stderr()).toContain('[RG_CONFIG_INVALID]');
@@ -164,9 +163,9 @@ describe('restgraph serve with streams open', () => {
   }
 });
 
-describe('retention', () => {
-  it('RESTGRAPH_EVENT_RETENTION_DAYS: events older than the retention are pruned at start; replay from 0 begins at the oldest kept one', async () => {
-    const first = await serve({ RESTGRAPH_EVENT_RETENTION_DAYS: '1' });
+describe.concurrent('retention', () => {
+  it('RESTGRAPH_EVENT_RETENTION_DAYS: events older than the retention are pruned at start; replay from 0 begins at the oldest kept one', async ({ folder, database }) => {
+    const first = await serve(folder, database, { RESTGRAPH_EVENT_RETENTION_DAYS: '1' });
     for (let i = 1; i <= 6; i++) expect((await send(first.base, 'POST', '/users', { name: `User ${i}` })).status).toBe(201);
     expect((await replayAll(first.base)).lastId).toBe(6);
     first.running.child.kill('SIGTERM');
@@ -174,7 +173,7 @@ describe('retention', () => {
     await backdate(database, [1, 2, 3], new Date(Date.now() - 25 * 60 * 60 * 1000).toISOString());
     await backdate(database, [4], new Date(Date.now() - 23 * 60 * 60 * 1000).toISOString());
 
-    const second = await serve({ RESTGRAPH_EVENT_RETENTION_DAYS: '1' });
+    const second = await serve(folder, database, { RESTGRAPH_EVENT_RETENTION_DAYS: '1' });
     const { events, lastId } = await replayAll(second.base);
     expect(lastId).toBe(6);
     expect(events.map((e) => e.id)).toEqual([4, 5, 6]);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { freePort } from './helpers/cli-process.js';
 import { webhookCli } from './helpers/webhook-cli.js';
 import { deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, type WebhookBody } from './helpers/webhook-receiver.js';
@@ -10,15 +10,17 @@ import { deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, ty
  * delivered at least once, signed, in order, with exactly one delivery per event.
  */
 
-const { receivers, serve, call, deliveries, outbox, kill } = webhookCli('restgraph-webhooks-cli-', {
+// Each test has its own folder, database, servers and receivers: the tests run concurrently.
+const it = webhookCli('restgraph-webhooks-cli-', {
   RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '1,1,1',
   // Short attempts, so a lease left by a killed attempt expires soon (timeout + 5 s).
   RESTGRAPH_WEBHOOK_TIMEOUT_MS: '1000',
 });
 
-describe('kill -9 with the receiver down, then a restart with it up', () => {
-  it('every event is delivered at least once, signed and in order, with one delivery per event', async () => {
+describe.concurrent('kill -9 with the receiver down, then a restart with it up', () => {
+  it('every event is delivered at least once, signed and in order, with one delivery per event', async ({ cli }) => {
+    const { receivers, serve, call, deliveries, outbox, kill } = cli;
     const receiverPort = await freePort(); // nothing listens there yet: the receiver is down
     const first = await serve();
     const created = await call(first.base, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${receiverPort}/hook`, events: ['*'] });
@@ -78,8 +80,9 @@ describe('kill -9 with the receiver down, then a restart with it up', () => {
   }, 90_000);
 });
 
-describe('kill -9 in the middle of an attempt and of a burst of writes', () => {
-  it('the attempt cut short is made again after the restart (same webhook-id), and every committed event is delivered', async () => {
+describe.concurrent('kill -9 in the middle of an attempt and of a burst of writes', () => {
+  it('the attempt cut short is made again after the restart (same webhook-id), and every committed event is delivered', async ({ cli }) => {
+    const { receivers, serve, call, deliveries, outbox, kill } = cli;
     const receiver = await WebhookReceiver.start();
     receivers.push(receiver);
     // The first request is never answered: the server dies while it is in flight.
@@ -125,8 +128,9 @@ describe('kill -9 in the middle of an attempt and of a burst of writes', () => {
   }, 90_000);
 });
 
-describe('1,000 writes, kill -9 in the middle of their deliveries, restart', () => {
-  it('the receiver ends with every one of the 1,000 events, deduplicated by webhook-id; the duplicates are counted and few', async () => {
+describe.concurrent('1,000 writes, kill -9 in the middle of their deliveries, restart', () => {
+  it('the receiver ends with every one of the 1,000 events, deduplicated by webhook-id; the duplicates are counted and few', async ({ cli }) => {
+    const { receivers, serve, call, outbox, kill } = cli;
     const receiver = await WebhookReceiver.start();
     receivers.push(receiver);
     // A receiver taking 2 ms per request, so the deliveries are still going when the server dies.

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { freePort, type Running } from './helpers/cli-process.js';
 import { TEST_DIALECT } from './helpers/test-database.js';
-import { webhookCli } from './helpers/webhook-cli.js';
+import { webhookCli, type WebhookCli } from './helpers/webhook-cli.js';
 import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, type WebhookBody } from './helpers/webhook-receiver.js';
 
 /**
@@ -13,50 +13,57 @@ import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type Delivery
 
 const HOUR = 60 * 60 * 1000;
 
-const { receivers, spawn, serve, call, deliveries, db, kill } = webhookCli('restgraph-webhooks-retention-', {
+// Each test has its own folder, database, servers and receivers: the tests run concurrently.
+const it = webhookCli('restgraph-webhooks-retention-', {
   RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
   // One immediate retry, then failed: failed deliveries come quickly.
   RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '0',
   RESTGRAPH_WEBHOOK_TIMEOUT_MS: '1000',
 });
 
-async function register(base: string, url: string, events: string[]): Promise<WebhookBody & { secret: string }> {
-  const created = await call(base, 'POST', '/v1/webhooks', { url, events });
-  expect(created.status).toBe(201);
-  return created.json as WebhookBody & { secret: string };
-}
+/** The test's `cli`, with the helpers below bound to it. */
+function helpers(cli: WebhookCli) {
+  const { call, deliveries, db } = cli;
+  async function register(base: string, url: string, events: string[]): Promise<WebhookBody & { secret: string }> {
+    const created = await call(base, 'POST', '/v1/webhooks', { url, events });
+    expect(created.status).toBe(201);
+    return created.json as WebhookBody & { secret: string };
+  }
 
-async function createUser(base: string, name: string): Promise<number> {
-  const response = await call(base, 'POST', '/users', { name });
-  expect(response.status).toBe(201);
-  return (response.json as { id: number }).id;
-}
+  async function createUser(base: string, name: string): Promise<number> {
+    const response = await call(base, 'POST', '/users', { name });
+    expect(response.status).toBe(201);
+    return (response.json as { id: number }).id;
+  }
 
-/** Waits until the webhook's deliveries satisfy `condition`; resolves to them. */
-async function deliveriesWhen(base: string, id: number, condition: (ds: DeliveryView[]) => boolean, what: string, timeoutMs = 20_000): Promise<DeliveryView[]> {
-  let last: DeliveryView[] = [];
-  await waitUntil(
-    async () => condition((last = await deliveries(base, id))),
-    () => `${what} (last seen: ${JSON.stringify(last.map((d) => [d.id, d.eventId, d.status, d.attempts]))})`,
-    timeoutMs,
-  );
-  return last;
-}
+  /** Waits until the webhook's deliveries satisfy `condition`; resolves to them. */
+  async function deliveriesWhen(base: string, id: number, condition: (ds: DeliveryView[]) => boolean, what: string, timeoutMs = 20_000): Promise<DeliveryView[]> {
+    let last: DeliveryView[] = [];
+    await waitUntil(
+      async () => condition((last = await deliveries(base, id))),
+      () => `${what} (last seen: ${JSON.stringify(last.map((d) => [d.id, d.eventId, d.status, d.attempts]))})`,
+      timeoutMs,
+    );
+    return last;
+  }
 
-const count = async (sql: string, parameters: readonly unknown[] = []): Promise<number> => Number((await db().query<{ n: number }>(sql, parameters))[0]?.n);
-const lastEventId = async (): Promise<number> => (await db().query<{ id: number | null }>('select max("id") as "id" from "_restgraph_events"'))[0]?.id ?? 0;
-const savedCursor = async (): Promise<number | undefined> => {
-  const row = (await db().query<{ value: string }>('select "value" from "_restgraph_state" where "key" = ?', ['webhooks.cursor']))[0];
-  return row === undefined ? undefined : Number(row.value);
-};
+  const count = async (sql: string, parameters: readonly unknown[] = []): Promise<number> => Number((await db().query<{ n: number }>(sql, parameters))[0]?.n);
+  const lastEventId = async (): Promise<number> => (await db().query<{ id: number | null }>('select max("id") as "id" from "_restgraph_events"'))[0]?.id ?? 0;
+  const savedCursor = async (): Promise<number | undefined> => {
+    const row = (await db().query<{ value: string }>('select "value" from "_restgraph_state" where "key" = ?', ['webhooks.cursor']))[0];
+    return row === undefined ? undefined : Number(row.value);
+  };
+  return { ...cli, register, createUser, deliveriesWhen, count, lastEventId, savedCursor };
+}
 
 async function stop(running: Running): Promise<void> {
   running.child.kill('SIGTERM');
   expect(await running.exited).toEqual({ code: 0, signal: null });
 }
 
-describe('retention of deliveries', () => {
-  it('at start-up, finished deliveries older than the retention go with their attempts; pending and recent ones stay', async () => {
+describe.concurrent('retention of deliveries', () => {
+  it('at start-up, finished deliveries older than the retention go with their attempts; pending and recent ones stay', async ({ cli }) => {
+    const { receivers, spawn, serve, call, deliveries, db, register, createUser, deliveriesWhen, count, lastEventId } = helpers(cli);
     const receiver = await WebhookReceiver.start();
     receivers.push(receiver);
     receiver.respond('/fail', answer(500));
@@ -131,8 +138,9 @@ describe('retention of deliveries', () => {
   }, 90_000);
 });
 
-describe('the feeder position, saved lazily', () => {
-  it('events no endpoint wants make no delivery, before or after a SIGKILL; the post event arrives exactly once', async () => {
+describe.concurrent('the feeder position, saved lazily', () => {
+  it('events no endpoint wants make no delivery, before or after a SIGKILL; the post event arrives exactly once', async ({ cli }) => {
+    const { receivers, serve, call, deliveries, kill, register, createUser, deliveriesWhen, lastEventId, savedCursor } = helpers(cli);
     const receiver = await WebhookReceiver.start();
     receivers.push(receiver);
     const first = await serve();
@@ -179,7 +187,9 @@ describe('the feeder position, saved lazily', () => {
     expect(await savedCursor()).toBe(402);
   }, 90_000);
 
-  it('an endpoint registered after unrelated events, then a SIGKILL: it gets only the events after its registration', async () => {
+  it('an endpoint registered after unrelated events, then a SIGKILL: it gets only the events after its registration', async ({ cli }) => {
+
+    const { receivers, serve, deliveries, kill, register, createUser, deliveriesWhen, lastEventId, savedCursor } = helpers(cli);
     const receiver = await WebhookReceiver.start();
     receivers.push(receiver);
     const first = await serve();
@@ -220,7 +230,7 @@ describe('the feeder position, saved lazily', () => {
   }, 90_000);
 });
 
-describe('webhook settings refused at start-up', () => {
+describe.concurrent('webhook settings refused at start-up', () => {
   for (const [name, value] of [
     ['RESTGRAPH_WEBHOOK_RETRY_SCHEDULE', '5,soon'],
     ['RESTGRAPH_WEBHOOK_RETRY_SCHEDULE', '1.5'],
@@ -228,7 +238,8 @@ describe('webhook settings refused at start-up', () => {
     ['RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS', '0'],
     ['RESTGRAPH_EVENT_RETENTION_DAYS', '3651'],
   ] as const) {
-    it(`${name}=${value} stops serve with RG_CONFIG_INVALID naming the variable`, async () => {
+    it(`${name}=${value} stops serve with RG_CONFIG_INVALID naming the variable`, async ({ cli }) => {
+      const { spawn } = helpers(cli);
       const running = spawn(await freePort(), { [name]: value });
       const exit = await running.exited;
       expect(exit.code).toBe(1);

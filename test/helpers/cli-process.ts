@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { test } from 'vitest';
 
 /** The built CLI (test/global-setup.ts builds dist/ once per run). */
 export const CLI = join(resolve(fileURLToPath(new URL('../..', import.meta.url))), 'dist', 'cli', 'main.js');
@@ -31,6 +34,32 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
     env[key] = value;
   }
   return { ...env, ...extra };
+}
+
+/** A test's own temporary folder and the processes it started there. */
+export interface CliFolder {
+  path: string;
+  children: Running[];
+}
+
+/**
+ * `it` with a `folder` of the test's own (prefix `prefix`), whose processes are killed and which is
+ * removed when the test ends: tests holding no state in the module can run concurrently
+ * (`describe.concurrent`), overlapping their child processes' start-ups and exits.
+ */
+export function itWithFolder(prefix: string) {
+  return test.extend<{ folder: CliFolder }>({
+    // eslint-disable-next-line no-empty-pattern -- vitest reads the fixtures a fixture needs from this pattern
+    folder: async ({}, use) => {
+      const folder: CliFolder = { path: mkdtempSync(join(tmpdir(), prefix)), children: [] };
+      try {
+        await use(folder);
+      } finally {
+        await killAll(folder.children);
+        rmSync(folder.path, { recursive: true, force: true });
+      }
+    },
+  });
 }
 
 /** Starts `node dist/cli/main.js ...args` in `cwd`, collecting its output; `track` keeps it for cleanup. */

@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse as LightRes
 import { buildApp } from '../../src/app/build-app.js';
 import type { RestgraphOptions } from '../../src/app/app-options.js';
 import type { OpenApiDocument } from '../../src/openapi/openapi-types.js';
+import { afterAll } from 'vitest';
 import { ResponseConformance } from './openapi-conformance.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -111,6 +112,10 @@ let openApiChecks = false;
  */
 export function checkResponsesAgainstOpenApi(): void {
   openApiChecks = true;
+  // For this file only: the next file a worker runs (vitest.config.ts: isolate false) starts unchecked.
+  afterAll(() => {
+    openApiChecks = false;
+  });
 }
 
 /** Wraps `app.inject` (after {@link actAsAdmin}) with the OpenAPI conformance check. */

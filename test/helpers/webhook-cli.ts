@@ -1,37 +1,45 @@
-import { afterEach, beforeEach, expect } from 'vitest';
+import { expect, test } from 'vitest';
 import { freePort, killAll, startCli, waitReady, type Running } from './cli-process.js';
 import { TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 import type { DeliveryView, WebhookReceiver } from './webhook-receiver.js';
 
 /**
- * `restgraph serve` as a child process on a new database of the suite's kind per test (SQLite file or PostgreSQL schema),
- * for webhook tests that kill and restart the server. Call at the top level of a test file: it
- * registers the hooks that give each test its folder and stop its servers and receivers.
+ * `it` whose tests get `cli`: `restgraph serve` as a child process on a new database of the suite's
+ * kind (SQLite file or PostgreSQL schema), for webhook tests that kill and restart the server. Each
+ * test has its own folder, database, servers and receivers (stopped when it ends), so tests can run
+ * concurrently (`describe.concurrent`).
  */
 export function webhookCli(prefix: string, env: Record<string, string>) {
-  let dir: ReturnType<typeof tempDir>;
-  let database: TestDatabase;
-  let children: Running[] = [];
+  return test.extend<{ cli: WebhookCli }>({
+    // eslint-disable-next-line no-empty-pattern -- vitest reads the fixtures a fixture needs from this pattern
+    cli: async ({}, use) => {
+      const dir = tempDir(prefix);
+      const database = await createTestDatabase(dir.path, 'webhooks');
+      const cli = webhookCliIn(dir.path, database, env);
+      try {
+        await use(cli);
+      } finally {
+        await killAll(cli.children);
+        for (const receiver of cli.receivers) await receiver.close();
+        await database.drop();
+        dir.cleanup();
+      }
+    },
+  });
+}
+
+export type WebhookCli = ReturnType<typeof webhookCliIn>;
+
+function webhookCliIn(folder: string, database: TestDatabase, env: Record<string, string>) {
+  const children: Running[] = [];
   const receivers: WebhookReceiver[] = [];
-  beforeEach(async () => {
-    dir = tempDir(prefix);
-    database = await createTestDatabase(dir.path, 'webhooks');
-    children = [];
-    receivers.length = 0;
-  });
-  afterEach(async () => {
-    await killAll(children);
-    for (const receiver of receivers) await receiver.close();
-    await database.drop();
-    dir.cleanup();
-  });
   /** The test's database, to read (or, with the server stopped, change) what the server stored. */
   const db = (): TestDatabase => database;
 
   /** Starts `restgraph serve` (admin token, then `env`, then `extra`) on `port`, without waiting. */
   const spawn = (port: number, extra: Record<string, string> = {}): Running =>
-    startCli(dir.path, ['serve'], { DATABASE_URL: database.url, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env, ...extra }, children);
+    startCli(folder, ['serve'], { DATABASE_URL: database.url, PORT: String(port), RESTGRAPH_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env, ...extra }, children);
 
   /** Starts `restgraph serve` and waits until it is ready. */
   async function serve(extra: Record<string, string> = {}): Promise<{ running: Running; base: string }> {
@@ -67,5 +75,5 @@ export function webhookCli(prefix: string, env: Record<string, string>) {
     expect(await running.exited).toEqual({ code: null, signal: 'SIGKILL' });
   }
 
-  return { receivers, db, spawn, serve, call, deliveries, outbox, kill };
+  return { children, receivers, db, spawn, serve, call, deliveries, outbox, kill };
 }
