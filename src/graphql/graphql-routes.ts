@@ -11,6 +11,7 @@ import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
 import type { GraphqlRequestContext, GraphqlService, PreparedArgs } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
+import { SharedPayloads } from './shared-payloads.js';
 
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
@@ -109,7 +110,10 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
     const charged = { graphqlOperation: true };
-    scope.route({ method: 'GET', url: '/graphql', wsHandler: countedSockets(withoutOversizeErrors(subscriptionHandler(service, options)), options.openStreams?.webSocket), handler: handle, config: charged });
+    // A subscription's shared result goes out as its one JSON text (see SharedPayloads).
+    const payloads = new SharedPayloads((value) => service.subscriptions.textOf(value));
+    const wsHandler = countedSockets(withSharedPayloads(withoutOversizeErrors(subscriptionHandler(service, options, payloads)), payloads), options.openStreams?.webSocket);
+    scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: charged });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
@@ -185,7 +189,7 @@ function authorizationParam(params: Readonly<Record<string, unknown>> | undefine
  * headers on WebSockets); an invalid one closes the socket with 4403. Every operation goes through
  * the same preparation (cache, validation, limits) and error codes as over HTTP.
  */
-function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions): ReturnType<typeof makeHandler> {
+function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions, payloads: SharedPayloads): ReturnType<typeof makeHandler> {
   const max = options.maxSubscriptionsPerConnection;
   /** The execution arguments of a subscribe message, or its errors. */
   const subscribeArgs = async (
@@ -210,6 +214,7 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
   };
   return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined; operations: number }>({
     schema: service.schema,
+    jsonMessageReplacer: payloads.replacer,
     onConnect: async (ctx) => {
       const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
       try {
@@ -273,6 +278,15 @@ function withoutOversizeErrors(handler: ReturnType<typeof makeHandler>): ReturnT
       });
     };
     socket.once = filtered as typeof socket.once;
+    return handler.call(this, socket, request);
+  };
+}
+
+/** Each socket's send puts a shared result's text in place of its stand-in (see SharedPayloads). */
+function withSharedPayloads(handler: ReturnType<typeof makeHandler>, payloads: SharedPayloads): ReturnType<typeof makeHandler> {
+  return function shared(this: ThisParameterType<typeof handler>, socket, request) {
+    const send = socket.send.bind(socket);
+    socket.send = ((data: Parameters<typeof send>[0], ...rest: unknown[]) => send(typeof data === 'string' ? payloads.substitute(data) : data, ...(rest as []))) as typeof socket.send;
     return handler.call(this, socket, request);
   };
 }

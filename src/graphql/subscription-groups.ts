@@ -34,7 +34,9 @@ export class SubscriptionGroups {
   readonly #documentIds = new WeakMap<DocumentNode, number>();
   #nextDocumentId = 0;
   /** The results handed out by groups (transports pass them on unchanged: they are formatted). */
-  readonly #shared = new WeakSet<ExecutionResult>();
+  readonly #shared = new WeakSet<object>();
+  /** Their JSON texts, once asked for (kept as long as the result is). */
+  readonly #texts = new WeakMap<object, string>();
 
   /** `format`: makes a result what clients get (error codes), once per shared result. */
   constructor(schema: SchemaModel, format: (result: ExecutionResult) => ExecutionResult) {
@@ -45,6 +47,14 @@ export class SubscriptionGroups {
   /** Whether `result` is a group's shared result, formatted already. */
   isShared(result: unknown): boolean {
     return typeof result === 'object' && result !== null && this.#shared.has(result);
+  }
+
+  /** The JSON text of a shared result, made once for all its members; undefined for any other value. */
+  textOf(result: unknown): string | undefined {
+    if (typeof result !== 'object' || result === null || !this.#shared.has(result)) return undefined;
+    let text = this.#texts.get(result);
+    if (text === undefined) this.#texts.set(result, (text = JSON.stringify(result)));
+    return text;
   }
 
   /** Groups running now (for tests and metrics). */
