@@ -103,7 +103,7 @@ rg_stop_server() { if [ -n "$RG_SERVER_PID" ]; then kill -TERM "$RG_SERVER_PID" 
 rg_wait_server() {
   for _ in $(seq 1 300); do
     grep -q 'restgraph listening' .server.log && { sleep 0.05; cat .server.log; return; }
-    kill -0 "$RG_SERVER_PID" 2>/dev/null || { wait "$RG_SERVER_PID"; cat .server.log; RG_SERVER_PID=; return; }
+    kill -0 "$RG_SERVER_PID" 2>/dev/null || { wait "$RG_SERVER_PID"; rg_status=$?; cat .server.log; [ "$rg_status" -gt 1 ] && echo "(the server exited with status $rg_status)"; RG_SERVER_PID=; return; }
     sleep 0.05
   done
   cat .server.log; echo '(not listening after 15 s)'
