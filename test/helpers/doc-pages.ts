@@ -5,27 +5,31 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { CLI, cleanEnv } from './helpers/cli-process.js';
-import { compareOutput, consoleBlocks, pairValues, substitute, type DocBlock, type DocCommand, type ValueMap } from './helpers/doc-examples.js';
-import { TEST_DIALECT } from './helpers/test-database.js';
+import { CLI, cleanEnv } from './cli-process.js';
+import { compareOutput, consoleBlocks, pairValues, substitute, type DocBlock, type DocCommand, type ValueMap } from './doc-examples.js';
+import { TEST_DIALECT } from './test-database.js';
 
 /**
  * Every console example of README.md and docs/*.md, run in order against a fresh server, as
  * printed: the convention is in test/helpers/doc-examples.ts and docs/README.md. Each page runs
  * in a folder of its own, standing in for a clone of restgraph at FOLDER. With
  * DOCS_EXAMPLES_UPDATE=1, outputs that differ are written back into the pages instead.
+ *
+ * The pages are run by the test/docs-examples-*.test.ts files, a group of pages each
+ * (describeDocPages), so that one file alone takes a few seconds; the last group takes every page
+ * no other group names, so that a new page is run too.
  */
-const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const FOLDER = '/home/me/restgraph';
 const UPDATE = process.env.DOCS_EXAMPLES_UPDATE === '1';
 /** The ports the pages show, and the free ones the run uses instead. */
 const SHOWN_PORTS = [3000, 4000];
 
-const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
+const allPages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)]
   .map((path) => ({ path, blocks: consoleBlocks(readFileSync(join(ROOT, path), 'utf8')) }))
-  .filter((page) => page.blocks.length > 0)
-  // DOCS_EXAMPLES_PAGES=README.md,docs/auth.md runs only those pages.
-  .filter((page) => !process.env.DOCS_EXAMPLES_PAGES || process.env.DOCS_EXAMPLES_PAGES.split(',').includes(page.path));
+  .filter((page) => page.blocks.length > 0);
+// DOCS_EXAMPLES_PAGES=README.md,docs/auth.md runs only those pages.
+const pages = allPages.filter((page) => !process.env.DOCS_EXAMPLES_PAGES || process.env.DOCS_EXAMPLES_PAGES.split(',').includes(page.path));
 
 /** One bash, in which a page's commands run one after another. */
 class Shell {
@@ -214,16 +218,39 @@ async function runPage(page: { path: string; blocks: DocBlock[] }): Promise<stri
   return failures;
 }
 
-// Pages run at once, each in its own folder, shell, server and ports; a page's examples in order.
-describe.skipIf(TEST_DIALECT !== 'sqlite').concurrent('the examples of README.md and docs/ (on SQLite: they show the default database)', () => {
-  for (const page of pages) {
-    it(`${page.path}: ${page.blocks.reduce((sum, block) => sum + block.commands.length, 0)} commands`, { timeout: 180_000 }, async () => {
-      const failures = await runPage(page);
-      // The first mismatch, and how many more (later ones often follow from it).
-      if (failures.length > 0) expect.fail(`${failures[0] ?? ''}${failures.length > 1 ? `\n(and ${failures.length - 1} more on this page)` : ''}`);
-    });
-  }
-});
+/** The pages of each docs-examples-*.test.ts file (by the time they take: README.md and auth.md alone take the longest). */
+export const DOC_PAGE_GROUPS = {
+  readme: ['README.md'],
+  auth: ['docs/auth.md'],
+  rest: ['docs/endpoints.md', 'docs/list-queries.md', 'docs/cursors.md'],
+  'rest-writes': ['docs/conditional-requests.md', 'docs/idempotency.md', 'docs/errors.md'],
+  'graphql-events': ['docs/graphql.md', 'docs/events.md'],
+} as const;
+
+/** The pages of a group; 'other' is every page with examples that no group names. */
+function pagesOf(group: keyof typeof DOC_PAGE_GROUPS | 'other'): typeof pages {
+  const named: readonly string[] = group === 'other' ? Object.values(DOC_PAGE_GROUPS).flat() : DOC_PAGE_GROUPS[group];
+  // A page renamed or left without examples must not take its group's tests away unseen.
+  const missing = named.filter((path) => !allPages.some((page) => page.path === path));
+  if (missing.length > 0) throw new Error(`DOC_PAGE_GROUPS names pages without console examples: ${missing.join(', ')}`);
+  return pages.filter((page) => (group === 'other' ? !named.includes(page.path) : named.includes(page.path)));
+}
+
+/** The tests of a group's pages: they run at once, each in its own folder, shell, server and ports; a page's examples in order. */
+export function describeDocPages(group: keyof typeof DOC_PAGE_GROUPS | 'other'): void {
+  describe.skipIf(TEST_DIALECT !== 'sqlite').concurrent('the examples of README.md and docs/ (on SQLite: they show the default database)', () => {
+    const groupPages = pagesOf(group);
+    // DOCS_EXAMPLES_PAGES may leave a group without pages: a file without tests would fail.
+    if (groupPages.length === 0) it.skip(`no page of this group is in DOCS_EXAMPLES_PAGES=${process.env.DOCS_EXAMPLES_PAGES ?? ''}`, () => undefined);
+    for (const page of groupPages) {
+      it(`${page.path}: ${page.blocks.reduce((sum, block) => sum + block.commands.length, 0)} commands`, { timeout: 180_000 }, async () => {
+        const failures = await runPage(page);
+        // The first mismatch, and how many more (later ones often follow from it).
+        if (failures.length > 0) expect.fail(`${failures[0] ?? ''}${failures.length > 1 ? `\n(and ${failures.length - 1} more on this page)` : ''}`);
+      });
+    }
+  });
+}
 
 /** Writes the outputs a run printed into a page, and the values it got into every command. */
 function rewritePage(path: string, commands: DocCommand[], rewrites: { command: DocCommand; output: string }[], updated: ValueMap): void {
@@ -237,37 +264,3 @@ function rewritePage(path: string, commands: DocCommand[], rewrites: { command: 
   }
   writeFileSync(join(ROOT, path), lines.join('\n'));
 }
-
-/** The comparison itself, on made-up outputs (on both databases: it needs none). */
-describe('comparing an example output with the one shown', () => {
-  const shown = '{"id":1,"key":"rg_nACiMm8wrVFG5Ovx6ArozuWaP7-yQklgKHiy_Aqkk7c","createdAt":"2026-11-22T13:51:10.390Z"}';
-  const printed = '{"id":1,"key":"rg_bS91b9OaidV4mCfnQgwmv2WlGdJmHacL0oCd722gnIE","createdAt":"2026-11-26T07:57:29.006Z"}';
-
-  it('takes volatile values by their form, and gives later commands the real ones', () => {
-    const values: ValueMap = new Map();
-    expect(compareOutput(shown, printed, values)).toBeUndefined();
-    expect(substitute('KEY=rg_nACiMm8wrVFG5Ovx6ArozuWaP7-yQklgKHiy_Aqkk7c; revoke rg_nACiMm8w', values)).toBe('KEY=rg_bS91b9OaidV4mCfnQgwmv2WlGdJmHacL0oCd722gnIE; revoke rg_bS91b9Oa');
-  });
-
-  it('fails when anything else differs, or a value shown twice is two values', () => {
-    expect(compareOutput(shown, printed.replace('"id":1', '"id":2'), new Map())).toBe('the output differs');
-    expect(compareOutput(`${shown}\n${shown}`, `${printed}\n${printed.replace('rg_bS91', 'rg_XXXX')}`, new Map())).toMatch(/stood for/);
-  });
-
-  it('reads a line of … as any number of lines', () => {
-    expect(compareOutput('…\nlast', 'first\nsecond\nlast', new Map())).toBeUndefined();
-    expect(compareOutput('first\n…', 'first', new Map())).toBeUndefined();
-    expect(compareOutput('first\n…\nlast', 'first\nlast', new Map())).toBeUndefined();
-    expect(compareOutput('first\n…\nlast', 'first\nlater', new Map())).toBe('the output differs');
-  });
-
-  it('splits console blocks into commands and outputs, continuing open quotes and here-documents', () => {
-    const blocks = consoleBlocks("text\n\n```console\n$ echo 'a\nb'\na\nb\n\n$ cat <<'EOF'\nx\nEOF\nx\n```\n\n```sh\n$ not run\n```\n");
-    expect(blocks.map((block) => block.commands.map((c) => [c.command, c.expected, c.line]))).toEqual([
-      [
-        ["echo 'a\nb'", 'a\nb', 4],
-        ["cat <<'EOF'\nx\nEOF", 'x', 9],
-      ],
-    ]);
-  });
-});
