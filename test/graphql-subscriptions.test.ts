@@ -24,8 +24,9 @@ import {
  * and delete, REST or GraphQL, cascades included, in order, once each), relation fields read at
  * each event, access (authentication, scopes, the owner rule), queries and mutations over the
  * transport, validation and limits. Then what is particular to each transport (the WebSocket
- * credential, 4403, operations per connection, revocation). Backpressure, graphql-sse's single
- * connection mode and shutdown are in graphql-subscriptions-lifecycle.test.ts.
+ * credential, 4403, operations per connection, revocation). Backpressure is in
+ * graphql-subscriptions-paused-reader.test.ts and graphql-subscriptions-slow-consumers.test.ts;
+ * graphql-sse's single connection mode and shutdown in graphql-subscriptions-lifecycle.test.ts.
  *
  * A subscription has started when the server's event dispatcher counts it
  * (`app.restgraph.events.subscriberCount`): only then are writes made, so "from now on" is exact.

@@ -1,65 +1,17 @@
 import { describe, expect } from 'vitest';
-import { freePort, type Running } from './helpers/cli-process.js';
-import { TEST_DIALECT } from './helpers/test-database.js';
-import { webhookCli, type WebhookCli } from './helpers/webhook-cli.js';
-import { answer, deliveryIdOf, signed, waitUntil, WebhookReceiver, type DeliveryView, type WebhookBody } from './helpers/webhook-receiver.js';
+import { freePort } from './helpers/cli-process.js';
+import { helpers, retentionTest, stop } from './helpers/webhook-retention.js';
+import { answer, deliveryIdOf, signed, WebhookReceiver, type DeliveryView } from './helpers/webhook-receiver.js';
 
 /**
- * Webhook deliveries over time, with `restgraph serve` as a child process on a real SQLite file:
- * finished deliveries (and their attempt logs) go with the event retention at start-up, pending
- * ones stay; the feeder saves its position lazily (events no endpoint wants cost no write), yet a
- * SIGKILL neither duplicates a delivery nor hands an endpoint events from before its registration.
+ * Retention of webhook deliveries, with `restgraph serve` as a child process: finished deliveries
+ * (and their attempt logs) go with the event retention at start-up, pending ones stay. (The feeder
+ * position is in webhooks-feeder-position.test.ts, refused settings in webhooks-settings.test.ts.)
  */
 
 const HOUR = 60 * 60 * 1000;
 
-// Each test has its own folder, database, servers and receivers: the tests run concurrently.
-const it = webhookCli('restgraph-webhooks-retention-', {
-  RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-  // One immediate retry, then failed: failed deliveries come quickly.
-  RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '0',
-  RESTGRAPH_WEBHOOK_TIMEOUT_MS: '1000',
-});
-
-/** The test's `cli`, with the helpers below bound to it. */
-function helpers(cli: WebhookCli) {
-  const { call, deliveries, db } = cli;
-  async function register(base: string, url: string, events: string[]): Promise<WebhookBody & { secret: string }> {
-    const created = await call(base, 'POST', '/v1/webhooks', { url, events });
-    expect(created.status).toBe(201);
-    return created.json as WebhookBody & { secret: string };
-  }
-
-  async function createUser(base: string, name: string): Promise<number> {
-    const response = await call(base, 'POST', '/users', { name });
-    expect(response.status).toBe(201);
-    return (response.json as { id: number }).id;
-  }
-
-  /** Waits until the webhook's deliveries satisfy `condition`; resolves to them. */
-  async function deliveriesWhen(base: string, id: number, condition: (ds: DeliveryView[]) => boolean, what: string, timeoutMs = 20_000): Promise<DeliveryView[]> {
-    let last: DeliveryView[] = [];
-    await waitUntil(
-      async () => condition((last = await deliveries(base, id))),
-      () => `${what} (last seen: ${JSON.stringify(last.map((d) => [d.id, d.eventId, d.status, d.attempts]))})`,
-      timeoutMs,
-    );
-    return last;
-  }
-
-  const count = async (sql: string, parameters: readonly unknown[] = []): Promise<number> => Number((await db().query<{ n: number }>(sql, parameters))[0]?.n);
-  const lastEventId = async (): Promise<number> => (await db().query<{ id: number | null }>('select max("id") as "id" from "_restgraph_events"'))[0]?.id ?? 0;
-  const savedCursor = async (): Promise<number | undefined> => {
-    const row = (await db().query<{ value: string }>('select "value" from "_restgraph_state" where "key" = ?', ['webhooks.cursor']))[0];
-    return row === undefined ? undefined : Number(row.value);
-  };
-  return { ...cli, register, createUser, deliveriesWhen, count, lastEventId, savedCursor };
-}
-
-async function stop(running: Running): Promise<void> {
-  running.child.kill('SIGTERM');
-  expect(await running.exited).toEqual({ code: 0, signal: null });
-}
+const it = retentionTest;
 
 describe.concurrent('retention of deliveries', () => {
   it('at start-up, finished deliveries older than the retention go with their attempts; pending and recent ones stay', async ({ cli }) => {
@@ -136,115 +88,4 @@ describe.concurrent('retention of deliveries', () => {
     expect(orphans).toBe(0);
     expect(await count('select count(*) as "n" from "_restgraph_webhook_deliveries"')).toBe(12);
   }, 90_000);
-});
-
-describe.concurrent('the feeder position, saved lazily', () => {
-  it('events no endpoint wants make no delivery, before or after a SIGKILL; the post event arrives exactly once', async ({ cli }) => {
-    const { receivers, serve, call, deliveries, kill, register, createUser, deliveriesWhen, lastEventId, savedCursor } = helpers(cli);
-    const receiver = await WebhookReceiver.start();
-    receivers.push(receiver);
-    const first = await serve();
-    const webhook = await register(first.base, receiver.url('/posts'), ['post.created']);
-    receiver.verifyWith('/posts', webhook.secret);
-    const author = await createUser(first.base, 'Author');
-    for (let i = 0; i < 299; i++) await createUser(first.base, `Quiet ${i}`);
-    // The position moves past events that made no delivery, and is saved without any delivery.
-    expect(await lastEventId()).toBe(300);
-    let saved: number | undefined;
-    await waitUntil(async () => (saved = await savedCursor()) === 300, () => `the saved cursor to reach 300 (it is ${String(saved)})`, 10_000);
-    expect(await deliveries(first.base, webhook.id)).toEqual([]);
-
-    const post = await call(first.base, 'POST', '/posts', { title: 'First', userId: author });
-    expect(post.status).toBe(201);
-    const postId = (post.json as { id: number }).id;
-    await deliveriesWhen(first.base, webhook.id, (ds) => ds.length === 1 && ds[0]?.status === 'succeeded', 'the post delivery to succeed');
-    expect(receiver.to('/posts').map((r) => [signed(r).type, signed(r).data.object.id])).toEqual([['post.created', postId]]);
-
-    // A burst of user creates, then SIGKILL at once: no graceful stop saves the position.
-    await Promise.all(Array.from({ length: 100 }, (_, i) => createUser(first.base, `Burst ${i}`)));
-    await kill(first.running);
-    expect(await lastEventId()).toBe(401);
-    const cursor = (await savedCursor()) ?? 0;
-    expect(cursor).toBeGreaterThanOrEqual(301);
-
-    const second = await serve();
-    const next = await call(second.base, 'POST', '/posts', { title: 'Second', userId: author });
-    expect(next.status).toBe(201);
-    const nextId = (next.json as { id: number }).id;
-    // Deliveries go out in event order: once the new post's has succeeded, any delivery the
-    // restart made for earlier events (a duplicate of the first post) would already exist.
-    const final = await deliveriesWhen(second.base, webhook.id, (ds) => ds.some((d) => d.eventId === 402 && d.status === 'succeeded'), 'the new post delivery to succeed');
-    expect(final.map((d) => [d.eventId, d.eventType, d.status])).toEqual([
-      [402, 'post.created', 'succeeded'],
-      [301, 'post.created', 'succeeded'],
-    ]);
-    const requests = receiver.to('/posts');
-    expect(requests.map((r) => [signed(r).type, signed(r).data.object.id, r.answered])).toEqual([
-      ['post.created', postId, 200],
-      ['post.created', nextId, 200],
-    ]);
-    expect(requests.map((r) => deliveryIdOf(r))).toEqual(final.map((d) => d.id).reverse());
-    expect(await savedCursor()).toBe(402);
-  }, 90_000);
-
-  it('an endpoint registered after unrelated events, then a SIGKILL: it gets only the events after its registration', async ({ cli }) => {
-
-    const { receivers, serve, deliveries, kill, register, createUser, deliveriesWhen, lastEventId, savedCursor } = helpers(cli);
-    const receiver = await WebhookReceiver.start();
-    receivers.push(receiver);
-    const first = await serve();
-    const a = await register(first.base, receiver.url('/a'), ['post.created']);
-    // Concurrent creates, so that they (and the registration below) most likely fall within one
-    // flush interval: the registration itself must save the position reached.
-    await Promise.all(Array.from({ length: 50 }, (_, i) => createUser(first.base, `Before ${i}`)));
-    const b = await register(first.base, receiver.url('/b'), ['user.created']);
-    // Registering saved the position reached first (the 50 events made no delivery, so nothing
-    // else had to save it): after a crash, none of them is read again for B. On PostgreSQL the
-    // concurrent creates commit out of id order and reach the feeder a little later, so some may
-    // not have been read yet: then they are read after the crash, and B must still not get them
-    // (they occurred before its registration).
-    const saved = await savedCursor();
-    if (TEST_DIALECT === 'sqlite') expect(saved).toBe(50);
-    else expect(saved).toBeLessThanOrEqual(50);
-    receiver.verifyWith('/b', b.secret);
-    const after = await createUser(first.base, 'After B');
-    await kill(first.running);
-    expect(await lastEventId()).toBe(51);
-
-    const second = await serve();
-    const once = await deliveriesWhen(second.base, b.id, (ds) => ds.some((d) => d.eventId === 51 && d.status === 'succeeded'), "B's delivery of event 51 to succeed");
-    expect(once.map((d) => [d.eventId, d.eventType])).toEqual([[51, 'user.created']]);
-    // One more event after the restart: once it is delivered, every earlier event has been read.
-    const later = await createUser(second.base, 'Later');
-    const final = await deliveriesWhen(second.base, b.id, (ds) => ds.some((d) => d.eventId === 52 && d.status === 'succeeded'), "B's delivery of event 52 to succeed");
-    expect(final.map((d) => d.eventId)).toEqual([52, 51]);
-    // Every request B got verifies and names a user created after its registration (event 51
-    // possibly twice, when the kill cut its first attempt short: at least once, same webhook-id).
-    const got = receiver.to('/b').map((r) => [deliveryIdOf(r), signed(r).data.object.id]);
-    expect([...new Map(got.map(([delivery, user]) => [delivery, user]))]).toEqual([
-      [once[0]?.id, after],
-      [final[0]?.id, later],
-    ]);
-    expect(await deliveries(second.base, a.id)).toEqual([]);
-    expect(receiver.to('/a')).toEqual([]);
-  }, 90_000);
-});
-
-describe.concurrent('webhook settings refused at start-up', () => {
-  for (const [name, value] of [
-    ['RESTGRAPH_WEBHOOK_RETRY_SCHEDULE', '5,soon'],
-    ['RESTGRAPH_WEBHOOK_RETRY_SCHEDULE', '1.5'],
-    ['RESTGRAPH_WEBHOOK_TIMEOUT_MS', '50'],
-    ['RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS', '0'],
-    ['RESTGRAPH_EVENT_RETENTION_DAYS', '3651'],
-  ] as const) {
-    it(`${name}=${value} stops serve with RG_CONFIG_INVALID naming the variable`, async ({ cli }) => {
-      const { spawn } = helpers(cli);
-      const running = spawn(await freePort(), { [name]: value });
-      const exit = await running.exited;
-      expect(exit.code).toBe(1);
-      expect(running.stderr()).toContain('[RG_CONFIG_INVALID]');
-      expect(running.stderr()).toContain(name);
-    });
-  }
 });

@@ -301,3 +301,25 @@ export async function writePosts(server: ListeningApp, author: Row, count: numbe
   }
   return ids;
 }
+
+/**
+ * A raw subscriber of posts with 30 body aliases (~120 kB an event), its socket paused, beside a
+ * healthy graphql-ws subscriber of their ids; resolves once both run (`before`: the subscriber
+ * count before the healthy one started). The caller closes `slow` and disposes `healthy`.
+ */
+export async function pausedBesideHealthy(server: ListeningApp) {
+  const active = (): number => server.app.restgraph.events.subscriberCount;
+  const slow = await rawSubscriber(server, `subscription { postCreated { id ${BODY_ALIASES} } }`);
+  const healthy = wsClient(server.base, { connectionParams: { Authorization: ADMIN } });
+  try {
+    const before = active();
+    const onHealthy = healthy.run<{ postCreated: { id: string } }>('subscription { postCreated { id } }');
+    await waitUntil(() => active() === before + 1, 'the healthy subscription to start');
+    slow.pause();
+    return { slow, healthy, onHealthy, before };
+  } catch (error) {
+    slow.close();
+    await healthy.dispose();
+    throw error;
+  }
+}

@@ -2,7 +2,7 @@ import { expect, test } from 'vitest';
 import { freePort, killAll, startCli, waitReady, type Running } from './cli-process.js';
 import { TEST_ADMIN_TOKEN, tempDir } from './test-app.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
-import type { DeliveryView, WebhookReceiver } from './webhook-receiver.js';
+import { waitUntil, type DeliveryView, type WebhookReceiver } from './webhook-receiver.js';
 
 /**
  * `it` whose tests get `cli`: `restgraph serve` as a child process on a new database of the suite's
@@ -28,6 +28,16 @@ export function webhookCli(prefix: string, env: Record<string, string>) {
     },
   });
 }
+
+/**
+ * The settings of the webhook crash tests (test/webhooks-durability-*.test.ts): one-second retries,
+ * and short attempts, so that a lease left by a killed attempt expires soon (timeout + 5 s).
+ */
+export const CRASH_TEST_ENV: Record<string, string> = {
+  RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+  RESTGRAPH_WEBHOOK_RETRY_SCHEDULE: '1,1,1',
+  RESTGRAPH_WEBHOOK_TIMEOUT_MS: '1000',
+};
 
 export type WebhookCli = ReturnType<typeof webhookCliIn>;
 
@@ -66,6 +76,17 @@ function webhookCliIn(folder: string, database: TestDatabase, env: Record<string
     return response.json as DeliveryView[];
   }
 
+  /** Waits until the webhook has `count` deliveries, every one succeeded; resolves to them (newest first). */
+  async function allSucceeded(base: string, id: number, count: number): Promise<DeliveryView[]> {
+    let last: DeliveryView[] = [];
+    await waitUntil(
+      async () => (last = await deliveries(base, id)).length === count && last.every((d) => d.status === 'succeeded'),
+      () => `every delivery to succeed (${JSON.stringify(last.map((d) => [d.eventId, d.status, d.attempts]))})`,
+      45_000,
+    );
+    return last;
+  }
+
   /** Every event in the outbox, read from the database. */
   const outbox = (): Promise<{ id: number; type: string; recordId: number }[]> =>
     database.query('select "id", "type", "recordId" from "_restgraph_events" order by "id"');
@@ -75,5 +96,5 @@ function webhookCliIn(folder: string, database: TestDatabase, env: Record<string
     expect(await running.exited).toEqual({ code: null, signal: 'SIGKILL' });
   }
 
-  return { children, receivers, db, spawn, serve, call, deliveries, outbox, kill };
+  return { children, receivers, db, spawn, serve, call, deliveries, allSucceeded, outbox, kill };
 }
