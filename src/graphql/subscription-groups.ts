@@ -168,7 +168,8 @@ class Group {
           if (member.head < member.queue.length) {
             const result = member.queue[member.head++] as SharedResult;
             if (member.head === member.queue.length) {
-              member.queue = [];
+              // Emptied in place: no new array per delivery.
+              member.queue.length = 0;
               member.head = 0;
             }
             return { done: false, value: result };

@@ -110,6 +110,11 @@ export async function applyMigration(
   const previous = await lastAppliedDefinition(db);
   if (plan.changes.length === 0 && previous !== undefined && JSON.stringify(previous) === JSON.stringify(schema.definition)) return;
   await db.transaction(async (tx) => {
+    // Instances starting together each planned from the database as it was: the first to get the
+    // write lock applies the plan, and the others find the schema recorded and have nothing to do.
+    const recorded = await tx.all(db.builder.selectFrom(MIGRATIONS_TABLE).select('schema').orderBy('id', 'desc').limit(1).compile());
+    const text = recorded[0]?.schema;
+    if (typeof text === 'string' && JSON.stringify(JSON.parse(text)) === JSON.stringify(schema.definition)) return;
     for (const change of plan.changes) {
       for (const statement of change.statements) {
         try {
