@@ -9,7 +9,7 @@ import { isCloseLike, must, sseClient, wsClient, type CloseLike } from './helper
  * the distinct connections mode, shutdown with subscriptions open, credentials revoked while
  * subscriptions run. The deliveries, access rules and limits themselves are in
  * graphql-subscriptions.test.ts; subscribers that stop reading in
- * graphql-subscriptions-paused-reader.test.ts and graphql-subscriptions-slow-consumers.test.ts.
+ * graphql-subscriptions-paused-reader.test.ts and graphql-subscriptions-slow-consumers-ws.test.ts and -sse.test.ts.
  */
 
 interface UserView {

@@ -4,7 +4,7 @@ import { pausedBesideHealthy, writePosts } from './helpers/subscription-clients.
 
 /**
  * A GraphQL subscriber that stops reading, within maxLag, on real sockets: paused, not dropped,
- * then caught up. (Readers that fall too far behind: graphql-subscriptions-slow-consumers.test.ts;
+ * then caught up. (Readers that fall too far behind: graphql-subscriptions-slow-consumers-ws.test.ts and -sse.test.ts;
  * the rest of the subscriptions' lifecycle: graphql-subscriptions-lifecycle.test.ts.)
  *
  * A reader "stops" by pausing its TCP socket: the server's writes then wait, as they would for a

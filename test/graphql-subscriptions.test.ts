@@ -25,7 +25,7 @@ import {
  * each event, access (authentication, scopes, the owner rule), queries and mutations over the
  * transport, validation and limits. Then what is particular to each transport (the WebSocket
  * credential, 4403, operations per connection, revocation). Backpressure is in
- * graphql-subscriptions-paused-reader.test.ts and graphql-subscriptions-slow-consumers.test.ts;
+ * graphql-subscriptions-paused-reader.test.ts and graphql-subscriptions-slow-consumers-ws.test.ts and -sse.test.ts;
  * graphql-sse's single connection mode and shutdown in graphql-subscriptions-lifecycle.test.ts.
  *
  * A subscription has started when the server's event dispatcher counts it

@@ -2,7 +2,8 @@ import { createRequire } from 'node:module';
 import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
-import { ADMIN, waitUntil, type ListeningApp, type Row } from './event-stream.js';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { ADMIN, listenApp, send, tempDatabase, waitUntil, type ListeningApp, type Row } from './event-stream.js';
 
 /**
  * Real GraphQL subscription clients for the tests: graphql-ws (graphql-transport-ws over a `ws`
@@ -322,4 +323,34 @@ export async function pausedBesideHealthy(server: ListeningApp) {
     await healthy.dispose();
     throw error;
   }
+}
+
+/**
+ * A server whose subscribers are ended once more than `maxLag` events behind, with one author to
+ * write posts as, for the files of one describe each (beforeAll/afterEach/afterAll registered here):
+ * every subscription of a test must have ended on the server after it.
+ */
+export function laggingServer(maxLag: number): { readonly server: ListeningApp; readonly author: Row } {
+  const state: { server?: ListeningApp; author?: Row; db?: Awaited<ReturnType<typeof tempDatabase>> } = {};
+  beforeAll(async () => {
+    state.db = await tempDatabase();
+    state.server = await listenApp(state.db.url, { events: { maxLag } });
+    state.author = (await send(state.server.base, 'POST', '/users', { name: 'lagging' })).json();
+  });
+  afterEach(async () => {
+    const server = must(state.server, 'server');
+    await waitUntil(() => server.app.restgraph.events.subscriberCount === 0, 'every subscription of the test to end on the server');
+  });
+  afterAll(async () => {
+    await state.server?.close();
+    await state.db?.cleanup();
+  });
+  return {
+    get server() {
+      return must(state.server, 'server');
+    },
+    get author() {
+      return must(state.author, 'author');
+    },
+  };
 }
