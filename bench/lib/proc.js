@@ -25,7 +25,9 @@ export const canPin = hasCommand('taskset', ['-V']) && availableParallelism() >=
 export function startProcess(cmd, args, { cpu, env, cwd, logFile, stdin = 'ignore', stdout = 'ignore' } = {}) {
   const [file, argv] = canPin && cpu !== undefined ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
   const errFd = logFile ? openSync(logFile, 'a') : 'ignore';
-  const child = spawn(file, argv, { env, cwd, detached: true, stdio: [stdin, stdout, errFd] });
+  // BENCH_STDOUT_TO_LOG=1: a server's stdout goes to its log too (e.g. node's --trace-gc lines).
+  const out = stdout === 'ignore' && typeof errFd === 'number' && process.env.BENCH_STDOUT_TO_LOG === '1' ? errFd : stdout;
+  const child = spawn(file, argv, { env, cwd, detached: true, stdio: [stdin, out, errFd] });
   if (typeof errFd === 'number') closeSync(errFd);
   children.add(child);
   child.exited = new Promise((resolve) => {

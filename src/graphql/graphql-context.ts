@@ -2,6 +2,7 @@ import DataLoader from 'dataloader';
 import type { ListQuery } from '../core/list-query.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { GraphqlCharge } from './graphql-charge.js';
+import type { MemberSink } from './subscription-groups.js';
 import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/record-store.js';
@@ -18,6 +19,8 @@ export interface GraphqlContext extends Record<PropertyKey, unknown> {
   charge?: GraphqlCharge;
   /** A subscription's clients, when several share its execution (SubscriptionGroups). */
   listeners?: () => number;
+  /** Where a subscription's results can be written at once (its WebSocket), if anywhere. */
+  sink?: MemberSink;
 }
 
 type Page = { records: StoredRecord[]; more: boolean };

@@ -11,7 +11,7 @@ import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
 import type { GraphqlRequestContext, GraphqlService, PreparedArgs } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
-import { SharedPayloads } from './shared-payloads.js';
+import type { MemberSink } from './subscription-groups.js';
 
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
@@ -110,9 +110,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
     const charged = { graphqlOperation: true };
-    // A subscription's shared result goes out as its one JSON text (see SharedPayloads).
-    const payloads = new SharedPayloads((value) => service.subscriptions.textOf(value));
-    const wsHandler = countedSockets(withSharedPayloads(withoutOversizeErrors(subscriptionHandler(service, options, payloads)), payloads), options.openStreams?.webSocket);
+    const wsHandler = countedSockets(withoutOversizeErrors(subscriptionHandler(service, options)), options.openStreams?.webSocket);
     scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: charged });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
@@ -189,7 +187,7 @@ function authorizationParam(params: Readonly<Record<string, unknown>> | undefine
  * headers on WebSockets); an invalid one closes the socket with 4403. Every operation goes through
  * the same preparation (cache, validation, limits) and error codes as over HTTP.
  */
-function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions, payloads: SharedPayloads): ReturnType<typeof makeHandler> {
+function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions): ReturnType<typeof makeHandler> {
   const max = options.maxSubscriptionsPerConnection;
   /** The execution arguments of a subscribe message, or its errors. */
   const subscribeArgs = async (
@@ -214,7 +212,6 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
   };
   return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined; operations: number }>({
     schema: service.schema,
-    jsonMessageReplacer: payloads.replacer,
     onConnect: async (ctx) => {
       const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
       try {
@@ -230,7 +227,7 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
         return false;
       }
     },
-    onSubscribe: async (ctx, _id, payload) => {
+    onSubscribe: async (ctx, id, payload) => {
       // Counted before anything is awaited: each of several subscribe messages read in one go
       // sees those before it (a count taken after the credential check saw them all at once).
       // An operation counts until graphql-ws completes it (onComplete), or until it is refused here.
@@ -246,6 +243,8 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
       let prepared: Awaited<ReturnType<GraphqlService['prepare']>> | undefined;
       try {
         prepared = await subscribeArgs(ctx.extra, payload);
+        // A subscription's shared results are written straight to the socket (see MemberSink).
+        if ('contextValue' in prepared && prepared.contextValue !== undefined) prepared.contextValue.sink = socketSink(ctx.extra.socket, id);
         return prepared;
       } finally {
         if (prepared === undefined || Array.isArray(prepared)) ctx.extra.operations = (ctx.extra.operations ?? 1) - 1;
@@ -282,12 +281,33 @@ function withoutOversizeErrors(handler: ReturnType<typeof makeHandler>): ReturnT
   };
 }
 
-/** Each socket's send puts a shared result's text in place of its stand-in (see SharedPayloads). */
-function withSharedPayloads(handler: ReturnType<typeof makeHandler>, payloads: SharedPayloads): ReturnType<typeof makeHandler> {
-  return function shared(this: ThisParameterType<typeof handler>, socket, request) {
-    const send = socket.send.bind(socket);
-    socket.send = ((data: Parameters<typeof send>[0], ...rest: unknown[]) => send(typeof data === 'string' ? payloads.substitute(data) : data, ...(rest as []))) as typeof socket.send;
-    return handler.call(this, socket, request);
+/** What socketSink uses of a ws WebSocket. */
+interface SinkSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  readonly bufferedAmount: number;
+  send(data: string, done?: (error?: Error) => void): void;
+}
+
+/**
+ * A subscription's messages on its WebSocket, as graphql-ws writes them
+ * (`{"id", "type": "next", "payload"}`), for results whose JSON text is made once for many
+ * subscribers: only the envelope is per subscriber. Congested while ws holds data the network has
+ * not taken (a client that reads slowly).
+ */
+function socketSink(socket: SinkSocket, id: string): MemberSink {
+  const start = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  return {
+    get open() {
+      return socket.readyState === socket.OPEN;
+    },
+    get congested() {
+      return socket.bufferedAmount > 0;
+    },
+    write(text, flushed) {
+      if (flushed === undefined) socket.send(`${start}${text}}`);
+      else socket.send(`${start}${text}}`, () => flushed());
+    },
   };
 }
 

@@ -9,6 +9,22 @@ import type { SubscriptionItem } from './subscriptions.js';
 /** What a subscriber gets: one result of its operation, shared with every subscriber of its group. */
 export type SharedResult = ExecutionResult;
 
+/**
+ * Where a member's results can be written at once, each in its own message envelope, instead of
+ * being handed over one by one through its transport's async iterator (graphql-ws: SubscriptionGroups
+ * sinks). An async hand-over costs a handful of promises per member per event, and each waiting
+ * member's promises outlive a young-generation collection, which then copies them all: with
+ * thousands of members that copying dominated the collector's pauses.
+ */
+export interface MemberSink {
+  /** Whether the transport can still take messages. */
+  readonly open: boolean;
+  /** Whether it holds data the network has not taken yet (a slow reader). */
+  readonly congested: boolean;
+  /** Writes one result's JSON text; `flushed`, when given, is called once the network has taken it. */
+  write(text: string, flushed?: () => void): void;
+}
+
 /** Variables longer than this (as JSON) are keyed by their digest, not their text. */
 const LONG_VARIABLES = 256;
 
@@ -67,6 +83,7 @@ export class SubscriptionGroups {
    * there is none), or the errors of its subscribe step (refused access, a bad argument).
    */
   async subscribe(args: ExecutionArgs & { contextValue: GraphqlContext }): Promise<AsyncGenerator<SharedResult, undefined, undefined> | ExecutionResult> {
+    const sink = args.contextValue.sink;
     const dispatcher = args.contextValue.events;
     if (dispatcher === undefined) throw new Error('subscriptions need the event dispatcher');
     const key = this.#key(args);
@@ -84,6 +101,7 @@ export class SubscriptionGroups {
       if (group === undefined) {
         group = new Group(dispatcher, source, {
           execute: (item) => execute({ ...args, rootValue: item }),
+          textOf: (result) => this.textOf(result) as string,
           format: (result) => {
             const formatted = this.#format(result);
             this.#shared.add(formatted);
@@ -101,7 +119,7 @@ export class SubscriptionGroups {
         await source.return?.();
       }
     }
-    return group.join();
+    return group.join(sink);
   }
 
   #key(args: ExecutionArgs & { contextValue: GraphqlContext }): string {
@@ -114,17 +132,22 @@ export class SubscriptionGroups {
 }
 
 interface Member {
-  /** Results not read yet, from `head` on. */
+  /** Results not read (or, with a sink, not written) yet, from `head` on. */
   queue: SharedResult[];
   head: number;
   /** Events up to this id came before it joined: not its. */
   from: number;
   wake: (() => void) | undefined;
   done: boolean;
+  /** Where its results are written at once; without one, its iterator hands them over. */
+  sink: MemberSink | undefined;
+  /** A write to a congested sink is waiting for the network: the next ones wait in the queue. */
+  waiting: boolean;
 }
 
 interface GroupHooks {
   execute: (item: SubscriptionItem) => ReturnType<typeof execute>;
+  textOf: (result: SharedResult) => string;
   format: (result: ExecutionResult) => ExecutionResult;
   ended: () => void;
 }
@@ -150,9 +173,13 @@ class Group {
     return this.#members.size;
   }
 
-  /** A new member, given the events committed from now on. */
-  join(): AsyncGenerator<SharedResult, undefined, undefined> {
-    const member: Member = { queue: [], head: 0, from: this.#dispatcher.lastId, wake: undefined, done: this.#closed };
+  /**
+   * A new member, given the events committed from now on. With a sink its results are written
+   * there, and its iterator only ends when it does (yielding nothing); without one, the iterator
+   * yields them.
+   */
+  join(sink?: MemberSink): AsyncGenerator<SharedResult, undefined, undefined> {
+    const member: Member = { queue: [], head: 0, from: this.#dispatcher.lastId, wake: undefined, done: this.#closed, sink, waiting: false };
     if (!this.#closed) this.#members.add(member);
     const done = (): IteratorResult<SharedResult, undefined> => ({ done: true, value: undefined });
     const leave = (): void => {
@@ -165,7 +192,7 @@ class Group {
     const iterator: AsyncGenerator<SharedResult, undefined, undefined> = {
       next: async () => {
         for (;;) {
-          if (member.head < member.queue.length) {
+          if (member.sink === undefined && member.head < member.queue.length) {
             const result = member.queue[member.head++] as SharedResult;
             if (member.head === member.queue.length) {
               // Emptied in place: no new array per delivery.
@@ -174,7 +201,7 @@ class Group {
             }
             return { done: false, value: result };
           }
-          if (member.done) {
+          if (member.done && member.head >= member.queue.length) {
             leave();
             return done();
           }
@@ -261,6 +288,12 @@ class Group {
 
   #give(member: Member, eventId: number, result: SharedResult, last: boolean): void {
     if (member.done || eventId <= member.from) return;
+    const sink = member.sink;
+    if (sink !== undefined && !last && !member.waiting && member.head === member.queue.length && sink.open && !sink.congested) {
+      // The usual case: written at once, nothing kept.
+      sink.write(this.#hooks.textOf(result));
+      return;
+    }
     if (member.queue.length - member.head >= this.#dispatcher.maxLag) {
       // Too far behind: its backlog goes, and it gets one error saying so, then ends.
       member.queue = [this.#overflowResult()];
@@ -271,7 +304,38 @@ class Group {
       member.queue.push(result);
       if (last) member.done = true;
     }
-    wake(member);
+    if (sink === undefined) wake(member);
+    else this.#flush(member, sink);
+  }
+
+  /**
+   * Writes a member's queued results to its sink, until the sink is congested: then the one written
+   * last says when the network has taken it, and the writing goes on from there. The member's
+   * iterator ends once it is done and nothing is left to write.
+   */
+  #flush(member: Member, sink: MemberSink): void {
+    while (!member.waiting && member.head < member.queue.length) {
+      if (!sink.open) {
+        // The transport is gone: what is left is nobody's.
+        member.done = true;
+        member.queue.length = 0;
+        member.head = 0;
+        break;
+      }
+      const text = this.#hooks.textOf(member.queue[member.head++] as SharedResult);
+      if (sink.congested) {
+        member.waiting = true;
+        sink.write(text, () => {
+          member.waiting = false;
+          this.#flush(member, sink);
+        });
+      } else sink.write(text);
+    }
+    if (member.head === member.queue.length) {
+      member.queue.length = 0;
+      member.head = 0;
+      if (member.done) wake(member);
+    }
   }
 
   /** The slow-consumer result (the Subscription field's resolver turns the overflow item into it). */
