@@ -49,7 +49,8 @@
 // run only those REST servers and scenarios, e.g. BENCH_SERVERS=restgraph-pg,baseline-pg;
 // BENCH_SCENARIOS=none runs no REST scenario), BENCH_POSTGRES_URL (see above),
 // BENCH_TIMEOUT (seconds before the whole run is aborted; default from the plan),
-// BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs),
+// BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs; with
+// BENCH_STDOUT_TO_LOG=1 the servers' stdout goes there too, e.g. node's --trace-gc lines),
 // BENCH_BEFORE (path to another checkout of restgraph, built with `npm run build`: adds the
 // server `restgraph-before`, that checkout served exactly as `restgraph` is, and the ratio
 // restgraph/restgraph-before, to measure what a change costs or gains side by side in one run;
