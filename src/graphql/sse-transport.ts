@@ -1,8 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
 import type { GraphqlContext } from './graphql-context.js';
 import type { GraphqlService } from './graphql-service.js';
+import type { MemberSink } from './subscription-groups.js';
 
 /**
  * Lets a subscription's events be read only as fast as the client takes them. The writer says
@@ -62,6 +64,50 @@ function paced<T>(source: AsyncIterable<T>, pacer: WritePacer): AsyncGenerator<T
   return result;
 }
 
+/**
+ * A subscription's `next` messages on its event stream, as graphql-sse writes them
+ * (`event: next`, `data: <result>`), for results whose JSON text is made once for many subscribers
+ * (see MemberSink). Until the stream has started (its head and first comment written) it counts
+ * as congested, and what is written waits for it.
+ */
+class StreamSink implements MemberSink {
+  #out: ServerResponse | undefined;
+  #closed = false;
+  readonly #early: { data: string; flushed: (() => void) | undefined }[] = [];
+
+  get open(): boolean {
+    return this.#out === undefined ? !this.#closed : this.#out.writable;
+  }
+
+  get congested(): boolean {
+    return this.#out === undefined || this.#out.writableLength > 0;
+  }
+
+  write(text: string, flushed?: () => void): void {
+    const data = `event: next\ndata: ${text}\n\n`;
+    if (this.#out === undefined) this.#early.push({ data, flushed });
+    else StreamSink.#send(this.#out, data, flushed);
+  }
+
+  /** The stream has started: what waited goes out, in order, and the next writes at once. */
+  start(out: ServerResponse): void {
+    if (this.#out !== undefined) return;
+    this.#out = out;
+    for (const { data, flushed } of this.#early.splice(0)) StreamSink.#send(out, data, flushed);
+  }
+
+  /** The stream ended before it started. */
+  close(): void {
+    this.#closed = true;
+    this.#early.length = 0;
+  }
+
+  static #send(out: ServerResponse, data: string, flushed: (() => void) | undefined): void {
+    if (flushed === undefined) out.write(data);
+    else out.write(data, () => flushed());
+  }
+}
+
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
@@ -76,12 +122,16 @@ export function sseTransport(
   service: GraphqlService,
   credentials: { authenticate: (header: string) => Promise<unknown>; recheckCredentialMs: number },
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  const handler = createHandler<FastifyRequest, { pacer: WritePacer }, GraphqlContext>({
+  const handler = createHandler<FastifyRequest, { pacer: WritePacer; sink: StreamSink }, GraphqlContext>({
     schema: service.schema,
     onSubscribe: async (req, params) => {
       const prepared = await service.prepare(params, { principal: req.raw.principal, requestId: req.raw.id, clientAddress: req.raw.ip });
       // `data: null` makes graphql-sse send the errors as the operation's one result.
-      return Array.isArray(prepared) ? { data: null, errors: prepared } : (prepared as OperationArgs<GraphqlContext>);
+      if (Array.isArray(prepared)) return { data: null, errors: prepared };
+      const args = prepared as OperationArgs<GraphqlContext>;
+      // A subscription's shared results are written straight to the stream (see StreamSink).
+      args.contextValue.sink = req.context.sink;
+      return args;
     },
     onOperation: (_ctx, req, _args, result): OperationResult | undefined =>
       isAsyncIterable(result) ? (paced(result, req.context.pacer) as OperationResult) : undefined,
@@ -91,6 +141,7 @@ export function sseTransport(
 
   return async (request, reply) => {
     const pacer = new WritePacer();
+    const sink = new StreamSink();
     const [body, init] = await handler({
       method: request.method,
       url: request.url,
@@ -102,13 +153,14 @@ export function sseTransport(
       },
       body: () => (typeof request.body === 'string' ? request.body : null),
       raw: request,
-      context: { pacer },
+      context: { pacer, sink },
     });
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join('\n') : String(value);
     const out = reply.raw;
     out.writeHead(init.status, init.statusText, { ...headers, ...init.headers });
     if (body === null || typeof body === 'string') {
+      sink.close();
       await new Promise<void>((resolve) => out.end(body ?? undefined, resolve));
       return;
     }
@@ -127,8 +179,11 @@ export function sseTransport(
         // The callback comes once the message is handed to the connection (or the write failed).
         const failed = await new Promise<boolean>((resolve) => out.write(message.value, (error) => resolve(error !== undefined && error !== null)));
         if (failed) break;
+        // The stream's first comment is out: shared results may follow.
+        sink.start(out);
       }
     } finally {
+      sink.close();
       stopRecheck?.();
       out.off('close', stop);
       pacer.idle();
