@@ -74,6 +74,24 @@ describe.skipIf(onlyOnSqlite)('another process holds the SQLite write lock', () 
     expect(names).toEqual(['Ada L.', 'Grace']);
   });
 
+  it('/readyz does not queue behind writes waiting for the lock: once writes have failed, it answers 503 while the next write still waits', async () => {
+    testApp = await startTestApp({ database: { sqliteLockTimeoutMs: 1000 } });
+    const { app, db } = testApp;
+    const holder = await holdWriteLock(db.file ?? '', children);
+    expect((await app.inject({ method: 'POST', url: '/users', payload: { name: 'Ada' } })).statusCode).toBe(503);
+    // Another write now waits for the lock (up to the bound), holding this process's writer.
+    let writeSettled = false;
+    const waiting = app.inject({ method: 'POST', url: '/users', payload: { name: 'Grace' } }).finally(() => (writeSettled = true));
+    await new Promise((resolve) => setTimeout(resolve, 200)); // (it is waiting then: the bound is 1 s)
+    const probe = await app.inject({ method: 'GET', url: '/readyz' });
+    expect(writeSettled).toBe(false);
+    expect(probe.statusCode).toBe(503);
+    expect(json<Problem>(probe).code).toBe('database-unavailable');
+    expect((await waiting).statusCode).toBe(503);
+    await holder.release();
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+  });
+
   it('a write that finds the lock taken succeeds as soon as it is released within the bound', async () => {
     testApp = await startTestApp({ database: { sqliteLockTimeoutMs: 10_000 } });
     const { app, db } = testApp;

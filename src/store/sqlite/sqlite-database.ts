@@ -429,13 +429,15 @@ export class SqliteDatabase implements SqlDatabase {
   /**
    * Resolves when the database answers a read; and, after a write failed because the database
    * could not write, once it can write again: it then rewrites the header's user_version as it is
-   * (taking the write lock and committing a page). Never waits for another process's lock: held,
-   * it rejects at once.
+   * (taking the write lock and committing a page). Never waits, for another process's lock nor for
+   * a write of this one: either held, it rejects at once.
    */
   async ping(): Promise<void> {
     await this.all({ sql: 'select 1 as ok', parameters: [] });
     if (!this.#writesFailing) return;
-    while (this.#lock !== undefined) await this.#lock;
+    // A write of this process holds the writer: with writes failing, it is most likely waiting for
+    // another process's lock (up to the lock timeout). The probe does not queue behind it.
+    if (this.#lock !== undefined) throw new TransientStoreError('writes are waiting for the write lock', { reason: 'unavailable' });
     if (!this.#tryBegin()) throw new TransientStoreError('another process holds the write lock', { reason: 'unavailable' });
     try {
       const version = Number(this.#writer.pragma('user_version', { simple: true }));
