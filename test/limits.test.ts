@@ -394,6 +394,26 @@ describe('WebSocket messages', () => {
 });
 
 describe('operations per WebSocket connection', () => {
+  /** A raw graphql-ws connection, acknowledged; its subscribe messages, refusals and running subscriptions. */
+  async function acknowledgedSocket(): Promise<{
+    ws: Awaited<ReturnType<typeof socket>>;
+    subscribe: (id: string) => string;
+    errors: () => { id: string; payload: { extensions: Record<string, unknown> }[] }[];
+    running: () => number;
+  }> {
+    const server = await listen({});
+    const before = server.app.restgraph.events.subscriberCount;
+    const ws = await socket(server);
+    ws.send(JSON.stringify({ type: 'connection_init' }));
+    await waitUntil(() => ws.messages.includes('{"type":"connection_ack"}'), 'connection_ack');
+    return {
+      ws,
+      subscribe: (id) => JSON.stringify({ id, type: 'subscribe', payload: { query: 'subscription { userCreated { id } }' } }),
+      errors: () => ws.messages.map((m) => JSON.parse(m) as { id: string; type: string; payload: { extensions: Record<string, unknown> }[] }).filter((m) => m.type === 'error'),
+      running: () => server.app.restgraph.events.subscriberCount - before,
+    };
+  }
+
   it('maxSubscriptionsPerConnection run at once; one more is refused with query-too-complex naming the limit', async () => {
     const server = await listen({ graphql: { maxSubscriptionsPerConnection: 2 } });
     const client = wsClient(server.base, { connectionParams: { Authorization: ADMIN }, lazy: false });
@@ -408,24 +428,28 @@ describe('operations per WebSocket connection', () => {
   });
 
   it('101 subscribe messages sent back to back on one connection: exactly the one over the 100 allowed is refused, and a completed one frees its place', async () => {
-    const server = await listen({});
-    const before = server.app.restgraph.events.subscriberCount;
-    const ws = await socket(server);
-    ws.send(JSON.stringify({ type: 'connection_init' }));
-    await waitUntil(() => ws.messages.includes('{"type":"connection_ack"}'), 'connection_ack');
-    const subscribe = (id: string): void => ws.send(JSON.stringify({ id, type: 'subscribe', payload: { query: 'subscription { userCreated { id } }' } }));
-    for (let i = 1; i <= 101; i++) subscribe(String(i));
-    const errors = (): { id: string; payload: { extensions: Record<string, unknown> }[] }[] =>
-      ws.messages.map((m) => JSON.parse(m) as { id: string; type: string; payload: { extensions: Record<string, unknown> }[] }).filter((m) => m.type === 'error');
-    const running = (): number => server.app.restgraph.events.subscriberCount - before;
+    const { ws, subscribe, errors, running } = await acknowledgedSocket();
+    for (let i = 1; i <= 101; i++) ws.send(subscribe(String(i)));
     await waitUntil(() => running() + errors().length === 101, '101 subscriptions running or refused');
     expect(errors().map((e) => e.payload[0]?.extensions)).toEqual([{ code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max: 100 }]);
     expect(running()).toBe(100);
     ws.send(JSON.stringify({ id: '1', type: 'complete' }));
     await waitUntil(() => running() === 99, 'the completed subscription to end');
-    subscribe('102');
+    ws.send(subscribe('102'));
     await waitUntil(() => running() === 100, 'a new subscription in the freed place');
     expect(errors()).toHaveLength(1);
+  });
+
+  it('completes and subscribes sent back to back: the places the completes free are free for the subscribes that follow them at once', async () => {
+    const { ws, subscribe, errors, running } = await acknowledgedSocket();
+    for (let i = 1; i <= 100; i++) ws.send(subscribe(String(i)));
+    await waitUntil(() => running() === 100, '100 subscriptions running');
+    // 10 completes then 11 subscribes, all in one go: 10 of them take the freed places, one is refused.
+    const burst = [...Array.from({ length: 10 }, (_, i) => JSON.stringify({ id: String(i + 1), type: 'complete' })), ...Array.from({ length: 11 }, (_, i) => subscribe(String(101 + i)))];
+    for (const message of burst) ws.send(message);
+    await waitUntil(() => running() + errors().length === 101, '100 subscriptions running and one refused');
+    expect(errors()).toHaveLength(1);
+    expect(running()).toBe(100);
   });
 });
 

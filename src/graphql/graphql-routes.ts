@@ -210,7 +210,7 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
     };
     return service.prepare(params, { principal: extra.principal ?? extra.request.principal, requestId: extra.request.id, clientAddress: extra.request.ip });
   };
-  return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined; operations: number }>({
+  return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined }>({
     schema: service.schema,
     onConnect: async (ctx) => {
       const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
@@ -230,28 +230,25 @@ function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptio
     onSubscribe: async (ctx, id, payload) => {
       // Counted before anything is awaited: each of several subscribe messages read in one go
       // sees those before it (a count taken after the credential check saw them all at once).
-      // An operation counts until graphql-ws completes it (onComplete), or until it is refused here.
-      const running = ctx.extra.operations ?? 0;
-      if (running >= max) {
+      // An admitted operation counts for as long as graphql-ws runs it: its entry in
+      // ctx.subscriptions goes when it ends, and at once when the client's complete message
+      // arrives, so a subscribe right behind a complete finds the place free.
+      const admitted = admittedOperations(ctx.extra.socket);
+      for (const other of admitted) if (!(other in ctx.subscriptions)) admitted.delete(other);
+      // (This one's entry is already there: an id completed and reused counts once.)
+      admitted.delete(id);
+      if (admitted.size >= max) {
         return [
           new GraphQLError(`This connection already runs ${max} operations, the most allowed; complete some first.`, {
             extensions: { code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max },
           }),
         ];
       }
-      ctx.extra.operations = running + 1;
-      let prepared: Awaited<ReturnType<GraphqlService['prepare']>> | undefined;
-      try {
-        prepared = await subscribeArgs(ctx.extra, payload);
-        // A subscription's shared results are written straight to the socket (see MemberSink).
-        if ('contextValue' in prepared && prepared.contextValue !== undefined) prepared.contextValue.sink = socketSink(ctx.extra.socket, id);
-        return prepared;
-      } finally {
-        if (prepared === undefined || Array.isArray(prepared)) ctx.extra.operations = (ctx.extra.operations ?? 1) - 1;
-      }
-    },
-    onComplete: (ctx) => {
-      ctx.extra.operations = (ctx.extra.operations ?? 1) - 1;
+      admitted.add(id);
+      const prepared = await subscribeArgs(ctx.extra, payload);
+      // A subscription's shared results are written straight to the socket (see MemberSink).
+      if ('contextValue' in prepared && prepared.contextValue !== undefined) prepared.contextValue.sink = socketSink(ctx.extra.socket, id);
+      return prepared;
     },
     // Subscriptions share one execution per event among the subscribers asking the same thing.
     subscribe: (args) => service.subscriptions.subscribe(args as PreparedArgs),
@@ -309,6 +306,15 @@ function socketSink(socket: SinkSocket, id: string): MemberSink {
       else socket.send(`${start}${text}}`, () => flushed());
     },
   };
+}
+
+/** The ids of the operations admitted on each socket (see maxSubscriptionsPerConnection). */
+const operationsBySocket = new WeakMap<object, Set<string>>();
+
+function admittedOperations(socket: object): Set<string> {
+  let admitted = operationsBySocket.get(socket);
+  if (admitted === undefined) operationsBySocket.set(socket, (admitted = new Set()));
+  return admitted;
 }
 
 function countedSockets(handler: ReturnType<typeof makeHandler>, open: OpenCount | undefined): ReturnType<typeof makeHandler> {
