@@ -13,14 +13,6 @@ export type IdempotentWork = (commit: ((tx: SqlExecutor, response: PreparedRespo
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
- * and its response is stored in the same transaction as its change; a retry with the same key and
- * request gets that response again (`Idempotent-Replayed: true`); the same key with another request
- * is a 422; a retry while the first is still running is a 409. A first request that outlives its
- * claim (taken over by a retry after the claim timeout) commits nothing and is a 409 too. Without
- * the header, `work` just runs.
- */
-/**
  * Whose keys a request's key is among: its credential's, or without one its client address's (so
  * one anonymous client never gets another's response by sending the same key).
  */
@@ -29,6 +21,14 @@ function idempotencyScope(request: FastifyRequest): string {
   return principal.kind === 'anonymous' ? `anonymous:${request.ip}` : principal.credentialId;
 }
 
+/**
+ * Idempotency-Key (draft-ietf-httpapi-idempotency-key-header): the first request with a key runs
+ * and its response is stored in the same transaction as its change; a retry with the same key and
+ * request gets that response again (`Idempotent-Replayed: true`); the same key with another request
+ * is a 422; a retry while the first is still running is a 409. A first request that outlives its
+ * claim (taken over by a retry after the claim timeout) commits nothing and is a 409 too. Without
+ * the header, `work` just runs.
+ */
 export async function runIdempotent(
   request: FastifyRequest,
   reply: FastifyReply,
