@@ -71,4 +71,20 @@ describe.concurrent('serve', () => {
     );
     expect(existsSync(other)).toBe(false);
   });
+
+  const credentialMistakes: [Record<string, string>, string][] = [
+    [{ RESTGRAPH_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json' }, 'RESTGRAPH_JWT_AUDIENCE: must be set with RESTGRAPH_JWKS_URL or RESTGRAPH_JWT_PUBLIC_KEY'],
+    [{ RESTGRAPH_ADMIN_TOKEN: 'too-short' }, 'RESTGRAPH_ADMIN_TOKEN: must be at least 16 characters long'],
+  ];
+  for (const [settings, reason] of credentialMistakes) {
+    it(`a credential setting's mistake (${Object.keys(settings).join(', ')}) is told before the port is tried, with nothing created`, async ({ folder: dir }) => {
+      const first = await serve(dir, []);
+      const other = join(dir.path, 'other.db');
+      const result = await run(dir, ['serve'], { ...settings, DATABASE_URL: `sqlite:${other}`, PORT: String(first.port) });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`restgraph: Invalid configuration ${reason}`);
+      expect(result.stderr).not.toContain('RG_PORT_UNAVAILABLE');
+      expect(existsSync(other)).toBe(false);
+    });
+  }
 });

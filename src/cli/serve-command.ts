@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { optionsFromEnv } from '../app/options-from-env.js';
+import { checkCredentialSettings } from '../auth/credential-settings.js';
 import { DestructiveMigrationError, PortUnavailableError } from '../errors.js';
 import { loadSchemaFile } from '../schema/load-schema.js';
 import { databaseTarget } from '../store/open-database.js';
@@ -36,8 +37,10 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const host = flags.host ?? env.listen.host;
   const schema = chooseSchema(flags.schemaFile, process.env);
   const database = databaseToCreate(flags.databaseUrl, process.env, schema);
-  // A schema with mistakes is told first (buildApp loads it again, from the validator cached now).
+  // A schema with mistakes is told first (buildApp loads it again, from the validator cached now),
+  // then credential settings that cannot work (the authenticator checks them again).
   loadSchemaFile(schema.path);
+  checkCredentialSettings(env);
   // Before anything is created (the database, its tables, the first admin key): a port in use
   // fails the start with nothing changed.
   if (port !== 0) await tryListening(port, host);
