@@ -239,6 +239,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt.
     retryScheduleSeconds: Object.freeze([5, 300, 1800, 7200, 18000, 36000, 36000]),
     timeoutMs: 10_000,
+    leaseMarginMs: 5000, // 5 s
     disableAfterMs: 5 * 24 * 60 * 60 * 1000,
     allowHosts: Object.freeze([]),
     maxResponseBytes: 1024,

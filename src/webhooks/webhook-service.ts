@@ -25,6 +25,13 @@ export interface WebhookOptions {
   retryScheduleSeconds: readonly number[];
   /** How long one attempt may take. @default 10_000 */
   timeoutMs: number;
+  /**
+   * How long a claimed delivery stays leased past `timeoutMs`: time to record the attempt's outcome
+   * (and to retry that while the database is away), and room for clocks of instances that differ a
+   * little. A delivery whose attempt was cut short (a crash) is attempted again once the lease
+   * ends: timeoutMs + leaseMarginMs after it was claimed. @default 5000
+   */
+  leaseMarginMs: number;
   /** An endpoint failing continuously for this long is disabled. @default 5 days */
   disableAfterMs: number;
   /** Hosts and CIDR ranges webhooks may target although private (tests, internal receivers). */
@@ -266,7 +273,7 @@ export class WebhookService {
     void (async () => {
       while (this.#inFlight < MAX_IN_FLIGHT && !this.#stopped) {
         const now = Date.now();
-        const leaseEnds = now + this.#options.timeoutMs + 5000;
+        const leaseEnds = now + this.#options.timeoutMs + this.#options.leaseMarginMs;
         const lease = `${new Date(leaseEnds).toISOString()} ${randomBytes(6).toString('hex')}`;
         const limit = MAX_IN_FLIGHT - this.#inFlight;
         const unconfirmed = this.#unconfirmedLeases.slice();
