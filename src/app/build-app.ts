@@ -373,6 +373,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerWebhookRoutes(app, webhooks);
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
+    reconnectDelayMs: options.events.reconnectDelayMs,
     reauthenticate: (header) => authenticator.authenticate(header),
     openStreams: metrics?.openStreams('event-stream'),
   });
