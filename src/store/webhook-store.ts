@@ -6,6 +6,8 @@ const WEBHOOKS = '_restgraph_webhooks';
 const DELIVERIES = '_restgraph_webhook_deliveries';
 const ATTEMPTS = '_restgraph_webhook_attempts';
 const STATE = '_restgraph_state';
+/** Rows per INSERT of deliveries: 8 parameters each, well within SQLite's and PostgreSQL's limits on bound parameters. */
+const DELIVERIES_PER_INSERT = 500;
 
 export type WebhookStatus = 'active' | 'paused' | 'disabled';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -155,11 +157,13 @@ export class WebhookStore {
    * another instance reading the same events) is left as it is.
    */
   async addDeliveries(tx: SqlExecutor, deliveries: readonly Omit<DeliveryRecord, 'id' | 'lastAttemptAt' | 'responseStatus' | 'lastError'>[]): Promise<void> {
-    for (const d of deliveries) {
+    // Many rows per statement (in order: ids follow it, and endpoints get their deliveries in event
+    // order): one round trip for a batch of events, not one per delivery.
+    for (let start = 0; start < deliveries.length; start += DELIVERIES_PER_INSERT) {
       await tx.run(
         this.#db.builder
           .insertInto(DELIVERIES)
-          .values({ ...d })
+          .values(deliveries.slice(start, start + DELIVERIES_PER_INSERT).map((d) => ({ ...d })))
           .onConflict((oc) => oc.columns(['webhookId', 'eventId']).doNothing())
           .compile(),
       );
@@ -194,16 +198,16 @@ export class WebhookStore {
     // From each active endpoint to its oldest pending delivery (an index lookup each): the cost
     // follows the number of endpoints, not of deliveries ever made. Where several instances
     // share the database, a head another one is leasing right now is skipped, not waited for.
+    // One statement: the heads chosen, and leased.
     const heads = await tx.all(
-      sql`select d.* from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
-          on d."id" = (select min(p."id") from ${sql.table(DELIVERIES)} p where p."status" = 'pending' and p."webhookId" = w."id")
-          where w."status" = 'active'${webhookId === undefined ? sql`` : sql` and w."id" = ${webhookId}`} and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now}${unconfirmed.length === 0 ? sql`` : sql` or d."leaseUntil" in (${sql.join(unconfirmed)})`})
-          order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}`.compile(this.#db.builder),
+      sql`update ${sql.table(DELIVERIES)} set "leaseUntil" = ${leaseUntil} where "id" in (
+            select d."id" from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
+            on d."id" = (select min(p."id") from ${sql.table(DELIVERIES)} p where p."status" = 'pending' and p."webhookId" = w."id")
+            where w."status" = 'active'${webhookId === undefined ? sql`` : sql` and w."id" = ${webhookId}`} and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now}${unconfirmed.length === 0 ? sql`` : sql` or d."leaseUntil" in (${sql.join(unconfirmed)})`})
+            order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}
+          ) returning *`.compile(this.#db.builder),
     );
-    for (const row of heads) {
-      await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ leaseUntil }).where('id', '=', Number(row.id)).compile());
-    }
-    return heads.map(deliveryOf);
+    return heads.map(deliveryOf).sort((a, b) => a.id - b.id);
   }
 
   /**
