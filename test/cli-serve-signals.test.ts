@@ -55,6 +55,19 @@ describe.concurrent('serve', () => {
     expect(lines.at(-1)?.msg).toBe('stopped');
   });
 
+  // Node's fetch opens a spare connection whenever a request is aborted (an EventSource closed),
+  // browsers preconnect: Node's closeIdleConnections() leaves such connections open.
+  it('SIGTERM with a connection open on which nothing was sent yet: the server closes it and exits 0 (not at the drain timeout, with 1)', async ({ folder: dir }) => {
+    const { running, port } = await serve(dir, []);
+    const socket = connect(port, '127.0.0.1');
+    const closed = new Promise<void>((resolveClose) => socket.once('close', () => resolveClose()));
+    await new Promise<void>((resolveConnect, reject) => socket.once('connect', resolveConnect).once('error', reject));
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toEqual({ code: 0, signal: null });
+    await closed;
+    expect(logLines(running.stdout()).map((l) => l.msg)).not.toContain('drain timed out; exiting');
+  });
+
   it('SIGINT stops it cleanly too', async ({ folder: dir }) => {
     const { running } = await serve(dir, []);
     running.child.kill('SIGINT');

@@ -68,6 +68,9 @@ async function createUser(base: string, name: string): Promise<Row> {
   return response.json();
 }
 
+/** EventSource clients reconnect 0.1 s after a stream ends, not 3 s: the reconnection tests wait for them. */
+const RECONNECT_SOON = { events: { reconnectDelayMs: 100 } } as const;
+
 /** The ids strictly increase (no duplicate, no reordering). */
 function expectStrictlyIncreasing(ids: readonly number[]): void {
   for (let i = 1; i < ids.length; i++) expect(ids[i], `ids ${JSON.stringify(ids)}`).toBeGreaterThan(ids[i - 1] ?? 0);
@@ -134,7 +137,12 @@ describe('EventSource clients', () => {
   });
 
   it('dropped by the server mid-stream: EventSource reconnects by itself with Last-Event-ID and misses nothing', async () => {
-    const server = await start();
+    const server = await start(RECONNECT_SOON);
+    // The stream tells clients when to reconnect (3 s by default, as the heartbeat test shows).
+    const reader = track(await SseReader.open(eventsUrl(server.base)));
+    await reader.waitFor((r) => r.comments.length === 1, 'connected');
+    expect(reader.retry).toBe(RECONNECT_SOON.events.reconnectDelayMs);
+    reader.close();
     const client = track(new EventSourceClient(eventsUrl(server.base)));
     await client.waitFor((c) => c.opens === 1, 'open');
     // Writes through inject: they use no socket, so dropping every connection touches only the stream.
@@ -160,7 +168,7 @@ describe('EventSource clients', () => {
   });
 
   it('across a server restart on the same database and port: the stream ends on close, EventSource reconnects with Last-Event-ID, ids go on increasing', async () => {
-    const before = await start();
+    const before = await start(RECONNECT_SOON);
     const client = track(new EventSourceClient(eventsUrl(before.base)));
     await client.waitFor((c) => c.opens === 1, 'open');
     for (let i = 0; i < 5; i++) await createUser(before.base, `Before ${i}`);
@@ -172,7 +180,7 @@ describe('EventSource clients', () => {
     // those ends before it sends again, or it picks a dead socket ("other side closed": plain Node
     // and undici do the same with a bare http.Server); one in another process would have by now.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const after = await restart(before);
+    const after = await restart(before, RECONNECT_SOON);
     expect(after.port).toBe(before.port);
     const made: Row[] = [];
     for (let i = 0; i < 5; i++) made.push(await createUser(after.base, `After ${i}`));

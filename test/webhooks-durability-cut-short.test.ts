@@ -5,7 +5,7 @@ import { deliveryIdOf, signed, WebhookReceiver, type WebhookBody } from './helpe
 /**
  * Webhook deliveries survive a SIGKILL of `restgraph serve` (a child process) in the middle of an
  * attempt and of a burst of writes: after the restart the attempt cut short is made again once its
- * lease ends (attempt timeout + 5 s), with the same webhook-id, and every committed event is delivered.
+ * lease ends (attempt timeout + lease margin: 2 s here), with the same webhook-id, and every committed event is delivered.
  */
 
 // Each test has its own folder, database, servers and receivers.

@@ -206,6 +206,30 @@ describe('timeoutMs bounds the whole attempt', () => {
   }, 40_000);
 });
 
+describe('the lease of an attempt in flight', () => {
+  // An attempt cut short (a crash) is made again once its delivery's lease ends: timeoutMs +
+  // leaseMarginMs (RESTGRAPH_WEBHOOK_LEASE_MARGIN_MS, 5 s by default) after the claim.
+  for (const [margin, leaseMs] of [[undefined, 2000 + 5000], [300, 2000 + 300]] as const) {
+    it(`leaseMarginMs ${margin ?? 'by default (5000)'} → the delivery is leased until ${leaseMs} ms after its claim`, async () => {
+      const { t, receiver } = await setup({ timeoutMs: 2000, retryScheduleSeconds: [], ...(margin === undefined ? {} : { leaseMarginMs: margin }) });
+      const webhook = await hook(t, receiver, '/held');
+      let release: (() => void) | undefined;
+      receiver.respond('/held', (res, attempt, request) => (release = () => answer(204)(res, attempt, request)));
+      // The claim comes after the write and before the request reaches the receiver.
+      const before = Date.now();
+      await createUser(t, 'Leased');
+      await receiver.waitFor((r) => r.to('/held').length === 1, 'the attempt');
+      const after = Date.now();
+      const [row] = await t.db.query<{ leaseUntil: string | null }>('select "leaseUntil" from "_restgraph_webhook_deliveries"');
+      const leaseEnds = Date.parse(must(row?.leaseUntil ?? undefined).split(' ')[0] ?? '');
+      expect(leaseEnds).toBeGreaterThanOrEqual(before + leaseMs);
+      expect(leaseEnds).toBeLessThanOrEqual(after + leaseMs);
+      must(release)();
+      await waitForDeliveries(t.app, webhook.id, (ds) => ds[0]?.status === 'succeeded', 'the delivery to succeed');
+    });
+  }
+});
+
 describe('responses that are not plain answers', () => {
   for (const status of [302, 307]) {
     it(`a ${status} redirect is not followed: a failure naming it; the redirect target is never hit`, async () => {

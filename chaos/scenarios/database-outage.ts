@@ -96,8 +96,9 @@ const WEBHOOK_ENV = {
 
 /**
  * How soon after the database is back every acknowledged create must have reached the webhook:
- * less than a delivery's lease (the default 10 s attempt time + 5 s), so an attempt whose outcome
- * could not be recorded during the outage must not hold its endpoint's queue until its lease ends.
+ * less than a delivery's lease (the default 10 s attempt time + the default 5 s lease margin), so
+ * an attempt whose outcome could not be recorded during the outage must not hold its endpoint's
+ * queue until its lease ends.
  */
 const DELIVERED_WITHIN_MS = 10_000;
 

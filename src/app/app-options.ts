@@ -140,6 +140,8 @@ export interface EventOptions {
   retentionMs: number;
   /** Interval of the SSE heartbeat comment. @default 15_000 */
   heartbeatMs: number;
+  /** The `retry:` field of each `/v1/events` stream: how long an EventSource waits before it reconnects. @default 3000 */
+  reconnectDelayMs: number;
   /** How often the outbox is read without a wake-up. @default 1000 */
   pollIntervalMs: number;
   /** Events a subscriber that stopped reading may fall behind before it is disconnected. @default 10_000 */
@@ -234,11 +236,12 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     persistedQueryCacheBytes: 16 * 1024 * 1024, // 16 MiB
   }),
   onSqlStatement: undefined,
-  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, pollIntervalMs: 1000, maxLag: 10_000 }),
+  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, reconnectDelayMs: 3000, pollIntervalMs: 1000, maxLag: 10_000 }),
   webhooks: Object.freeze({
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt.
     retryScheduleSeconds: Object.freeze([5, 300, 1800, 7200, 18000, 36000, 36000]),
     timeoutMs: 10_000,
+    leaseMarginMs: 5000, // 5 s
     disableAfterMs: 5 * 24 * 60 * 60 * 1000,
     allowHosts: Object.freeze([]),
     maxResponseBytes: 1024,

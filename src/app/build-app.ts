@@ -33,6 +33,7 @@ import { createAppLogging } from './app-logging.js';
 import { checkAdminAccess, listeningAddress } from './admin-access.js';
 import { requestReporter } from './access-log.js';
 import { RequestCompletions } from './request-completions.js';
+import { UnusedConnections } from './unused-connections.js';
 import { createRateLimits } from './rate-limit-setup.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { requestRateLimiter } from '../rest/rate-limit-hook.js';
@@ -222,6 +223,12 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   let draining = false;
   let closeIdleTimer: NodeJS.Timeout | undefined;
+  const unusedConnections = new UnusedConnections(app.server);
+  /** Ends the connections no request is using: idle keep-alive ones, and those not used yet. */
+  const closeIdleConnections = (): void => {
+    app.server.closeIdleConnections();
+    unusedConnections.close();
+  };
   const graphql = new GraphqlService(schema, operations, {
     events: dispatcher,
     limits: options.graphql,
@@ -248,7 +255,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     draining = true;
     // Keep-alive connections become idle as their last response goes out; close them as they do,
     // so close() ends when the in-flight requests do, at no cost to requests in normal operation.
-    closeIdleTimer ??= setInterval(() => app.server.closeIdleConnections(), 50);
+    closeIdleTimer ??= setInterval(closeIdleConnections, 50);
     closeIdleTimer.unref();
   });
   app.decorate('flushLogs', (callback: () => void) => {
@@ -373,6 +380,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
   registerWebhookRoutes(app, webhooks);
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
+    reconnectDelayMs: options.events.reconnectDelayMs,
     reauthenticate: (header) => authenticator.authenticate(header),
     openStreams: metrics?.openStreams('event-stream'),
   });
@@ -425,6 +433,8 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
     scope.addHook('preClose', async () => {
       await webhooks.stop();
       dispatcher.stop();
+      // Fastify closes the idle keep-alive connections next; connections not used yet are ours to end.
+      unusedConnections.close();
     });
     done();
   });

@@ -125,6 +125,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     webhooks.allowHosts = entries;
   }
   if (env.RESTGRAPH_WEBHOOK_TIMEOUT_MS !== undefined) webhooks.timeoutMs = integer(env, 'RESTGRAPH_WEBHOOK_TIMEOUT_MS', 10_000, 100, 600_000);
+  if (env.RESTGRAPH_WEBHOOK_LEASE_MARGIN_MS !== undefined) webhooks.leaseMarginMs = integer(env, 'RESTGRAPH_WEBHOOK_LEASE_MARGIN_MS', 5000, 100, 600_000);
   if (env.RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS !== undefined) {
     webhooks.disableAfterMs = integer(env, 'RESTGRAPH_WEBHOOK_DISABLE_AFTER_HOURS', 120, 1, 8760) * 60 * 60 * 1000;
   }

@@ -24,7 +24,7 @@ export class RecordValidator {
   readonly #validators = new Map<string, CompiledValidators>();
 
   constructor(resources: Iterable<ResourceModel>) {
-    const ajv = createAjv();
+    const ajv = createAjv({ validateSchema: false });
     for (const resource of resources) {
       const properties: Record<string, JsonSchema> = {};
       const partialProperties: Record<string, JsonSchema> = {};

@@ -10,6 +10,8 @@ import { isPassingTrouble } from '../auth/credential-recheck.js';
 export interface EventStreamOptions {
   /** How often a comment line keeps idle connections (and proxies) open. @default 15000 */
   heartbeatMs: number;
+  /** The `retry:` field sent first: how long an EventSource waits before it reconnects. @default 3000 */
+  reconnectDelayMs: number;
   /**
    * Checks the stream's credential again (at each heartbeat): a key revoked or expired while a
    * stream is open ends it, as it would end the next request.
@@ -96,8 +98,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...headers, connection: 'keep-alive' });
-    // Reconnect after 3 s; the comment tells the client the stream is open.
-    raw.write(`retry: 3000\n: connected; last event id ${dispatcher.lastId}\n\n`);
+    // When to reconnect (3 s by default); the comment tells the client the stream is open.
+    raw.write(`retry: ${options.reconnectDelayMs}\n: connected; last event id ${dispatcher.lastId}\n\n`);
     const authorization = request.headers.authorization;
     const heartbeat = setInterval(() => {
       raw.write(': heartbeat\n\n');

@@ -44,7 +44,7 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
   }
   const value: unknown = document.toJS({ maxAliasCount: 100 });
 
-  validateDocument ??= createAjv({ strictRequired: false }).compile(JSON.parse(readFileSync(SCHEMA_JSON_SCHEMA_PATH, 'utf8')) as object);
+  validateDocument ??= createAjv({ strictRequired: false, validateSchema: false }).compile(JSON.parse(readFileSync(SCHEMA_JSON_SCHEMA_PATH, 'utf8')) as object);
   if (!validateDocument(value)) {
     const problems = simplifyAjvErrors(validateDocument.errors ?? []).map((e): SchemaProblem => {
       const segments = pointerSegments(e.instancePath);

@@ -6,6 +6,8 @@ const WEBHOOKS = '_restgraph_webhooks';
 const DELIVERIES = '_restgraph_webhook_deliveries';
 const ATTEMPTS = '_restgraph_webhook_attempts';
 const STATE = '_restgraph_state';
+/** Rows per INSERT of deliveries: 8 parameters each, well within SQLite's and PostgreSQL's limits on bound parameters. */
+const DELIVERIES_PER_INSERT = 500;
 
 export type WebhookStatus = 'active' | 'paused' | 'disabled';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
@@ -21,6 +23,17 @@ export interface WebhookRecord {
   failingSince: string | null;
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * A claim of due deliveries: at `now` (ISO 8601), leased until `leaseUntil` (a lease: its end, then
+ * a word of the claimer's). `unconfirmed` names leases of earlier claims whose outcome the claimer
+ * never learnt: the deliveries they hold are claimed again at once.
+ */
+export interface DeliveryClaim {
+  now: string;
+  leaseUntil: string;
+  unconfirmed?: readonly string[];
 }
 
 export interface DeliveryRecord {
@@ -144,11 +157,13 @@ export class WebhookStore {
    * another instance reading the same events) is left as it is.
    */
   async addDeliveries(tx: SqlExecutor, deliveries: readonly Omit<DeliveryRecord, 'id' | 'lastAttemptAt' | 'responseStatus' | 'lastError'>[]): Promise<void> {
-    for (const d of deliveries) {
+    // Many rows per statement (in order: ids follow it, and endpoints get their deliveries in event
+    // order): one round trip for a batch of events, not one per delivery.
+    for (let start = 0; start < deliveries.length; start += DELIVERIES_PER_INSERT) {
       await tx.run(
         this.#db.builder
           .insertInto(DELIVERIES)
-          .values({ ...d })
+          .values(deliveries.slice(start, start + DELIVERIES_PER_INSERT).map((d) => ({ ...d })))
           .onConflict((oc) => oc.columns(['webhookId', 'eventId']).doNothing())
           .compile(),
       );
@@ -174,35 +189,45 @@ export class WebhookStore {
    * deliveries they hold are claimed again now rather than when those leases end.
    */
   async claimDue(now: string, leaseUntil: string, limit: number, unconfirmed: readonly string[] = []): Promise<DeliveryRecord[]> {
-    return this.#db.transaction(async (tx) => {
-      // From each active endpoint to its oldest pending delivery (an index lookup each): the cost
-      // follows the number of endpoints, not of deliveries ever made. Where several instances
-      // share the database, a head another one is leasing right now is skipped, not waited for.
-      const heads = await tx.all(
-        sql`select d.* from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
+    return this.#db.transaction((tx) => this.#claim(tx, { now, leaseUntil, unconfirmed }, limit));
+  }
+
+  /** claimDue's work in `tx`; only `webhookId`'s head when it is given. */
+  async #claim(tx: SqlExecutor, claim: DeliveryClaim, limit: number, webhookId?: number): Promise<DeliveryRecord[]> {
+    const { now, leaseUntil, unconfirmed = [] } = claim;
+    // From each active endpoint to its oldest pending delivery (an index lookup each): the cost
+    // follows the number of endpoints, not of deliveries ever made. Where several instances
+    // share the database, a head another one is leasing right now is skipped, not waited for.
+    // One statement: the heads chosen, and leased.
+    const heads = await tx.all(
+      sql`update ${sql.table(DELIVERIES)} set "leaseUntil" = ${leaseUntil} where "id" in (
+            select d."id" from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
             on d."id" = (select min(p."id") from ${sql.table(DELIVERIES)} p where p."status" = 'pending' and p."webhookId" = w."id")
-            where w."status" = 'active' and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now}${unconfirmed.length === 0 ? sql`` : sql` or d."leaseUntil" in (${sql.join(unconfirmed)})`})
-            order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}`.compile(this.#db.builder),
-      );
-      for (const row of heads) {
-        await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ leaseUntil }).where('id', '=', Number(row.id)).compile());
-      }
-      return heads.map(deliveryOf);
-    });
+            where w."status" = 'active'${webhookId === undefined ? sql`` : sql` and w."id" = ${webhookId}`} and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now}${unconfirmed.length === 0 ? sql`` : sql` or d."leaseUntil" in (${sql.join(unconfirmed)})`})
+            order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}
+          ) returning *`.compile(this.#db.builder),
+    );
+    return heads.map(deliveryOf).sort((a, b) => a.id - b.id);
   }
 
   /**
    * Records an attempt and the delivery's new state, in one transaction. When a manual retry was
    * asked for while the attempt ran (the delivery's due time changed), the delivery stays pending
    * and due, so it is sent again.
+   *
+   * With `claimNext`, the same transaction then claims the endpoint's next delivery as claimDue
+   * would (its oldest pending one, when the endpoint is active and that delivery due and not
+   * leased): one commit per delivery instead of two while an endpoint's queue drains. Resolves to
+   * it, or undefined.
    */
   async recordAttempt(
-    delivery: { id: number; attempts: number; nextAttemptAt: string },
+    delivery: { id: number; webhookId: number; attempts: number; nextAttemptAt: string },
     attempt: Omit<AttemptRecord, 'id' | 'deliveryId'>,
     next: { status: DeliveryStatus; nextAttemptAt: string },
-  ): Promise<void> {
+    claimNext?: DeliveryClaim,
+  ): Promise<DeliveryRecord | undefined> {
     const outcome = { leaseUntil: null, lastAttemptAt: attempt.attemptedAt, responseStatus: attempt.responseStatus, lastError: attempt.error };
-    await this.#db.transaction(async (tx) => {
+    return this.#db.transaction(async (tx) => {
       await tx.run(this.#db.builder.insertInto(ATTEMPTS).values({ deliveryId: delivery.id, ...attempt }).compile());
       const changed = await tx.run(
         this.#db.builder
@@ -215,6 +240,8 @@ export class WebhookStore {
       if (changed === 0) {
         await tx.run(this.#db.builder.updateTable(DELIVERIES).set({ ...outcome, attempts: delivery.attempts + 1 }).where('id', '=', delivery.id).compile());
       }
+      if (claimNext === undefined) return undefined;
+      return (await this.#claim(tx, claimNext, 1, delivery.webhookId))[0];
     });
   }
 

@@ -25,6 +25,13 @@ export interface WebhookOptions {
   retryScheduleSeconds: readonly number[];
   /** How long one attempt may take. @default 10_000 */
   timeoutMs: number;
+  /**
+   * How long a claimed delivery stays leased past `timeoutMs`: time to record the attempt's outcome
+   * (and to retry that while the database is away), and room for clocks of instances that differ a
+   * little. A delivery whose attempt was cut short (a crash) is attempted again once the lease
+   * ends: timeoutMs + leaseMarginMs after it was claimed. @default 5000
+   */
+  leaseMarginMs: number;
   /** An endpoint failing continuously for this long is disabled. @default 5 days */
   disableAfterMs: number;
   /** Hosts and CIDR ranges webhooks may target although private (tests, internal receivers). */
@@ -265,18 +272,15 @@ export class WebhookService {
     this.#claiming = true;
     void (async () => {
       while (this.#inFlight < MAX_IN_FLIGHT && !this.#stopped) {
-        const now = Date.now();
-        const leaseEnds = now + this.#options.timeoutMs + 5000;
-        const lease = `${new Date(leaseEnds).toISOString()} ${randomBytes(6).toString('hex')}`;
+        const { now, lease, leaseEnds } = this.#newLease();
         const limit = MAX_IN_FLIGHT - this.#inFlight;
         const unconfirmed = this.#unconfirmedLeases.slice();
         let due: DeliveryRecord[];
         try {
-          due = await this.#store.claimDue(new Date(now).toISOString(), lease, limit, unconfirmed);
+          due = await this.#store.claimDue(now, lease, limit, unconfirmed);
         } catch (error) {
           // It may have committed all the same (the connection lost during COMMIT): the next claim names it.
-          this.#unconfirmedLeases.push(lease);
-          if (this.#unconfirmedLeases.length > MAX_UNCONFIRMED_LEASES) this.#unconfirmedLeases.shift();
+          this.#leaseUnconfirmed(lease);
           throw error;
         }
         this.#claims.succeeded();
@@ -305,6 +309,19 @@ export class WebhookService {
       });
   }
 
+  /** A lease for a claim made now: it ends the attempt timeout and the lease margin from now. */
+  #newLease(): { now: string; lease: string; leaseEnds: number } {
+    const now = Date.now();
+    const leaseEnds = now + this.#options.timeoutMs + this.#options.leaseMarginMs;
+    return { now: new Date(now).toISOString(), lease: `${new Date(leaseEnds).toISOString()} ${randomBytes(6).toString('hex')}`, leaseEnds };
+  }
+
+  /** A claim that may have committed though its answer was lost: the next claim takes back what it holds. */
+  #leaseUnconfirmed(lease: string): void {
+    this.#unconfirmedLeases.push(lease);
+    if (this.#unconfirmedLeases.length > MAX_UNCONFIRMED_LEASES) this.#unconfirmedLeases.shift();
+  }
+
   /**
    * Runs a step of an attempt on the database (reading its endpoint before sending, recording the
    * outcome after), trying again while the database cannot take it, for as long as the delivery is
@@ -323,9 +340,24 @@ export class WebhookService {
     }
   }
 
+  /**
+   * Attempts a delivery; after a success, the endpoint's next delivery when it was claimed with the
+   * outcome (see #attemptOne), and so on: an endpoint's queue drains without a claim of its own per
+   * delivery.
+   */
   async #attempt(delivery: DeliveryRecord, leaseEnds: number): Promise<void> {
+    let current: { delivery: DeliveryRecord; leaseEnds: number } | undefined = { delivery, leaseEnds };
+    while (current !== undefined) current = await this.#attemptOne(current.delivery, current.leaseEnds);
+  }
+
+  /**
+   * One attempt, and its outcome recorded. After a success (and unless stopping), the endpoint's
+   * next delivery is claimed in the transaction that records it, when it is due and not leased:
+   * resolves to it, to be attempted next.
+   */
+  async #attemptOne(delivery: DeliveryRecord, leaseEnds: number): Promise<{ delivery: DeliveryRecord; lease: string; leaseEnds: number } | undefined> {
     const webhook = await this.#whileLeased(() => this.#store.get(delivery.webhookId), leaseEnds);
-    if (webhook === undefined) return;
+    if (webhook === undefined) return undefined;
     const started = Date.now();
     const outcome = await this.#sender.send(webhook, delivery);
     const finished = Date.now();
@@ -346,18 +378,45 @@ export class WebhookService {
       const delayMs = outcome.retryAfterMs ?? jittered;
       next = { status: 'pending', nextAttemptAt: new Date(finished + delayMs).toISOString() };
     }
-    await this.#whileLeased(() => this.#store.recordAttempt(delivery, attempt, next), leaseEnds);
-    this.#onOutcome(ok ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retry-scheduled');
-    if (ok) {
-      if (webhook.failingSince !== null) await this.#store.update(webhook.id, { failingSince: null }, new Date().toISOString());
-    } else if (webhook.failingSince === null) {
-      await this.#store.update(webhook.id, { failingSince: attempt.attemptedAt }, new Date().toISOString());
-    } else if (finished - Date.parse(webhook.failingSince) >= this.#options.disableAfterMs) {
-      const reason = `Disabled at ${new Date(finished).toISOString()}: every delivery failed since ${webhook.failingSince} (last: ${outcome.error ?? `HTTP ${outcome.status ?? '?'}`}).`;
-      await this.#store.update(webhook.id, { status: 'disabled', disabledReason: reason }, new Date().toISOString());
-      this.#onOutcome('endpoint-disabled');
-      this.#log.notice(`webhook ${webhook.id} disabled: ${reason}`);
+    // Each try of the record step claims with a lease of its own, made when it runs; a try may
+    // have committed though its answer was lost, so the next try, and after the last the next
+    // claim, take back what the earlier ones leased.
+    const leases: string[] = [];
+    let claimed: { delivery: DeliveryRecord; lease: string; leaseEnds: number } | undefined;
+    try {
+      claimed = await this.#whileLeased(async () => {
+        const claim = ok && !this.#stopped ? this.#newLease() : undefined;
+        if (claim === undefined) {
+          await this.#store.recordAttempt(delivery, attempt, next);
+          return undefined;
+        }
+        const unconfirmed = leases.slice();
+        leases.push(claim.lease);
+        const nextDelivery = await this.#store.recordAttempt(delivery, attempt, next, { now: claim.now, leaseUntil: claim.lease, unconfirmed });
+        return nextDelivery === undefined ? undefined : { delivery: nextDelivery, lease: claim.lease, leaseEnds: claim.leaseEnds };
+      }, leaseEnds);
+    } catch (error) {
+      for (const lease of leases) this.#leaseUnconfirmed(lease);
+      throw error;
     }
+    this.#onOutcome(ok ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retry-scheduled');
+    try {
+      if (ok) {
+        if (webhook.failingSince !== null) await this.#store.update(webhook.id, { failingSince: null }, new Date().toISOString());
+      } else if (webhook.failingSince === null) {
+        await this.#store.update(webhook.id, { failingSince: attempt.attemptedAt }, new Date().toISOString());
+      } else if (finished - Date.parse(webhook.failingSince) >= this.#options.disableAfterMs) {
+        const reason = `Disabled at ${new Date(finished).toISOString()}: every delivery failed since ${webhook.failingSince} (last: ${outcome.error ?? `HTTP ${outcome.status ?? '?'}`}).`;
+        await this.#store.update(webhook.id, { status: 'disabled', disabledReason: reason }, new Date().toISOString());
+        this.#onOutcome('endpoint-disabled');
+        this.#log.notice(`webhook ${webhook.id} disabled: ${reason}`);
+      }
+    } catch (error) {
+      // The next delivery claimed will not be attempted now: the next claim takes it back.
+      if (claimed !== undefined) this.#leaseUnconfirmed(claimed.lease);
+      throw error;
+    }
+    return claimed;
   }
 }
 

@@ -187,8 +187,10 @@ async function runPage(page: { path: string; blocks: DocBlock[] }): Promise<stri
       for (const [shown, port] of ports) {
         command = command.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${shown}\\b`, 'g'), `$1:${port}`).replace(new RegExp(`--port ${shown}\\b`, 'g'), `--port ${port}`);
       }
-      if (process.env.DOCS_EXAMPLES_TRACE) console.error(`» ${command.slice(0, 120)}`);
+      const started = Date.now();
       let output = (await shell.run(scriptFor(command))).replace(/\r\n/g, '\n').split(dir).join(FOLDER);
+      // DOCS_EXAMPLES_TRACE=1: each command, and how long it took (to see where a page's time goes).
+      if (process.env.DOCS_EXAMPLES_TRACE) console.error(`» ${String(Date.now() - started).padStart(5)} ms ${command.slice(0, 120)}`);
       for (const [shown, port] of ports) output = output.replace(new RegExp(`(127\\.0\\.0\\.1|localhost):${port}\\b`, 'g'), `$1:${shown}`);
       output = output
         .split('\n')
