@@ -6,7 +6,7 @@ set -e
 B=${1:-http://127.0.0.1:3000}
 A="Authorization: Bearer ${2:-$TOKEN}"
 J='Content-Type: application/json'
-post() { curl -sf -o /dev/null -X POST "$B/$1" -H "$A" -H "$J" -d "$2"; }
+post() { curl -sSf -o /dev/null -X POST "$B/$1" -H "$A" -H "$J" -d "$2"; }
 post users '{"name":"Alice","email":"alice@example.com"}'
 post users '{"name":"Carol"}'
 post users '{"name":"Dan"}'

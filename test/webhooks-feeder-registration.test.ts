@@ -1,5 +1,4 @@
 import { describe, expect } from 'vitest';
-import { TEST_DIALECT } from './helpers/test-database.js';
 import { helpers, retentionTest } from './helpers/webhook-retention.js';
 import { deliveryIdOf, signed, WebhookReceiver } from './helpers/webhook-receiver.js';
 
@@ -23,13 +22,14 @@ describe.concurrent('the feeder position, saved lazily', () => {
     await Promise.all(Array.from({ length: 50 }, (_, i) => createUser(first.base, `Before ${i}`)));
     const b = await register(first.base, receiver.url('/b'), ['user.created']);
     // Registering saved the position reached first (the 50 events made no delivery, so nothing
-    // else had to save it): after a crash, none of them is read again for B. On PostgreSQL the
-    // concurrent creates commit out of id order and reach the feeder a little later, so some may
-    // not have been read yet: then they are read after the crash, and B must still not get them
-    // (they occurred before its registration).
+    // else had to save it): after a crash, those are not read again for B. Events reach the feeder
+    // after their writes have answered (delivery is off the write path; on PostgreSQL concurrent
+    // creates also commit out of id order), so the last few may not have been read yet: then
+    // they are read after the crash, and B must still not get them (they occurred before its
+    // registration).
     const saved = await savedCursor();
-    if (TEST_DIALECT === 'sqlite') expect(saved).toBe(50);
-    else expect(saved).toBeLessThanOrEqual(50);
+    expect(saved).toBeGreaterThan(0);
+    expect(saved).toBeLessThanOrEqual(50);
     receiver.verifyWith('/b', b.secret);
     const after = await createUser(first.base, 'After B');
     await kill(first.running);
