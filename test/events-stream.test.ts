@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
   ADMIN,
   EventSourceClient,
@@ -31,35 +31,54 @@ interface Started extends ListeningApp {
   cleanup: () => Promise<void>;
 }
 
-const opened: { close: () => void }[] = [];
-const apps: ListeningApp[] = [];
-const databases: { cleanup: () => Promise<void> }[] = [];
-
-/** An app on a fresh database (closed and removed after the test). */
-async function start(options: RestgraphOptions = {}): Promise<Started> {
-  const db = await tempDatabase();
-  databases.push(db);
-  const server = await listenApp(db.url, options);
-  apps.push(server);
-  return { ...server, cleanup: db.cleanup };
+/** A test's servers and what it opened: `start`, `restart` and `track` add to them; all closed when it ends. */
+interface Streams {
+  /** An app on a fresh database (closed and removed when the test ends). */
+  start: (options?: RestgraphOptions) => Promise<Started>;
+  /** Another app on the same database and port (after the first was closed). */
+  restart: (previous: ListeningApp, options?: RestgraphOptions) => Promise<ListeningApp>;
+  /** Closed when the test ends. */
+  track: <T extends { close: () => void }>(thing: T) => T;
+  /** Servers still to close when the test ends (a test that closes one itself takes it out). */
+  apps: ListeningApp[];
 }
 
-/** Another app on the same database and port (after the first was closed). */
-async function restart(previous: ListeningApp, options: RestgraphOptions = {}): Promise<ListeningApp> {
-  const server = await listenApp(previous.databaseUrl, options, previous.port);
-  apps.push(server);
-  return server;
-}
-
-function track<T extends { close: () => void }>(thing: T): T {
-  opened.push(thing);
-  return thing;
-}
-
-afterEach(async () => {
-  for (const thing of opened.splice(0)) thing.close();
-  for (const server of apps.splice(0)) await server.close();
-  for (const db of databases.splice(0)) await db.cleanup();
+/**
+ * `it` whose tests get `streams`. Tests share nothing (each its own databases, servers and
+ * clients): they run concurrently, overlapping their waits.
+ */
+const it = test.extend<{ streams: Streams }>({
+  // eslint-disable-next-line no-empty-pattern -- vitest reads the fixtures a fixture needs from this pattern
+  streams: async ({}, use) => {
+    const opened: { close: () => void }[] = [];
+    const apps: ListeningApp[] = [];
+    const databases: { cleanup: () => Promise<void> }[] = [];
+    try {
+      await use({
+        start: async (options = {}) => {
+          const db = await tempDatabase();
+          databases.push(db);
+          const server = await listenApp(db.url, options);
+          apps.push(server);
+          return { ...server, cleanup: db.cleanup };
+        },
+        restart: async (previous, options = {}) => {
+          const server = await listenApp(previous.databaseUrl, options, previous.port);
+          apps.push(server);
+          return server;
+        },
+        track: (thing) => {
+          opened.push(thing);
+          return thing;
+        },
+        apps,
+      });
+    } finally {
+      for (const thing of opened) thing.close();
+      for (const server of apps) await server.close();
+      for (const db of databases) await db.cleanup();
+    }
+  },
 });
 
 async function createUser(base: string, name: string): Promise<Row> {
@@ -76,8 +95,8 @@ function expectStrictlyIncreasing(ids: readonly number[]): void {
   for (let i = 1; i < ids.length; i++) expect(ids[i], `ids ${JSON.stringify(ids)}`).toBeGreaterThan(ids[i - 1] ?? 0);
 }
 
-describe('EventSource clients', () => {
-  it('receive live events: named by type, lastEventId = event id, data as the stream documents it', async () => {
+describe.concurrent('EventSource clients', () => {
+  it('receive live events: named by type, lastEventId = event id, data as the stream documents it', async ({ streams: { start, track } }) => {
     const server = await start();
     const client = track(new EventSourceClient(eventsUrl(server.base)));
     await client.waitFor((c) => c.opens === 1, 'open');
@@ -94,7 +113,7 @@ describe('EventSource clients', () => {
     expect(client.errors).toBe(0);
   });
 
-  it('an anonymous EventSource receives post events and nothing of users', async () => {
+  it('an anonymous EventSource receives post events and nothing of users', async ({ streams: { start, track } }) => {
     const server = await start();
     const client = track(new EventSourceClient(eventsUrl(server.base), { authorization: '' }));
     await client.waitFor((c) => c.opens === 1, 'open');
@@ -104,7 +123,7 @@ describe('EventSource clients', () => {
     expect(client.events.map((e) => [e.id, e.type, e.body.data.object])).toEqual([[2, 'post.created', post.json()]]);
   });
 
-  it('closed by the client mid-stream while writes continue, then resumed with Last-Event-ID (header and lastEventId): no gaps, no duplicates', async () => {
+  it('closed by the client mid-stream while writes continue, then resumed with Last-Event-ID (header and lastEventId): no gaps, no duplicates', async ({ streams: { start, track } }) => {
     const server = await start();
     const first = track(new EventSourceClient(eventsUrl(server.base)));
     await first.waitFor((c) => c.opens === 1, 'open');
@@ -136,7 +155,7 @@ describe('EventSource clients', () => {
     expect(first.ids).toEqual(everything.slice(0, first.ids.length));
   });
 
-  it('dropped by the server mid-stream: EventSource reconnects by itself with Last-Event-ID and misses nothing', async () => {
+  it('dropped by the server mid-stream: EventSource reconnects by itself with Last-Event-ID and misses nothing', async ({ streams: { start, track } }) => {
     const server = await start(RECONNECT_SOON);
     // The stream tells clients when to reconnect (3 s by default, as the heartbeat test shows).
     const reader = track(await SseReader.open(eventsUrl(server.base)));
@@ -167,7 +186,7 @@ describe('EventSource clients', () => {
     expect(client.events.filter((e) => e.connection === 2).at(0)?.id).toBe(resumedFrom + 1);
   });
 
-  it('across a server restart on the same database and port: the stream ends on close, EventSource reconnects with Last-Event-ID, ids go on increasing', async () => {
+  it('across a server restart on the same database and port: the stream ends on close, EventSource reconnects with Last-Event-ID, ids go on increasing', async ({ streams: { start, restart, track, apps } }) => {
     const before = await start(RECONNECT_SOON);
     const client = track(new EventSourceClient(eventsUrl(before.base)));
     await client.waitFor((c) => c.opens === 1, 'open');
@@ -198,8 +217,8 @@ describe('EventSource clients', () => {
   });
 });
 
-describe('credentials of open streams', () => {
-  it('a stream opened with an API key ends once the key is revoked (a revoked key stops working within the key cache time)', async () => {
+describe.concurrent('credentials of open streams', () => {
+  it('a stream opened with an API key ends once the key is revoked (a revoked key stops working within the key cache time)', async ({ streams: { start, track } }) => {
     const server = await start({ apiKeyCacheMs: 0, events: { heartbeatMs: 50 } });
     const token = await send(server.base, 'POST', '/v1/tokens', { name: 'reader', scopes: ['users:read'] });
     expect(token.status).toBe(201);
@@ -217,8 +236,8 @@ describe('credentials of open streams', () => {
   });
 });
 
-describe('catch-up and live hand-over under concurrent writes', () => {
-  it('readers joining at many points with Last-Event-ID each get exactly the ids after theirs, in order', async () => {
+describe.concurrent('catch-up and live hand-over under concurrent writes', () => {
+  it('readers joining at many points with Last-Event-ID each get exactly the ids after theirs, in order', async ({ streams: { start, track } }) => {
     const server = await start();
     let acknowledged = 0;
     const writer = async (name: string): Promise<void> => {
@@ -244,8 +263,8 @@ describe('catch-up and live hand-over under concurrent writes', () => {
   });
 });
 
-describe('heartbeat, shutdown and slow consumers', () => {
-  it('a heartbeat comment comes every heartbeatMs while idle', async () => {
+describe.concurrent('heartbeat, shutdown and slow consumers', () => {
+  it('a heartbeat comment comes every heartbeatMs while idle', async ({ streams: { start, track } }) => {
     const server = await start({ events: { heartbeatMs: 50 } });
     const reader = track(await SseReader.open(eventsUrl(server.base)));
     await reader.waitFor((r) => r.comments.filter((c) => c === 'heartbeat').length >= 3, 'three heartbeats');
@@ -255,7 +274,7 @@ describe('heartbeat, shutdown and slow consumers', () => {
     expect(reader.malformed).toEqual([]);
   });
 
-  it('app.close() resolves while streams are open; each ends with a final comment', async () => {
+  it('app.close() resolves while streams are open; each ends with a final comment', async ({ streams: { start, track, apps } }) => {
     const server = await start();
     const readers = [track(await SseReader.open(eventsUrl(server.base))), track(await SseReader.open(eventsUrl(server.base, { types: 'post.created' }), { authorization: '' }))];
     const client = track(new EventSourceClient(eventsUrl(server.base)));
@@ -271,7 +290,7 @@ describe('heartbeat, shutdown and slow consumers', () => {
     await client.waitFor((c) => c.errors >= 1, 'the EventSource to see the end');
   });
 
-  it('app.close() resolves even when a stream’s client has stopped reading', async () => {
+  it('app.close() resolves even when a stream’s client has stopped reading', async ({ streams: { start, track, apps } }) => {
     const server = await start({ events: { maxLag: 50 } });
     const baseline = server.app.restgraph.events.subscriberCount;
     track(await rawStream(server.port));
@@ -284,7 +303,7 @@ describe('heartbeat, shutdown and slow consumers', () => {
     await closed;
   });
 
-  it('a consumer that never reads is disconnected; writes keep succeeding and another subscriber gets every event', async () => {
+  it('a consumer that never reads is disconnected; writes keep succeeding and another subscriber gets every event', async ({ streams: { start, track } }) => {
     const server = await start({ events: { maxLag: 50 } });
     // Other consumers of the one event path (the webhook feeder) count too.
     const baseline = server.app.restgraph.events.subscriberCount;
@@ -323,7 +342,7 @@ describe('heartbeat, shutdown and slow consumers', () => {
     if (lastComment !== 'connected; last event id 0') expect(lastComment).toBe(SLOW_COMMENT);
   });
 
-  it('a consumer dropped as too slow has its connection closed, so the bytes it left unread are released', async () => {
+  it('a consumer dropped as too slow has its connection closed, so the bytes it left unread are released', async ({ streams: { start, track } }) => {
     const server = await start({ events: { maxLag: 50 } });
     const baseline = server.app.restgraph.events.subscriberCount;
     track(await rawStream(server.port));
@@ -342,7 +361,7 @@ describe('heartbeat, shutdown and slow consumers', () => {
     await waitUntil(async () => (await connections()) === 0, 'the server to close the slow consumer’s connection');
   });
 
-  it('HEAD /v1/events answers at once with the stream’s headers and no body, and subscribes nothing', async () => {
+  it('HEAD /v1/events answers at once with the stream’s headers and no body, and subscribes nothing', async ({ streams: { start, track } }) => {
     const server = await start();
     const baseline = server.app.restgraph.events.subscriberCount;
     const head = await new Promise<{ status: number; contentType: string | undefined; body: string }>((resolve, reject) => {
@@ -353,14 +372,14 @@ describe('heartbeat, shutdown and slow consumers', () => {
       });
       request.once('error', reject);
       const timer = setTimeout(() => reject(new Error('HEAD /v1/events was not answered within 10 s')), 10_000);
-      opened.push({ close: () => (clearTimeout(timer), request.destroy()) });
+      track({ close: () => (clearTimeout(timer), request.destroy()) });
       request.end();
     });
     expect(head).toEqual({ status: 200, contentType: 'text/event-stream; charset=utf-8', body: '' });
     await waitUntil(() => server.app.restgraph.events.subscriberCount === baseline, 'no subscriber left');
   });
 
-  it('a fast reader replaying many stored events (far over the lag limit) is not taken for a slow one', async () => {
+  it('a fast reader replaying many stored events (far over the lag limit) is not taken for a slow one', async ({ streams: { start, track } }) => {
     const server = await start({ events: { maxLag: 50 } });
     const user = await createUser(server.base, 'Author');
     for (let i = 0; i < 100; i++) await send(server.base, 'POST', '/posts', { title: `Post ${i}`, userId: user.id, body: 'z'.repeat(2000) });
@@ -370,7 +389,7 @@ describe('heartbeat, shutdown and slow consumers', () => {
     expect(reader.comments).not.toContain(SLOW_COMMENT);
   });
 
-  it('live subscribers keep up with one large transaction (a cascade of 101 events, 1.5 MB) under the default buffer limit', async () => {
+  it('live subscribers keep up with one large transaction (a cascade of 101 events, 1.5 MB) under the default buffer limit', async ({ streams: { start, track } }) => {
     const server = await start();
     const user = await createUser(server.base, 'Prolific');
     for (let i = 0; i < 100; i++) await send(server.base, 'POST', '/posts', { title: `Post ${i}`, userId: user.id, body: 'w'.repeat(15_000) });

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { WebhookOptions } from '../src/webhooks/webhook-service.js';
 import { startTestApp, type TestApp } from './helpers/test-app.js';
 import { answer, createWebhook, deliveriesOf, deliveryIdOf, failing, getWebhook, hang, signed, waitForDeliveries, waitUntil, WebhookReceiver, type Responder } from './helpers/webhook-receiver.js';
@@ -13,16 +13,35 @@ import { answer, createWebhook, deliveriesOf, deliveryIdOf, failing, getWebhook,
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-let apps: TestApp[] = [];
-let receivers: WebhookReceiver[] = [];
+type Setup = (webhooks?: Partial<WebhookOptions>) => Promise<{ t: TestApp; receiver: WebhookReceiver }>;
 
-async function setup(webhooks: Partial<WebhookOptions> = {}): Promise<{ t: TestApp; receiver: WebhookReceiver }> {
-  const receiver = await WebhookReceiver.start();
-  receivers.push(receiver);
-  const t = await startTestApp({ webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50, retryScheduleSeconds: [0.1, 0.1], ...webhooks } });
-  apps.push(t);
-  return { t, receiver };
-}
+/**
+ * `it` whose tests get `setup`: an app (on a database of its own) and a receiver, closed when the
+ * test ends, after checking that every request the receiver got was signed as expected. Tests
+ * share nothing: they run concurrently (most of a test is waiting for retries and timeouts).
+ */
+const it = test.extend<{ setup: Setup }>({
+  // eslint-disable-next-line no-empty-pattern -- vitest reads the fixtures a fixture needs from this pattern
+  setup: async ({}, use) => {
+    const apps: TestApp[] = [];
+    const receivers: WebhookReceiver[] = [];
+    try {
+      await use(async (webhooks = {}) => {
+        const receiver = await WebhookReceiver.start();
+        receivers.push(receiver);
+        const t = await startTestApp({ webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50, retryScheduleSeconds: [0.1, 0.1], ...webhooks } });
+        apps.push(t);
+        return { t, receiver };
+      });
+      for (const receiver of receivers) {
+        expect(receiver.requests.filter((r) => r.verified === undefined).map((r) => `${r.path} #${r.index}: ${r.verifyError ?? 'unchecked'}`)).toEqual([]);
+      }
+    } finally {
+      for (const receiver of receivers) await receiver.close();
+      for (const t of apps) await t.close();
+    }
+  },
+});
 
 async function hook(t: TestApp, receiver: WebhookReceiver, path: string, events: string[] = ['user.created']): Promise<{ id: number; secret: string }> {
   const created = await createWebhook(t.app, { url: receiver.url(path), events });
@@ -43,21 +62,8 @@ function must<T>(value: T | undefined): T {
 /** Drops the connection without answering. */
 const reset: Responder = (res) => res.socket?.destroy();
 
-afterEach(async () => {
-  try {
-    for (const receiver of receivers) {
-      expect(receiver.requests.filter((r) => r.verified === undefined).map((r) => `${r.path} #${r.index}: ${r.verifyError ?? 'unchecked'}`)).toEqual([]);
-    }
-  } finally {
-    for (const receiver of receivers) await receiver.close();
-    for (const t of apps) await t.close();
-    receivers = [];
-    apps = [];
-  }
-});
-
-describe('retries', () => {
-  it('a receiver failing 3 times (500, dropped connection, 503) then answering 200 → one success after 4 attempts, all logged', async () => {
+describe.concurrent('retries', () => {
+  it('a receiver failing 3 times (500, dropped connection, 503) then answering 200 → one success after 4 attempts, all logged', async ({ setup }) => {
     const { t, receiver } = await setup({ retryScheduleSeconds: [0.1, 0.1, 0.1, 0.1] });
     const webhook = await hook(t, receiver, '/flaky');
     const failures = [answer(500), reset, answer(503)];
@@ -89,7 +95,7 @@ describe('retries', () => {
   });
 
   for (const status of [429, 503]) {
-    it(`${status} with Retry-After: 1 → the next attempt comes no sooner than about 1 s (not the 0.1 s schedule)`, async () => {
+    it(`${status} with Retry-After: 1 → the next attempt comes no sooner than about 1 s (not the 0.1 s schedule)`, async ({ setup }) => {
       const { t, receiver } = await setup({ retryScheduleSeconds: [0.1, 0.1] });
       const webhook = await hook(t, receiver, '/busy');
       receiver.respond('/busy', failing(1, answer(status, { 'retry-after': '1' })));
@@ -102,7 +108,7 @@ describe('retries', () => {
     });
   }
 
-  it('an exhausted schedule → failed (later deliveries then go on); a manual retry → 202 and delivered', async () => {
+  it('an exhausted schedule → failed (later deliveries then go on); a manual retry → 202 and delivered', async ({ setup }) => {
     const { t, receiver } = await setup({ retryScheduleSeconds: [0.1, 0.1] });
     const webhook = await hook(t, receiver, '/exhausted');
     receiver.respond('/exhausted', failing(3, answer(500)));
@@ -136,7 +142,7 @@ describe('retries', () => {
 
   // README: "202: deliver it again now". Asked while an attempt is in flight, the redelivery
   // must still happen once that attempt is over, not be overwritten by its outcome.
-  it('a manual retry asked while the delivery is in flight still delivers it again', async () => {
+  it('a manual retry asked while the delivery is in flight still delivers it again', async ({ setup }) => {
     const { t, receiver } = await setup();
     const webhook = await hook(t, receiver, '/inflight');
     let release: (() => void) | undefined;
@@ -156,7 +162,7 @@ describe('retries', () => {
     await waitForDeliveries(t.app, webhook.id, (ds) => ds[0]?.status === 'succeeded' && ds[0].attempts === 2, 'two attempts, the last succeeded');
   });
 
-  it('a receiver that never answers → each attempt ends at timeoutMs with the error recorded, then failed', async () => {
+  it('a receiver that never answers → each attempt ends at timeoutMs with the error recorded, then failed', async ({ setup }) => {
     const { t, receiver } = await setup({ retryScheduleSeconds: [0.1], timeoutMs: 200 });
     const webhook = await hook(t, receiver, '/silent');
     receiver.respond('/silent', hang);
@@ -173,10 +179,10 @@ describe('retries', () => {
   });
 });
 
-describe('timeoutMs bounds the whole attempt', () => {
+describe.concurrent('timeoutMs bounds the whole attempt', () => {
   // A receiver that keeps the connection busy with a trickle must not hold the attempt (and, with
   // one delivery at a time, the endpoint) for longer than timeoutMs.
-  it('a receiver answering 200 and then sending its body one byte every 50 ms is cut off', async () => {
+  it('a receiver answering 200 and then sending its body one byte every 50 ms is cut off', async ({ setup }) => {
     const { t, receiver } = await setup({ retryScheduleSeconds: [], timeoutMs: 300 });
     const webhook = await hook(t, receiver, '/trickle');
     const bytes = 400; // under the 1 KiB read limit: only the timeout can end it early
@@ -206,11 +212,11 @@ describe('timeoutMs bounds the whole attempt', () => {
   }, 40_000);
 });
 
-describe('the lease of an attempt in flight', () => {
+describe.concurrent('the lease of an attempt in flight', () => {
   // An attempt cut short (a crash) is made again once its delivery's lease ends: timeoutMs +
   // leaseMarginMs (RESTGRAPH_WEBHOOK_LEASE_MARGIN_MS, 5 s by default) after the claim.
   for (const [margin, leaseMs] of [[undefined, 2000 + 5000], [300, 2000 + 300]] as const) {
-    it(`leaseMarginMs ${margin ?? 'by default (5000)'} → the delivery is leased until ${leaseMs} ms after its claim`, async () => {
+    it(`leaseMarginMs ${margin ?? 'by default (5000)'} → the delivery is leased until ${leaseMs} ms after its claim`, async ({ setup }) => {
       const { t, receiver } = await setup({ timeoutMs: 2000, retryScheduleSeconds: [], ...(margin === undefined ? {} : { leaseMarginMs: margin }) });
       const webhook = await hook(t, receiver, '/held');
       let release: (() => void) | undefined;
@@ -230,9 +236,9 @@ describe('the lease of an attempt in flight', () => {
   }
 });
 
-describe('responses that are not plain answers', () => {
+describe.concurrent('responses that are not plain answers', () => {
   for (const status of [302, 307]) {
-    it(`a ${status} redirect is not followed: a failure naming it; the redirect target is never hit`, async () => {
+    it(`a ${status} redirect is not followed: a failure naming it; the redirect target is never hit`, async ({ setup }) => {
       const { t, receiver } = await setup({ retryScheduleSeconds: [0.1] });
       const webhook = await hook(t, receiver, '/moved');
       receiver.verifyWith('/elsewhere', webhook.secret);
@@ -247,7 +253,7 @@ describe('responses that are not plain answers', () => {
     });
   }
 
-  it('a 64 MiB response body is not read to the end, and the 200 counts as success', async () => {
+  it('a 64 MiB response body is not read to the end, and the 200 counts as success', async ({ setup }) => {
     const { t, receiver } = await setup();
     const webhook = await hook(t, receiver, '/big');
     const total = 64 * 1024 * 1024;
@@ -279,8 +285,8 @@ describe('responses that are not plain answers', () => {
   });
 });
 
-describe('disabling', () => {
-  it('an endpoint failing for disableAfterMs is disabled with a reason; resume → active and its pending delivery goes out', async () => {
+describe.concurrent('disabling', () => {
+  it('an endpoint failing for disableAfterMs is disabled with a reason; resume → active and its pending delivery goes out', async ({ setup }) => {
     const { t, receiver } = await setup({ disableAfterMs: 300, retryScheduleSeconds: Array.from({ length: 30 }, () => 0.1) });
     const webhook = await hook(t, receiver, '/down');
     receiver.respond('/down', answer(500));
@@ -310,10 +316,10 @@ describe('disabling', () => {
   });
 });
 
-describe('endpoints are independent', () => {
+describe.concurrent('endpoints are independent', () => {
   // "One delivery in flight per endpoint" — per endpoint: an endpoint that takes long to answer
   // must not hold up the deliveries of another.
-  it('a delivery to a fast endpoint goes out while another endpoint is still not answering', async () => {
+  it('a delivery to a fast endpoint goes out while another endpoint is still not answering', async ({ setup }) => {
     const { t, receiver } = await setup({ timeoutMs: 8000, retryScheduleSeconds: [] });
     const slow = await hook(t, receiver, '/slow', ['user.created']);
     const fast = await hook(t, receiver, '/fast', ['user.updated']);
