@@ -4,14 +4,11 @@ import { entityTag, noneMatch } from '../rest/conditional-requests.js';
 import { BrowserAssets, packageFile, sendBrowserPage } from '../rest/browser-assets.js';
 import { FAVICON_LINK } from '../rest/favicon.js';
 import { logFailedRequest, loggedAfterResponse, toRestgraphError } from '../rest/problem-details.js';
-import { GraphQLError } from 'graphql';
 import websocket from '@fastify/websocket';
-import { recheckCredential } from '../auth/credential-recheck.js';
-import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { Principal } from '../core/principal.js';
-import type { GraphqlRequestContext, GraphqlService, PreparedArgs } from './graphql-service.js';
+import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
-import type { MemberSink } from './subscription-groups.js';
+import { webSocketTransport, type OpenCount } from './ws-transport.js';
 
 export interface GraphqlRouteOptions {
   /** Turns an Authorization header value into a principal (for WebSocket connection_init). */
@@ -33,11 +30,6 @@ export interface GraphqlRouteOptions {
   openStreams?: { webSocket: OpenCount; sse: OpenCount };
 }
 
-/** A gauge of things open now. */
-interface OpenCount {
-  inc(): void;
-  dec(): void;
-}
 
 const ALLOW = 'GET, POST, OPTIONS';
 
@@ -110,7 +102,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
     const charged = { graphqlOperation: true };
-    const wsHandler = countedSockets(withoutOversizeErrors(subscriptionHandler(service, options)), options.openStreams?.webSocket);
+    const wsHandler = webSocketTransport(service, { ...options, open: options.openStreams?.webSocket });
     scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: charged });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
@@ -173,157 +165,6 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       return GRAPHIQL_ASSETS.send(request, reply, (request.params as { file: string }).file);
     });
   });
-}
-
-/** The Authorization value given in connection_init's payload, if any (either spelling). */
-function authorizationParam(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
-  const value = params?.Authorization ?? params?.authorization;
-  return typeof value === 'string' ? value : undefined;
-}
-
-/**
- * graphql-ws on the WebSocket upgrade of /graphql. The credential is the upgrade request's
- * Authorization header, or `Authorization` in connection_init's payload (browsers cannot set
- * headers on WebSockets); an invalid one closes the socket with 4403. Every operation goes through
- * the same preparation (cache, validation, limits) and error codes as over HTTP.
- */
-function subscriptionHandler(service: GraphqlService, options: GraphqlRouteOptions): ReturnType<typeof makeHandler> {
-  const max = options.maxSubscriptionsPerConnection;
-  /** The execution arguments of a subscribe message, or its errors. */
-  const subscribeArgs = async (
-    extra: { principal?: Principal; credential?: string | undefined; request: FastifyRequest },
-    payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
-  ): Promise<Awaited<ReturnType<GraphqlService['prepare']>>> => {
-    // Each operation checks the credential again: a key revoked since the connection opened is
-    // refused (within the key cache time), as on a new request.
-    if (extra.credential !== undefined) {
-      try {
-        extra.principal = await options.authenticate(extra.credential);
-      } catch (error) {
-        return [service.formatError(new GraphQLError((error as Error).message, { originalError: error as Error }))];
-      }
-    }
-    const params = {
-      query: payload.query,
-      ...(payload.operationName === undefined || payload.operationName === null ? {} : { operationName: payload.operationName }),
-      ...(payload.variables === undefined || payload.variables === null ? {} : { variables: payload.variables }),
-    };
-    return service.prepare(params, { principal: extra.principal ?? extra.request.principal, requestId: extra.request.id, clientAddress: extra.request.ip });
-  };
-  return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined }>({
-    schema: service.schema,
-    onConnect: async (ctx) => {
-      const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
-      try {
-        ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
-        ctx.extra.credential = header;
-        if (header !== undefined) {
-          const { socket } = ctx.extra;
-          const stop = recheckCredential(header, options.authenticate, options.recheckCredentialMs, () => socket.close(4403, 'Forbidden'));
-          socket.once('close', stop);
-        }
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    onSubscribe: async (ctx, id, payload) => {
-      // Counted before anything is awaited: each of several subscribe messages read in one go
-      // sees those before it (a count taken after the credential check saw them all at once).
-      // An admitted operation counts for as long as graphql-ws runs it: its entry in
-      // ctx.subscriptions goes when it ends, and at once when the client's complete message
-      // arrives, so a subscribe right behind a complete finds the place free.
-      const admitted = admittedOperations(ctx.extra.socket);
-      for (const other of admitted) if (!(other in ctx.subscriptions)) admitted.delete(other);
-      // (This one's entry is already there: an id completed and reused counts once.)
-      admitted.delete(id);
-      if (admitted.size >= max) {
-        return [
-          new GraphQLError(`This connection already runs ${max} operations, the most allowed; complete some first.`, {
-            extensions: { code: 'query-too-complex', status: 400, limit: 'maxSubscriptionsPerConnection', max },
-          }),
-        ];
-      }
-      admitted.add(id);
-      const prepared = await subscribeArgs(ctx.extra, payload);
-      // A subscription's shared results are written straight to the socket (see MemberSink).
-      if ('contextValue' in prepared && prepared.contextValue !== undefined) prepared.contextValue.sink = socketSink(ctx.extra.socket, id);
-      return prepared;
-    },
-    // Subscriptions share one execution per event among the subscribers asking the same thing.
-    subscribe: (args) => service.subscriptions.subscribe(args as PreparedArgs),
-    onNext: (_ctx, _id, _payload, args, result) => service.formatResult(result, args.contextValue),
-    onError: (_ctx, _id, _payload, errors) => errors.map((e) => service.formatError(e)),
-  });
-}
-
-/** The WebSocket handler, counting its sockets from upgrade to close. */
-/**
- * A message over the size limit makes ws close the socket with 1009 (Message Too Big) and emit an
- * error, which graphql-ws prints with console.error, outside the JSON log, for any client that
- * sends one. The fault is the client's and the socket is already closed: that error is kept from
- * graphql-ws's listener (every other error still reaches it).
- */
-function withoutOversizeErrors(handler: ReturnType<typeof makeHandler>): ReturnType<typeof makeHandler> {
-  return function quiet(this: ThisParameterType<typeof handler>, socket, request) {
-    const once = socket.once.bind(socket);
-    const filtered = (event: string | symbol, listener: (...args: unknown[]) => void): typeof socket => {
-      if (event !== 'error') return once(event, listener);
-      return once('error', (error: Error & { code?: string }) => {
-        if (error.code !== 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') listener(error);
-      });
-    };
-    socket.once = filtered as typeof socket.once;
-    return handler.call(this, socket, request);
-  };
-}
-
-/** What socketSink uses of a ws WebSocket. */
-interface SinkSocket {
-  readonly readyState: number;
-  readonly OPEN: number;
-  readonly bufferedAmount: number;
-  send(data: string, done?: (error?: Error) => void): void;
-}
-
-/**
- * A subscription's messages on its WebSocket, as graphql-ws writes them
- * (`{"id", "type": "next", "payload"}`), for results whose JSON text is made once for many
- * subscribers: only the envelope is per subscriber. Congested while ws holds data the network has
- * not taken (a client that reads slowly).
- */
-function socketSink(socket: SinkSocket, id: string): MemberSink {
-  const start = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-  return {
-    get open() {
-      return socket.readyState === socket.OPEN;
-    },
-    get congested() {
-      return socket.bufferedAmount > 0;
-    },
-    write(text, flushed) {
-      if (flushed === undefined) socket.send(`${start}${text}}`);
-      else socket.send(`${start}${text}}`, () => flushed());
-    },
-  };
-}
-
-/** The ids of the operations admitted on each socket (see maxSubscriptionsPerConnection). */
-const operationsBySocket = new WeakMap<object, Set<string>>();
-
-function admittedOperations(socket: object): Set<string> {
-  let admitted = operationsBySocket.get(socket);
-  if (admitted === undefined) operationsBySocket.set(socket, (admitted = new Set()));
-  return admitted;
-}
-
-function countedSockets(handler: ReturnType<typeof makeHandler>, open: OpenCount | undefined): ReturnType<typeof makeHandler> {
-  if (open === undefined) return handler;
-  return function counted(this: ThisParameterType<typeof handler>, socket, request) {
-    open.inc();
-    socket.once('close', () => open.dec());
-    return handler.call(this, socket, request);
-  };
 }
 
 /**
