@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -100,18 +99,7 @@ export async function killAll(children: Running[]): Promise<void> {
   }
 }
 
-/** A port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
-}
+export { freePort } from './ports.js';
 
 /** The JSON log lines on stdout; fails on any line that is not JSON. */
 export function logLines(stdout: string): Record<string, unknown>[] {

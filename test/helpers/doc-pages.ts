@@ -1,11 +1,11 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { CLI, cleanEnv } from './cli-process.js';
+import { fourDigitPort, releasePort } from './ports.js';
 import { compareOutput, consoleBlocks, pairValues, substitute, type DocBlock, type DocCommand, type ValueMap } from './doc-examples.js';
 import { TEST_DIALECT } from './test-database.js';
 
@@ -151,49 +151,6 @@ function scriptFor(command: string): string {
   return command;
 }
 
-/**
- * Four-digit ports (as shown, so that lengths of bodies holding a URL stay the same), free now and
- * given to no other page. Pages run in several worker processes at once, so a port is claimed with
- * a file created exclusively in a folder they share (released when this process exits; claims
- * older than an hour are of runs long gone): two pages once picked the same port, and the second
- * server could not listen (its page then printed nothing for the commands that needed it).
- */
-const PORT_CLAIMS = join(tmpdir(), 'restgraph-docs-ports');
-const portsClaimed: string[] = [];
-process.once('exit', () => {
-  for (const claim of portsClaimed) rmSync(claim, { force: true });
-});
-
-function claimPort(port: number): boolean {
-  mkdirSync(PORT_CLAIMS, { recursive: true });
-  const claim = join(PORT_CLAIMS, String(port));
-  try {
-    if (Date.now() - statSync(claim).mtimeMs > 3_600_000) rmSync(claim, { force: true });
-  } catch {
-    // Not claimed.
-  }
-  try {
-    closeSync(openSync(claim, 'wx'));
-  } catch {
-    return false;
-  }
-  portsClaimed.push(claim);
-  return true;
-}
-
-async function fourDigitPort(): Promise<number> {
-  for (;;) {
-    const port = 1024 + Math.floor(Math.random() * 8976);
-    if (!claimPort(port)) continue;
-    const free = await new Promise<boolean>((done) => {
-      const server = createServer();
-      server.once('error', () => done(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
-    });
-    if (free) return port;
-    releasePort(port);
-  }
-}
 
 /** The last lines the page's server printed, to tell a mismatch caused by the server (a failed start). */
 function serverLogTail(dir: string): string {
@@ -206,13 +163,6 @@ function serverLogTail(dir: string): string {
   return `--- the server's last lines ---\n${log.trimEnd().split('\n').slice(-5).join('\n')}\n`;
 }
 
-function releasePort(port: number): void {
-  const claim = join(PORT_CLAIMS, String(port));
-  const at = portsClaimed.indexOf(claim);
-  if (at < 0) return;
-  portsClaimed.splice(at, 1);
-  rmSync(claim, { force: true });
-}
 
 /** Runs a page's examples in order; resolves to what did not match (empty when all did). */
 async function runPage(page: { path: string; blocks: DocBlock[] }): Promise<string[]> {
