@@ -150,14 +150,14 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('connections after a refused statem
   });
 });
 
-describe('the event dispatcher with nobody subscribed', () => {
+describe('the event dispatcher reading the outbox', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp();
   });
   afterAll(() => t.close());
 
-  it('does not read the outbox again for writes of its own committed during a read', async () => {
+  it('with nobody subscribed, does not read the outbox again for writes of its own committed during a read', async () => {
     // A dispatcher of its own on the app's database, whose reads of the outbox are counted.
     let reads = 0;
     const { db } = await openDatabase(t.db.url, {
@@ -177,6 +177,43 @@ describe('the event dispatcher with nobody subscribed', () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(reads - before).toBe(1);
+    } finally {
+      dispatcher.stop();
+      await db.close();
+    }
+  });
+
+  it('reads wake-ups that keep coming together: at most one read of the outbox per readSpacingMs, every event delivered in order', async () => {
+    let reads = 0;
+    const { db } = await openDatabase(t.db.url, {
+      onStatement: (sql) => {
+        if (/from "_restgraph_events" where "id" >/.test(sql)) reads++;
+      },
+    });
+    const spacingMs = 100;
+    const dispatcher = new EventDispatcher(new EventStore(db), loadSchemaFile(EXAMPLE_SCHEMA_PATH), { pollIntervalMs: 3_600_000, readSpacingMs: spacingMs });
+    const got: number[] = [];
+    try {
+      await dispatcher.start({ failing: () => undefined, recovered: () => undefined });
+      const principal = await t.app.restgraph.authenticator.authenticate(`Bearer ${TEST_ADMIN_TOKEN}`);
+      dispatcher.subscribe({ principal, deliver: (event) => got.push(event.id) > 0, close: () => undefined });
+      const from = dispatcher.lastId;
+      const before = reads;
+      // Another process (the app) writes all the time, and says so after each write.
+      const startedAt = Date.now();
+      let writes = 0;
+      while (Date.now() - startedAt < 5 * spacingMs) {
+        const response = await t.app.inject({ method: 'POST', url: '/users', headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, payload: { name: `Writer ${String(writes++)}` } });
+        expect(response.statusCode).toBe(201);
+        dispatcher.notify();
+      }
+      const elapsed = Date.now() - startedAt;
+      await new Promise((resolve) => setTimeout(resolve, 2 * spacingMs));
+      expect(writes).toBeGreaterThan(20);
+      expect(reads - before).toBeGreaterThan(0);
+      expect(reads - before).toBeLessThanOrEqual(Math.ceil(elapsed / spacingMs) + 2);
+      expect(got).toEqual(Array.from({ length: dispatcher.lastId - from }, (_, i) => from + 1 + i));
+      expect(got.length).toBeGreaterThanOrEqual(writes);
     } finally {
       dispatcher.stop();
       await db.close();

@@ -44,6 +44,12 @@ export interface EventDispatcherOptions {
   maxLag?: number;
   /** Deliveries to live subscribers made per event-loop turn (see {@link DeliveryQueue}). @default 1000 */
   deliveriesPerTurn?: number;
+  /**
+   * Least time from the start of one read of the outbox to the next: when wake-ups keep coming
+   * (other instances writing all the time), each read takes several events, instead of reads
+   * following each other without pause. A wake-up after a quiet spell is read at once. @default 10
+   */
+  readSpacingMs?: number;
 }
 
 /** Live subscribers of one event type (or of every type): of every record, and by record id. */
@@ -106,6 +112,11 @@ export class EventDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #pumping: Promise<void> | undefined;
   #pumpAgain = false;
+  readonly #readSpacingMs: number;
+  /** When the last read of the outbox began (performance.now()). */
+  #lastReadAt = -Infinity;
+  /** The next read, waiting out {@link EventDispatcherOptions.readSpacingMs}. */
+  #readTimer: NodeJS.Timeout | undefined;
   #stopped = false;
   /** Reads of the outbox that failed (the database out of reach) are retried after a growing delay. */
   #backoff: RetryBackoff = new RetryBackoff('reading the event outbox', { failing: () => undefined, recovered: () => undefined });
@@ -117,6 +128,7 @@ export class EventDispatcher {
     this.#store = store;
     this.#schema = schema;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.#readSpacingMs = options.readSpacingMs ?? 10;
     this.#capacity = options.recentEvents ?? 10_000;
     this.#maxRecentBytes = options.recentBytes ?? 32 * 1024 * 1024;
     this.#maxLag = options.maxLag ?? 10_000;
@@ -194,7 +206,16 @@ export class EventDispatcher {
       return;
     }
     // After a failed read, the retry timer reads again (a wake-up meanwhile changes nothing).
-    if (this.#backoff.waiting()) return;
+    if (this.#readTimer !== undefined || this.#backoff.waiting()) return;
+    const wait = this.#lastReadAt + this.#readSpacingMs - performance.now();
+    if (wait > 0) {
+      this.#readTimer = setTimeout(() => {
+        this.#readTimer = undefined;
+        this.notify();
+      }, wait).unref();
+      return;
+    }
+    this.#lastReadAt = performance.now();
     this.#pumping = this.#pumpOrRetry();
   }
 
@@ -266,6 +287,7 @@ export class EventDispatcher {
     this.#stopped = true;
     clearInterval(this.#timer);
     clearTimeout(this.#retryTimer);
+    clearTimeout(this.#readTimer);
     this.#deliveries.clear();
     this.#stalled.clear();
     for (const entry of this.#entries) this.#close(entry, 'shutdown');

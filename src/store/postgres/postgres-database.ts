@@ -77,6 +77,12 @@ export class PostgresDatabase implements SqlDatabase {
   readonly #statementNames = new Map<string, string>();
   /** Set while work of {@link exclusively} runs: nested calls run inside it instead of waiting for themselves. */
   readonly #holdingLock = new AsyncLocalStorage<true>();
+  /**
+   * Calls of {@link exclusively} under way. When none is, #holdingLock is disabled: an enabled
+   * AsyncLocalStorage makes Node track every promise the process creates from then on (hooks on
+   * each one, a few per cent of the CPU of a busy server), for a schema change done at start-up.
+   */
+  #exclusiveRuns = 0;
   /** Exclusive work under way (schema changes): its statements run without time bounds. */
   #unbounded = 0;
 
@@ -188,9 +194,11 @@ export class PostgresDatabase implements SqlDatabase {
         () => client.query(unboundedQuery({ sql: 'select pg_advisory_lock($1)', parameters: [DDL_LOCK_KEY] })).then(() => true),
         () => false,
       ).catch(() => false);
+      this.#exclusiveRuns++;
       try {
         return await this.#holdingLock.run(true, work);
       } finally {
+        if (--this.#exclusiveRuns === 0) this.#holdingLock.disable();
         if (locked) await client.query('select pg_advisory_unlock($1)', [DDL_LOCK_KEY]);
         await client.query('reset statement_timeout').catch((error: unknown) => {
           broken = error instanceof Error ? error : new Error(String(error));
