@@ -4,7 +4,7 @@ import { startTestApp, type TestApp } from './helpers/test-app.js';
 /**
  * /favicon.ico: every browser asks for it on every page it shows (GraphiQL, the API reference, a
  * JSON answer opened in a tab), so it is served (no 404 in the browser's console), to anyone, from
- * the icon made in src/rest/favicon.ts; the HTML pages link it.
+ * the icon made in src/http/favicon.ts; the HTML pages link it.
  */
 
 const ANONYMOUS = { authorization: '' };

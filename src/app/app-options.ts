@@ -2,7 +2,7 @@ import type { JwtOptions } from '../auth/authenticator.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
-import type { CorsOptions } from '../rest/cors.js';
+import type { CorsOptions } from '../http/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { defaultDatabaseUrl, LEGACY_DATABASE_URL } from './default-database.js';
 

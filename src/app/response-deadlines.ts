@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { TrackedResponse } from './request-completions.js';
 import { ServerTimeoutError } from '../errors.js';
-import { sendProblem } from '../rest/problem-details.js';
+import { sendProblem } from '../http/problem-details.js';
 
 /**
  * The server's response object (http.createServer's `ServerResponse` option), linked into the

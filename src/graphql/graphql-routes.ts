@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MethodNotAllowedError, NotFoundError } from '../errors.js';
-import { entityTag, noneMatch } from '../rest/conditional-requests.js';
-import { BrowserAssets, packageFile, sendBrowserPage } from '../rest/browser-assets.js';
-import { FAVICON_LINK } from '../rest/favicon.js';
-import { logFailedRequest, loggedAfterResponse, toRestgraphError } from '../rest/problem-details.js';
+import { entityTag, noneMatch } from '../http/conditional-requests.js';
+import { BrowserAssets, packageFile, sendBrowserPage } from '../http/browser-assets.js';
+import { FAVICON_LINK } from '../http/favicon.js';
+import { logFailedRequest, loggedAfterResponse, toRestgraphError } from '../http/problem-details.js';
 import websocket from '@fastify/websocket';
 import type { Principal } from '../core/principal.js';
 import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';

@@ -22,7 +22,7 @@ import type { EventDispatcher } from '../core/event-dispatcher.js';
 import { RateLimitedError, RestgraphError } from '../errors.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { charge, withCharge, type GraphqlCharge } from './graphql-charge.js';
-import { toRestgraphError } from '../rest/problem-details.js';
+import { toRestgraphError } from '../http/problem-details.js';
 import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { RequestLoaders, type GraphqlContext } from './graphql-context.js';

@@ -5,7 +5,7 @@ import type { HeaderObject, ParameterObject, SchemaObject } from './openapi-type
 /** The name of the bearer security scheme in every document. */
 export const BEARER = 'bearer';
 
-/** The problem document of RFC 9457, as restgraph writes it (src/rest/problem-details.ts). */
+/** The problem document of RFC 9457, as restgraph writes it (src/http/problem-details.ts). */
 export const PROBLEM_SCHEMAS: Record<string, SchemaObject> = {
   'restgraph.Problem': {
     type: 'object',

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { BrowserAssets, packageFile, sendBrowserPage } from './browser-assets.js';
-import { FAVICON_LINK } from './favicon.js';
-import { registerPath } from './path-routes.js';
+import { BrowserAssets, packageFile, sendBrowserPage } from '../http/browser-assets.js';
+import { FAVICON_LINK } from '../http/favicon.js';
+import { registerPath } from '../http/path-routes.js';
 /**
  * `GET /docs`: Swagger UI (swagger-ui-dist) over the latest OpenAPI document, with every asset
  * served by restgraph from the installed package (nothing from a CDN, so it works offline), under

@@ -4,7 +4,7 @@ import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js'
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { StoredEvent } from '../store/event-store.js';
-import { registerPath } from './path-routes.js';
+import { registerPath } from '../http/path-routes.js';
 import { isPassingTrouble } from '../auth/credential-recheck.js';
 
 export interface EventStreamOptions {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
-import { registerPath } from './path-routes.js';
+import { registerPath } from '../http/path-routes.js';
 
 /** The scope that lets a token read `/metrics` (besides `admin`): give the scraper this and nothing else. */
 export const METRICS_SCOPE = 'metrics:read';

@@ -3,9 +3,9 @@ import type { ListLimits } from '../core/list-query.js';
 import { buildOpenApiDocument, openApiDocumentUrls } from '../openapi/openapi-document.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { registerApiReferenceRoutes } from './api-reference-page.js';
-import { entityTag, noneMatch } from './conditional-requests.js';
-import { registerPath } from './path-routes.js';
-import { JSON_CONTENT_TYPE } from './resource-routes.js';
+import { entityTag, noneMatch } from '../http/conditional-requests.js';
+import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
+import { registerPath } from '../http/path-routes.js';
 
 /**
  * Whether the documents describe rate limiting (429, RateLimit and RateLimit-Policy headers).

@@ -1,21 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidQueryError, NotFoundError } from '../errors.js';
+import { InvalidQueryError } from '../errors.js';
 import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
 import type { ListResult, OperationContext, ResourceOperations } from '../core/resource-operations.js';
 import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/record-store.js';
-import { assertIfMatch, entityTag, noneMatch, recordTag } from './conditional-requests.js';
-import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
+import { assertIfMatch, entityTag, noneMatch, recordTag } from '../http/conditional-requests.js';
+import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
-import { registerPath, type PathOptions, type RouteHandler, type StandardMethod } from './path-routes.js';
+import { parseId, registerPath, type PathOptions, type RouteHandler, type StandardMethod } from '../http/path-routes.js';
 import { VersionTranslator } from './version-translation.js';
 import { addLink, deprecationHeaders } from './version-headers.js';
 import { viewOf } from '../schema/version-view.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { isPromise } from '../promise-or-value.js';
-
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 export interface ResourceRoutesOptions {
   operations: ResourceOperations;
@@ -229,22 +227,6 @@ function emptyQuery(limits: ListLimits): ListQuery {
   return { filters: [], sort: [{ field: 'id', direction: 'asc' }], limit: limits.defaultLimit, include: [], count: false };
 }
 
-/** Ids are positive integers; anything else names no object, so it is a 404 like any unknown id. */
-export function parseId(noun: string, text: string): number {
-  // Decimal digits without a leading zero, at most 16 of them, read by hand (every item request does).
-  const length = text.length;
-  let id = 0;
-  for (let i = 0; i < length; i++) {
-    const digit = text.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9 || (i === 0 && digit === 0) || i === 16) {
-      id = 0;
-      break;
-    }
-    id = id * 10 + digit;
-  }
-  if (id > 0 && Number.isSafeInteger(id)) return id;
-  throw new NotFoundError(`There is no ${noun} with id ${text.slice(0, 40)}.`);
-}
 
 function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
   const out: StoredRecord = {};

@@ -2,9 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { DatabaseUnavailableError, ServiceUnavailableError } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { SqlDatabase } from '../store/sql-database.js';
-import { registerPath } from './path-routes.js';
-import { JSON_CONTENT_TYPE } from './resource-routes.js';
-import { DATABASE_RETRY_AFTER_SECONDS } from './problem-details.js';
+import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
+import { registerPath } from '../http/path-routes.js';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../http/problem-details.js';
 
 /** `/` (what is served), `/healthz` (the process is alive) and `/readyz` (the database answers, and can write when writes were failing). */
 export function registerSystemRoutes(app: FastifyInstance, schema: SchemaModel, db: SqlDatabase, isDraining: () => boolean): void {

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TokenOperations } from '../core/token-operations.js';
-import { assertPlainJsonBody } from './content-negotiation.js';
-import { registerPath } from './path-routes.js';
-import { JSON_CONTENT_TYPE, parseId } from './resource-routes.js';
+import { assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
+import { parseId, registerPath } from '../http/path-routes.js';
 
 type IdParams = { id: string };
 

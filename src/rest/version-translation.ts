@@ -3,7 +3,7 @@ import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } 
 import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
 import { viewOf, type ResourceView } from '../schema/version-view.js';
 import type { StoredRecord } from '../store/record-store.js';
-import { shapeTag } from './conditional-requests.js';
+import { shapeTag } from '../http/conditional-requests.js';
 
 /** Errors raised in a version's own names: their locations need no renaming. */
 const inApiNames = new WeakSet<Error>();

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { assertHasBody, assertPlainJsonBody } from './content-negotiation.js';
-import { registerPath } from './path-routes.js';
-import { JSON_CONTENT_TYPE, parseId } from './resource-routes.js';
+import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
+import { parseId, registerPath } from '../http/path-routes.js';
 
 type Params = { id: string; deliveryId?: string };
 

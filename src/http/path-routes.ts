@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
-import { MethodNotAllowedError } from '../errors.js';
+import { MethodNotAllowedError, NotFoundError } from '../errors.js';
 import { assertAcceptable } from './content-negotiation.js';
 
 /** Resolves to what to send (or to nothing, having sent it); a synchronous handler sends before it returns. */
@@ -66,4 +66,21 @@ export function registerPath(
       handler: () => Promise.reject(new MethodNotAllowedError(`This path takes ${allow}.`, { headers: { allow } })),
     });
   }
+}
+
+/** Ids are positive integers; anything else names no object, so it is a 404 like any unknown id. */
+export function parseId(noun: string, text: string): number {
+  // Decimal digits without a leading zero, at most 16 of them, read by hand (every item request does).
+  const length = text.length;
+  let id = 0;
+  for (let i = 0; i < length; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9 || (i === 0 && digit === 0) || i === 16) {
+      id = 0;
+      break;
+    }
+    id = id * 10 + digit;
+  }
+  if (id > 0 && Number.isSafeInteger(id)) return id;
+  throw new NotFoundError(`There is no ${noun} with id ${text.slice(0, 40)}.`);
 }

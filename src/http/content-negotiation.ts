@@ -4,6 +4,9 @@ import secureJson from 'secure-json-parse';
 import { FORBIDDEN_MEMBER_DETAIL, MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 import { MalformedJsonError, NotAcceptableError, UnsupportedMediaTypeError } from '../errors.js';
 
+/** The media type of every JSON body restgraph sends. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 const PRODUCED = ['application/json', 'application/problem+json'];
 
 /**
