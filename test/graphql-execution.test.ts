@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { execute, type ExecutionResult, type GraphQLError } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { OperationContext } from '../src/core/resource-operations.js';
+import type { OperationContext } from '../src/core/principal.js';
 import { isFieldsOnly } from '../src/graphql/compiled-execution.js';
-import type { PreparedArgs } from '../src/graphql/graphql-service.js';
+import type { PreparedArgs } from '../src/graphql/graphql-context.js';
 import { parse } from 'graphql';
 import { SKIPPED_FRAGMENT_DOCUMENT, SKIPPED_FRAGMENT_ON_QUERY } from './fixtures/graphql-abuse.js';
 import { TEST_ADMIN_TOKEN, json, startTestApp, type TestApp } from './helpers/test-app.js';

@@ -57,7 +57,7 @@ function fromOption(text: string | undefined, name: 'default' | 'anonymous' | 'g
 }
 
 async function counterStore(options: RateLimitOptions, db: SqlDatabase): Promise<CounterStore> {
-  const kind = options.store ?? (options.redisUrl !== undefined ? 'redis' : db.dialect === 'postgres' ? 'database' : 'memory');
+  const kind = options.store ?? (options.redisUrl !== undefined ? 'redis' : db.networked ? 'database' : 'memory');
   if (kind === 'memory') return new MemoryCounters();
   if (kind === 'database') return new SqlCounters(db);
   if (options.redisUrl === undefined) throw new ConfigError('REDIS_URL', 'RESTGRAPH_RATE_LIMIT_STORE=redis needs REDIS_URL');

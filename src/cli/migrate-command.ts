@@ -46,7 +46,7 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
     try {
       await applyMigration(db, schema, plan, { allowDestructive: flags.allowDestructive === true });
     } catch (error) {
-      throw error instanceof DestructiveMigrationError ? destructiveRefusal(chosen, database, description, error.changes) : error;
+      throw error instanceof DestructiveMigrationError ? destructiveRefusal(chosen, database, error.changes) : error;
     }
     out(plan.changes.length === 0 ? 'Nothing to apply.' : 'Applied.');
     return 0;

@@ -4,7 +4,6 @@ import { optionsFromEnv } from '../app/options-from-env.js';
 import { checkCredentialSettings } from '../auth/credential-settings.js';
 import { DestructiveMigrationError, PortUnavailableError } from '../errors.js';
 import { loadSchemaFile } from '../schema/load-schema.js';
-import { databaseTarget } from '../store/open-database.js';
 import { destructiveRefusal } from './destructive-advice.js';
 import { handleProcessFaults, logToStderr, type LogNow } from './process-faults.js';
 import { chooseSchema, commandLineWith, databaseToCreate } from './schema-and-database.js';
@@ -51,7 +50,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   try {
     app = await buildApp({ ...env, ...(schema.argument === undefined ? {} : { schema: schema.argument }), databaseUrl: database.url });
   } catch (error) {
-    if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, databaseTarget(database.url).description, error.changes);
+    if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, error.changes);
     throw error;
   }
   logNow = (level, details, message) => app.logNow(level, details, message);

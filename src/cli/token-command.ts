@@ -1,10 +1,9 @@
-import { ADMIN_SCOPE } from '../core/principal.js';
+import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import { TokenOperations, type TokenView } from '../core/token-operations.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
 import { recordedSchema } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
-import type { Principal } from '../core/principal.js';
 import { chooseSchema, databaseToOpen, sameCommandWith } from './schema-and-database.js';
 
 /** The CLI works on its own database file, so it acts as admin. */

@@ -1,7 +1,7 @@
 import { hasNul } from './storable-text.js';
 import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
 import type { AccessOperation, ResourceModel, SchemaModel } from '../schema/schema-model.js';
-import type { FilterCondition } from '../store/record-store.js';
+import type { FilterCondition } from '../store/list-spec.js';
 import { isAdmin, type Principal } from './principal.js';
 
 

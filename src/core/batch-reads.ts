@@ -1,8 +1,9 @@
 import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import { reverseSort, type RecordStore, type StoredRecord } from '../store/record-store.js';
+import { reverseSort, type StoredRecord } from '../store/list-spec.js';
+import type { RecordStore } from '../store/record-store.js';
 import { authorize, ownerReadFilter } from './access-policy.js';
 import type { ListQuery } from './list-query.js';
-import type { OperationContext } from './resource-operations.js';
+import type { OperationContext } from './principal.js';
 
 /**
  * Reads for many parents or ids in one query each, under the same access rules as single reads:

@@ -1,6 +1,6 @@
 import type { ResourceModel } from '../schema/schema-model.js';
 import type { NewEvent } from '../store/event-store.js';
-import type { StoredRecord } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 
 /** The event of a change: `user.created`, with the object as REST returns it. */
 export function eventOf(kind: 'created' | 'updated' | 'deleted', resource: ResourceModel, object: StoredRecord, previous?: StoredRecord): NewEvent {

@@ -1,5 +1,6 @@
 import type { ResourceModel } from '../schema/schema-model.js';
-import type { RecordStore, StoredRecord } from '../store/record-store.js';
+import type { RecordStore } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
 import { eventOf } from './change-events.js';

@@ -1,8 +1,7 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
-import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import { type FieldModel, type ResourceModel, RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
 import { hasNul, NUL_DETAIL } from './storable-text.js';
-import { RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
-import type { FilterCondition, QueryOperator, SortKey } from '../store/record-store.js';
+import type { FilterCondition, QueryOperator, SortKey } from '../store/list-spec.js';
 
 /** Query-string values as an HTTP framework hands them over: repeated parameters become arrays. */
 export type RawQuery = Record<string, string | string[] | undefined>;

@@ -20,3 +20,11 @@ export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', scopes: n
 export function isAdmin(principal: Principal): boolean {
   return principal.scopes.has(ADMIN_SCOPE);
 }
+
+/** Who asks (authenticated by the adapter), and on behalf of which request. */
+export interface OperationContext {
+  principal: Principal;
+  requestId?: string;
+  /** Where the request came from: anonymous clients are rate-limited by it. */
+  clientAddress?: string;
+}

@@ -1,10 +1,9 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { NUL_DETAIL, nulPointer } from './storable-text.js';
-import type { ErrorDetail } from '../errors.js';
-import { MAX_LISTED_ERRORS, ValidationError } from '../errors.js';
+import { type ErrorDetail, MAX_LISTED_ERRORS, ValidationError } from '../errors.js';
 import { createAjv, fieldJsonSchema, type JsonSchema } from '../schema/field-json-schema.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
-import type { StoredRecord } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 import { isPlainObject } from './merge-patch.js';
 
 export type WriteKind = 'create' | 'replace' | 'update';

@@ -1,7 +1,8 @@
 import { ReferenceConflictError, ValidationError } from '../errors.js';
 import { fieldNamed, resourceNamed, type FieldModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import type { NewEvent } from '../store/event-store.js';
-import type { RecordStore, StoredRecord } from '../store/record-store.js';
+import type { RecordStore } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 import type { SqlExecutor } from '../store/sql-database.js';
 import { laterThan } from './later-than.js';
 import { changedFrom, eventOf } from './change-events.js';

@@ -1,6 +1,7 @@
 import { ForbiddenError, NotFoundError } from '../errors.js';
 import { fieldNamed, resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import { reverseSort, type RecordStore, type SortKey, type StoredRecord } from '../store/record-store.js';
+import { reverseSort, type SortKey, type StoredRecord } from '../store/list-spec.js';
+import type { RecordStore } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
@@ -12,19 +13,12 @@ import { EventedWrites } from './evented-writes.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
-import type { Principal } from './principal.js';
+import type { OperationContext } from './principal.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
 const NO_INCLUDE: readonly string[] = Object.freeze([]);
 
-/** Who asks (authenticated by the adapter), and on behalf of which request. */
-export interface OperationContext {
-  principal: Principal;
-  requestId?: string;
-  /** Where the request came from: anonymous clients are rate-limited by it. */
-  clientAddress?: string;
-}
 
 export interface WriteOptions {
   /** Replace only: fields left as they are (those the client's API version does not have). */

@@ -1,17 +1,8 @@
 import { GraphQLError } from 'graphql';
 import type { RateLimitResult } from '../core/rate-limits.js';
 import type { OperationArgs } from 'graphql-http';
-import type { GraphqlContext } from './graphql-context.js';
-import type { PreparedArgs } from './graphql-service.js';
+import type { GraphqlCharge, GraphqlContext, PreparedArgs } from './graphql-context.js';
 
-/** What an operation cost and what is left of the budget: `extensions.rateLimit` of its response. */
-export interface GraphqlCharge {
-  cost: number;
-  limit: number;
-  windowSeconds: number;
-  remaining: number;
-  resetSeconds: number;
-}
 
 /** The operation's arguments with what it was charged, or the error of a used-up budget. */
 export function charge(args: PreparedArgs, result: RateLimitResult, cost: number): OperationArgs<GraphqlContext> | readonly GraphQLError[] {

@@ -1,11 +1,11 @@
 import DataLoader from 'dataloader';
 import type { ListQuery } from '../core/list-query.js';
+import type { OperationArgs } from 'graphql-http';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
-import type { GraphqlCharge } from './graphql-charge.js';
-import type { MemberSink } from './subscription-groups.js';
-import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
+import type { OperationContext } from '../core/principal.js';
+import type { ResourceOperations } from '../core/resource-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
-import type { StoredRecord } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 
 /** What every resolver of one GraphQL request gets. */
 export interface GraphqlContext extends Record<PropertyKey, unknown> {
@@ -87,3 +87,30 @@ export class RequestLoaders {
 function queryKey(query: ListQuery): string {
   return JSON.stringify([query.filters, query.sort, query.limit, query.after, query.before, query.backward === true]);
 }
+
+/** What an operation cost and what is left of the budget: `extensions.rateLimit` of its response. */
+export interface GraphqlCharge {
+  cost: number;
+  limit: number;
+  windowSeconds: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+/**
+ * Where a member's results can be written at once, each in its own message envelope, instead of
+ * being handed over one by one through its transport's async iterator (graphql-ws: SubscriptionGroups
+ * sinks). An async hand-over costs a handful of promises per member per event, and each waiting
+ * member's promises outlive a young-generation collection, which then copies them all: with
+ * thousands of members that copying dominated the collector's pauses.
+ */
+export interface MemberSink {
+  /** Whether the transport can still take messages. */
+  readonly open: boolean;
+  /** Whether it holds data the network has not taken yet (a slow reader). */
+  readonly congested: boolean;
+  /** Writes one result's JSON text; `flushed`, when given, is called once the network has taken it. */
+  write(text: string, flushed?: () => void): void;
+}
+
+export type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };

@@ -18,9 +18,8 @@ import {
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
 import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
-import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import type { QueryOperator, SortKey, StoredRecord } from '../store/record-store.js';
-import { canonicalFields } from '../store/record-store.js';
+import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
+import type { QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';

@@ -17,15 +17,16 @@ import {
 import { LRUCache } from 'lru-cache';
 import { createHandler, type Handler, type OperationArgs, type RequestParams } from 'graphql-http';
 import type { ListLimits } from '../core/list-query.js';
-import type { OperationContext, ResourceOperations } from '../core/resource-operations.js';
+import type { OperationContext } from '../core/principal.js';
+import type { ResourceOperations } from '../core/resource-operations.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import { RateLimitedError, RestgraphError } from '../errors.js';
 import type { RateLimits } from '../core/rate-limits.js';
-import { charge, withCharge, type GraphqlCharge } from './graphql-charge.js';
+import { charge, withCharge } from './graphql-charge.js';
 import { toRestgraphError } from '../http/problem-details.js';
 import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
-import { RequestLoaders, type GraphqlContext } from './graphql-context.js';
+import { RequestLoaders, type GraphqlCharge, type GraphqlContext, type PreparedArgs } from './graphql-context.js';
 import { buildGraphqlSchema } from './graphql-schema.js';
 import { MAX_FIELD_PAIRS, limitError, maxNestingOf, measureDocument, operationCost, shapeProblems, type GraphqlLimits, type MeasuredDocument } from './query-limits.js';
 import type { PromiseOrValue } from '../promise-or-value.js';
@@ -77,7 +78,6 @@ export interface GraphqlServiceOptions {
 
 
 
-export type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };
 
 /**
  * The GraphQL endpoint's engine, apart from HTTP: the generated schema, GraphQL-over-HTTP request

@@ -1,7 +1,7 @@
 import type { ListQuery } from '../core/list-query.js';
 import { NotFoundError } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
-import type { QueryOperator, StoredRecord } from '../store/record-store.js';
+import type { QueryOperator, StoredRecord } from '../store/list-spec.js';
 import type { GraphqlContext } from './graphql-context.js';
 
 /** Pieces of the generated schema: names, descriptions, ids, inputs and connection objects. */

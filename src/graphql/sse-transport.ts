@@ -2,9 +2,8 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
-import type { GraphqlContext } from './graphql-context.js';
+import { type GraphqlContext, type MemberSink } from './graphql-context.js';
 import type { GraphqlService } from './graphql-service.js';
-import type { MemberSink } from './subscription-groups.js';
 
 /**
  * Lets a subscription's events be read only as fast as the client takes them. The writer says

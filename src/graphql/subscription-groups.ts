@@ -3,27 +3,12 @@ import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs
 import { visibilityKey } from '../core/access-policy.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { SchemaModel } from '../schema/schema-model.js';
-import type { GraphqlContext } from './graphql-context.js';
+import type { GraphqlContext, MemberSink } from './graphql-context.js';
 import type { SubscriptionItem } from './subscriptions.js';
 
 /** What a subscriber gets: one result of its operation, shared with every subscriber of its group. */
 export type SharedResult = ExecutionResult;
 
-/**
- * Where a member's results can be written at once, each in its own message envelope, instead of
- * being handed over one by one through its transport's async iterator (graphql-ws: SubscriptionGroups
- * sinks). An async hand-over costs a handful of promises per member per event, and each waiting
- * member's promises outlive a young-generation collection, which then copies them all: with
- * thousands of members that copying dominated the collector's pauses.
- */
-export interface MemberSink {
-  /** Whether the transport can still take messages. */
-  readonly open: boolean;
-  /** Whether it holds data the network has not taken yet (a slow reader). */
-  readonly congested: boolean;
-  /** Writes one result's JSON text; `flushed`, when given, is called once the network has taken it. */
-  write(text: string, flushed?: () => void): void;
-}
 
 /** Variables longer than this (as JSON) are keyed by their digest, not their text. */
 const LONG_VARIABLES = 256;

@@ -3,8 +3,8 @@ import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import { recheckCredential } from '../auth/credential-recheck.js';
 import type { Principal } from '../core/principal.js';
 import type { FastifyRequest } from 'fastify';
-import type { GraphqlService, PreparedArgs } from './graphql-service.js';
-import type { MemberSink } from './subscription-groups.js';
+import type { GraphqlService } from './graphql-service.js';
+import type { MemberSink, PreparedArgs } from './graphql-context.js';
 
 /** A gauge of things open now. */
 export interface OpenCount {

@@ -1,6 +1,6 @@
 import { OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
 import type { FieldModel } from '../schema/schema-model.js';
-import type { QueryOperator } from '../store/record-store.js';
+import type { QueryOperator } from '../store/list-spec.js';
 import { ref, type ParameterObject, type ReferenceObject, type SchemaObject } from './openapi-types.js';
 import { responseValueSchema } from './resource-schemas.js';
 import type { FieldView, ResourceView } from './versioned-view.js';

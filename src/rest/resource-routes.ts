@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidQueryError } from '../errors.js';
 import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
-import type { ListResult, OperationContext, ResourceOperations } from '../core/resource-operations.js';
+import type { ListResult, ResourceOperations } from '../core/resource-operations.js';
+import type { OperationContext } from '../core/principal.js';
 import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
-import type { StoredRecord } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 import { assertIfMatch, entityTag, noneMatch, recordTag } from '../http/conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';

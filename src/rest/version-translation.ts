@@ -2,7 +2,7 @@ import type { RawQuery } from '../core/list-query.js';
 import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } from '../errors.js';
 import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
 import { viewOf, type ResourceView } from '../schema/version-view.js';
-import type { StoredRecord } from '../store/record-store.js';
+import type { StoredRecord } from '../store/list-spec.js';
 import { shapeTag } from '../http/conditional-requests.js';
 
 /** Errors raised in a version's own names: their locations need no renaming. */

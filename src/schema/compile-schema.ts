@@ -1,21 +1,26 @@
 import pluralize from 'pluralize';
-import type {
-  AccessOperation,
-  AccessRule,
-  AccessRuleDefinition,
-  ResourceDefinition,
-  FieldDefinition,
-  FieldModel,
-  RelationModel,
-  ResourceModel,
-  SchemaDefinition,
-  SchemaModel,
+import {
+  OPERATION_GROUPS,
+  RESERVED_QUERY_PARAMETERS,
+  RESERVED_RESOURCE_NAMES,
+  REST_OPERATIONS,
+  SYSTEM_FIELDS,
+  type AccessOperation,
+  type AccessRule,
+  type AccessRuleDefinition,
+  type FieldDefinition,
+  type FieldModel,
+  type RelationModel,
+  type ResourceDefinition,
+  type ResourceModel,
+  type RestOperation,
+  type SchemaDefinition,
+  type SchemaModel,
+  type VersionModel,
 } from './schema-model.js';
-import { RESERVED_QUERY_PARAMETERS, RESERVED_RESOURCE_NAMES, SYSTEM_FIELDS } from './schema-model.js';
 import type { SchemaProblem } from '../errors.js';
 import { checkDefault } from './field-json-schema.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from './rate-limit-policy.js';
-import { OPERATION_GROUPS, REST_OPERATIONS, type RestOperation, type VersionModel } from './schema-model.js';
 
 /**
  * Checks what the JSON Schema cannot (cross references, reserved names, defaults against their

@@ -192,3 +192,26 @@ export function fieldNamed(resource: ResourceModel, name: string): FieldModel {
   if (field === undefined) throw new Error(`unknown field ${resource.name}.${name}`);
   return field;
 }
+
+const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
+
+/** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
+export function canonicalFields(resource: ResourceModel): FieldModel[] {
+  let fields = canonicalCache.get(resource);
+  if (fields === undefined) {
+    const all = [...resource.fields.values()];
+    fields = [
+      ...all.filter((f) => f.name === 'id'),
+      ...all.filter((f) => !f.system),
+      ...all.filter((f) => f.system && f.name !== 'id'),
+    ];
+    canonicalCache.set(resource, fields);
+  }
+  return fields;
+}
+
+/** Declared fields may hold null even when required: rows older than the rule keep what they had. */
+export function isNullable(resource: ResourceModel, fieldName: string): boolean {
+  const field = resource.fields.get(fieldName);
+  return field !== undefined && !field.system;
+}

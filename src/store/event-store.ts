@@ -1,5 +1,5 @@
 import type { ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
-import { OutboxGaps } from './postgres/outbox-gaps.js';
+import type { CommitOrderGuard } from './commit-order-guard.js';
 import { pruneOlderThan } from './time-ordered-prune.js';
 
 const TABLE = '_restgraph_events';
@@ -33,8 +33,8 @@ export class EventStore {
   readonly #db: SqlDatabase;
   /** The INSERT, compiled once (it is on every write's path). */
   #insertSql: string | undefined;
-  /** Where transactions commit side by side (PostgreSQL), ids may become visible out of order. */
-  readonly #gaps: OutboxGaps | undefined;
+  /** Where transactions commit side by side, ids may become visible out of order: see CommitOrderGuard. */
+  readonly #gaps: CommitOrderGuard | undefined;
   /** The read of the events after an id. */
   #afterSql: string | undefined;
   /** The combined statement of each row INSERT text (one per resource), composed once. */
@@ -42,7 +42,7 @@ export class EventStore {
 
   constructor(db: SqlDatabase) {
     this.#db = db;
-    this.#gaps = db.dialect === 'postgres' ? new OutboxGaps(db) : undefined;
+    this.#gaps = db.commitOrderGuard?.();
   }
 
   /**
@@ -75,9 +75,9 @@ export class EventStore {
     return { sql: this.#insertSql, parameters: [event.type, event.resource, event.recordId, data, event.occurredAt], reuse: true };
   }
 
-  /** Whether {@link insertWithEvent} can write a row and its event in one statement (PostgreSQL). */
+  /** Whether {@link insertWithEvent} can write a row and its event in one statement (see SqlDialectRules.insertWithEvent). */
   get combinesWrites(): boolean {
-    return this.#db.dialect === 'postgres';
+    return this.#db.rules.insertWithEvent !== undefined;
   }
 
   /**
@@ -90,10 +90,9 @@ export class EventStore {
     const n = insert.parameters.length;
     let sql = this.#combinedSql.get(insert.sql);
     if (sql === undefined) {
-      sql =
-        `with "r" as (${insert.sql}), "e" as (insert into "${TABLE}" ("type", "resource", "recordId", "data", "occurredAt") ` +
-        `select $${n + 1}, $${n + 2}, "r"."id", json_build_object('object', row_to_json("r"))::text, $${n + 3} from "r" returning "id") ` +
-        `select "r".*, "e"."id" as "${EVENT_ID}" from "r", "e"`;
+      const rules = this.#db.rules;
+      if (rules.insertWithEvent === undefined) throw new Error('insertWithEvent: this database cannot combine the writes');
+      sql = rules.insertWithEvent(insert.sql, n, TABLE, EVENT_ID);
       // Insert texts come from the record store's bounded cache; this one is bounded the same way.
       if (this.#combinedSql.size >= 500) this.#combinedSql.clear();
       this.#combinedSql.set(insert.sql, sql);

@@ -1,5 +1,5 @@
 import type { ResourceModel } from '../schema/schema-model.js';
-import type { ListSpec } from './record-store.js';
+import type { ListSpec } from './list-spec.js';
 
 /**
  * The cache key of a list spec: the resource and every part of the spec, values included. A spec

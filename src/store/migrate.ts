@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { FieldDefinition, FieldModel, ResourceDefinition, SchemaDefinition, SchemaModel } from '../schema/schema-model.js';
 import { MigrationFailedError, DestructiveMigrationError } from '../errors.js';
-import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+import { type SqlDatabase, type SqlExecutor, quoteIdentifier as q } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
-import { quoteIdentifier as q } from './record-store.js';
 import { upgradeSystemTables } from './system-migrations.js';
 
 /** One step of bringing the database to the schema. */
@@ -153,11 +152,7 @@ export async function lastAppliedDefinition(db: SqlDatabase): Promise<SchemaDefi
  * up to date, as every command does.
  */
 export async function recordedSchema(db: SqlDatabase): Promise<SchemaDefinition | undefined> {
-  const exists =
-    db.dialect === 'postgres'
-      ? { sql: 'select to_regclass($1) is not null as "found"', parameters: [`"${MIGRATIONS_TABLE}"`] }
-      : { sql: "select count(*) as \"found\" from sqlite_master where type = 'table' and name = ?", parameters: [MIGRATIONS_TABLE] };
-  const row = (await db.all(exists))[0];
+  const row = (await db.all(db.rules.tableExists(MIGRATIONS_TABLE)))[0];
   if (row === undefined || row.found === false || Number(row.found) === 0) return undefined;
   return lastAppliedDefinition(db);
 }

@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { ConfigError, DatabaseNotFoundError } from '../errors.js';
+import { ConfigError } from '../errors.js';
+import type { DatabaseTarget } from './database-driver.js';
+import { postgresTarget, type PostgresOpenOptions } from './postgres/postgres-driver.js';
+import { sqliteTarget, type SqliteOpenOptions } from './sqlite/sqlite-driver.js';
 import type { SqlDatabase } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import type { PostgresTimeouts } from './postgres/postgres-database.js';
@@ -52,58 +53,33 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
   return opened;
 }
 
-/** What a `DATABASE_URL` names, and how to print it (without credentials). */
-export type DatabaseTarget = { kind: 'sqlite'; path: string; description: string } | { kind: 'postgres'; description: string };
-
 /**
- * Reads a `DATABASE_URL` without opening anything.
+ * Reads a `DATABASE_URL` without opening anything: what to print about it, and its file when it
+ * is a database file.
  *
  * @throws ConfigError naming DATABASE_URL when the URL is not understood.
  */
-export function databaseTarget(url: string): DatabaseTarget {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      throw new ConfigError('DATABASE_URL', 'the postgres:// URL is not a valid URL');
-    }
-    if (parsed.pathname.length <= 1) throw new ConfigError('DATABASE_URL', 'the postgres:// URL names no database (postgres://host:5432/<database>)');
-    parsed.password = '';
-    return { kind: 'postgres', description: parsed.toString().replace(/^(postgres(?:ql)?:\/\/)[^@/]*@/, '$1') };
-  }
-  let filename: string;
-  if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);
-  else if (url.startsWith('sqlite:')) filename = url.slice('sqlite:'.length);
-  else if (url.startsWith('file:')) filename = url.slice('file:'.length);
-  else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) filename = url;
-  else throw new ConfigError('DATABASE_URL', `unsupported database URL scheme in "${url.split(':')[0] ?? url}"; use sqlite:<file> or postgres://…`);
-  if (filename === '') throw new ConfigError('DATABASE_URL', 'the sqlite: URL names no file');
-  const path = filename === ':memory:' ? filename : resolve(filename);
-  return { kind: 'sqlite', path, description: `sqlite:${path}` };
+export function databaseTarget(url: string): { description: string; file?: string } {
+  const { description, file } = targetOf(url);
+  return file === undefined ? { description } : { description, file };
+}
+
+/** The dialect folder whose URLs these are: each reads its own (postgres first; SQLite takes bare paths). */
+function targetOf(url: string): DatabaseTarget<PostgresOpenOptions> | DatabaseTarget<SqliteOpenOptions> {
+  const target = postgresTarget(url) ?? sqliteTarget(url);
+  if (target === undefined) throw new ConfigError('DATABASE_URL', `unsupported database URL scheme in "${url.split(':')[0] ?? url}"; use sqlite:<file> or postgres://…`);
+  return target;
 }
 
 async function openByUrl(url: string, options: OpenDatabaseOptions): Promise<OpenedDatabase> {
-  const target = databaseTarget(url);
-  if (target.kind === 'postgres') {
-    const [{ PostgresDatabase }, { postgresDialectRules }] = await Promise.all([import('./postgres/postgres-database.js'), import('./postgres/postgres-dialect-rules.js')]);
-    const db = new PostgresDatabase({
-      connectionString: url,
-      ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }),
-      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
-      ...(options.postgres === undefined ? {} : { timeouts: options.postgres }),
-    });
-    return { db, rules: postgresDialectRules, description: target.description };
-  }
-  const { path, description } = target;
-  if (options.existing === true && path !== ':memory:' && !existsSync(path)) {
-    throw new DatabaseNotFoundError(`There is no SQLite database at ${path} (only \`restgraph serve\` and \`restgraph migrate\` create one).`);
-  }
-  const [{ SqliteDatabase }, { sqliteDialectRules }] = await Promise.all([import('./sqlite/sqlite-database.js'), import('./sqlite/sqlite-dialect-rules.js')]);
-  try {
-    const db = new SqliteDatabase({ filename: path, ...options.sqlite, ...(options.onStatement === undefined ? {} : { onStatement: options.onStatement }) });
-    return { db, rules: sqliteDialectRules, description };
-  } catch (error) {
-    throw new ConfigError('DATABASE_URL', `cannot open SQLite database ${path}: ${(error as Error).message}`);
-  }
+  const target = targetOf(url);
+  // Each target takes the settings of its kind; the others' are ignored.
+  const db = await target.open({
+    onStatement: options.onStatement,
+    poolSize: options.poolSize,
+    timeouts: options.postgres,
+    settings: options.sqlite,
+    existing: options.existing,
+  });
+  return { db, rules: db.rules, description: target.description };
 }

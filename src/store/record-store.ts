@@ -1,6 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
-import { fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
-import type { DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
+import { canonicalFields, fieldNamed, isNullable, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
+import { quoteIdentifier, type DynamicTables, type ImmediateExecutor, type SqlDatabase, type SqlExecutor, type SqlRow, type SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LRUCache } from 'lru-cache';
 import { statementBytes } from './statement-bytes.js';
@@ -8,44 +8,7 @@ import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
 import { KeyedStatementCache } from './keyed-statements.js';
 import { whereClause } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
-
-/** A row as clients see it: decoded values, keys in the resource's canonical order. */
-export type StoredRecord = Record<string, unknown>;
-
-/** The operators clients may use in filters. */
-export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'contains' | 'startsWith' | 'isNull';
-/** `none` matches no row: internal (access rules), never parsed from a query. */
-export type FilterOperator = QueryOperator | 'none';
-
-/** One filter, already checked against the schema; values are decoded JS values of the field's type. */
-export interface FilterCondition {
-  field: string;
-  op: FilterOperator;
-  /** A value; an array for `in`; a boolean for `isNull`; ignored by `none` (matches no row: internal, never parsed from a query). */
-  value: unknown;
-}
-
-export interface SortKey {
-  field: string;
-  direction: 'asc' | 'desc';
-}
-
-/**
- * A checked list query. `sort` always ends with `id` so the order is total and keyset paging is
- * exact. Ascending puts nulls first and descending puts them last, on every database.
- */
-export interface ListSpec {
-  filters: readonly FilterCondition[];
-  sort: readonly SortKey[];
-  limit: number;
-  offset?: number;
-  /** Keyset position: raw values of the sort keys of the last row already seen. */
-  after?: readonly unknown[];
-  /** Keyset bound on the other side: only rows strictly before this position in `sort` order. */
-  before?: readonly unknown[];
-  /** Columns to return; all when absent. Always includes what sorting and cursors need. */
-  columns?: readonly string[];
-}
+import type { FilterCondition, ListSpec, SortKey, StoredRecord } from './list-spec.js';
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
@@ -84,7 +47,7 @@ export class RecordStore {
    * when the write lands; SQLite's writers are serialised already.
    */
   findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = NO_OPTIONS): PromiseOrValue<StoredRecord | undefined> {
-    const lock = options.forUpdate === true && this.#db.dialect === 'postgres';
+    const lock = options.forUpdate === true && this.#rules.rowLocks;
     const key = lock ? `${resource.name}|for update` : resource.name;
     let statement = this.#byId.get(key);
     if (statement === undefined) {
@@ -279,7 +242,7 @@ export class RecordStore {
   async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[], options: { forShare?: boolean } = NO_OPTIONS): Promise<Set<number>> {
     if (ids.length === 0) return new Set();
     const query = this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', [...ids]);
-    const rows = await executor.all((options.forShare === true && this.#db.dialect === 'postgres' ? query.forShare() : query).compile());
+    const rows = await executor.all((options.forShare === true && this.#rules.rowLocks ? query.forShare() : query).compile());
     return new Set(rows.map((r) => Number(r.id)));
   }
 
@@ -334,12 +297,6 @@ export class RecordStore {
   }
 }
 
-const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
-
-/** The same keys, each in the opposite direction. */
-export function reverseSort(sort: readonly SortKey[]): SortKey[] {
-  return sort.map((k) => ({ field: k.field, direction: k.direction === 'asc' ? 'desc' : 'asc' }));
-}
 
 /** Column names in canonical order: selecting them gives rows whose keys are already in that order. */
 export function columnNames(resource: ResourceModel): string[] {
@@ -364,26 +321,7 @@ function decodedFields(resource: ResourceModel, rules: SqlDialectRules): FieldMo
   return fields;
 }
 
-/** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
-export function canonicalFields(resource: ResourceModel): FieldModel[] {
-  let fields = canonicalCache.get(resource);
-  if (fields === undefined) {
-    const all = [...resource.fields.values()];
-    fields = [
-      ...all.filter((f) => f.name === 'id'),
-      ...all.filter((f) => !f.system),
-      ...all.filter((f) => f.system && f.name !== 'id'),
-    ];
-    canonicalCache.set(resource, fields);
-  }
-  return fields;
-}
 
-/** Declared fields may hold null even when required: rows older than the rule keep what they had. */
-export function isNullable(resource: ResourceModel, fieldName: string): boolean {
-  const field = resource.fields.get(fieldName);
-  return field !== undefined && !field.system;
-}
 
 function firstRow(rows: SqlRow[]): SqlRow {
   const row = rows[0];
@@ -395,7 +333,3 @@ function unique(values: string[]): string[] {
   return [...new Set(values)];
 }
 
-/** Double-quotes an identifier that has already been checked against the schema. */
-export function quoteIdentifier(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
-}

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { fieldNamed, type ResourceModel } from '../schema/schema-model.js';
-import { isNullable, reverseSort, type FilterCondition, type ListSpec, type SortKey } from './record-store.js';
+import { fieldNamed, type ResourceModel, isNullable } from '../schema/schema-model.js';
+import { reverseSort, type FilterCondition, type ListSpec, type SortKey } from './list-spec.js';
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 

@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { PromiseOrValue } from '../promise-or-value.js';
+import type { CommitOrderGuard } from './commit-order-guard.js';
+import type { SqlDialectRules } from './sql-dialect-rules.js';
 
 /**
  * The narrow interface the rest of restgraph needs from a SQL database. Each dialect folder
- * (sqlite/, later postgres/) implements it over its driver; nothing above the store layer sees a
+ * (sqlite/, postgres/) implements it over its driver; nothing above the store layer sees a
  * driver type.
  */
 
@@ -42,8 +44,6 @@ export interface ImmediateExecutor {
   one(statement: SqlStatement): SqlRow | undefined;
 }
 
-export type SqlDialectName = 'sqlite' | 'postgres';
-
 /** Tables are addressed by name at run time, so the query builder is typed loosely on purpose. */
 export type DynamicTables = Record<string, Record<string, unknown>>;
 
@@ -71,7 +71,16 @@ export interface ConnectionStats {
 }
 
 export interface SqlDatabase extends SqlExecutor {
-  readonly dialect: SqlDialectName;
+  /** What SQL and storage look like on this database. */
+  readonly rules: SqlDialectRules;
+  /**
+   * A database server the instances reach over the network (PostgreSQL): several instances may
+   * share it, so state they must all see (rate-limit counters) is kept in it by default. False for
+   * a file of this machine (SQLite).
+   */
+  readonly networked: boolean;
+  /** A guard for readers of the outbox, where commits may come out of id order (see CommitOrderGuard); absent where they cannot. */
+  commitOrderGuard?(): CommitOrderGuard;
   /** Builds and compiles queries only; execution goes through {@link SqlExecutor}. */
   readonly builder: Kysely<DynamicTables>;
   /**
@@ -102,4 +111,9 @@ export interface SqlDatabase extends SqlExecutor {
   /** Its connections now; costs no query. */
   connectionStats(): ConnectionStats;
   close(): Promise<void>;
+}
+
+/** Double-quotes an identifier that has already been checked against the schema. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
 }

@@ -6,6 +6,22 @@ import type { FieldModel } from '../schema/schema-model.js';
  * few expressions SQL does not spell the same everywhere. One implementation per dialect folder.
  */
 export interface SqlDialectRules {
+  /**
+   * SELECT … FOR UPDATE / FOR SHARE hold rows for the rest of a transaction. False where one
+   * writer at a time holds the whole database (SQLite): there is nothing to lock against.
+   */
+  readonly rowLocks: boolean;
+  /** A claim can pass over rows another transaction holds (FOR UPDATE SKIP LOCKED) instead of waiting for them. */
+  readonly skipLocked: boolean;
+  /** A statement (a SqlStatement) whose row has `found` true (or non-zero) when the table exists. */
+  tableExists(table: string): { sql: string; parameters: readonly unknown[] };
+  /**
+   * One statement that runs a row's INSERT … RETURNING (its `parameterCount` parameters first) and
+   * the INSERT of its created event into `eventTable` (three more parameters: type, resource,
+   * occurredAt; the event's object is the inserted row), returning the row's columns and the
+   * event's id as `eventIdColumn`. Absent where the database cannot (SQLite: no writes in WITH).
+   */
+  insertWithEvent?(rowInsertSql: string, parameterCount: number, eventTable: string, eventIdColumn: string): string;
   /** Column type of a field in CREATE TABLE / ADD COLUMN. */
   columnType(field: FieldModel): string;
   /**

@@ -48,7 +48,7 @@ async function applyOnce(db: SqlDatabase, migration: SystemMigration): Promise<b
   return db.transaction(async (tx) => {
     const done = await tx.all(db.builder.selectFrom(VERSIONS_TABLE).select('version').where('version', '=', migration.version).compile());
     if (done.length > 0) return false;
-    for (const statement of migration.statements[db.dialect]) {
+    for (const statement of migration.statements(db.rules)) {
       try {
         await tx.run({ sql: statement, parameters: [] });
       } catch (error) {

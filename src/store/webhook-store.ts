@@ -204,7 +204,7 @@ export class WebhookStore {
             select d."id" from ${sql.table(WEBHOOKS)} w join ${sql.table(DELIVERIES)} d
             on d."id" = (select min(p."id") from ${sql.table(DELIVERIES)} p where p."status" = 'pending' and p."webhookId" = w."id")
             where w."status" = 'active'${webhookId === undefined ? sql`` : sql` and w."id" = ${webhookId}`} and d."nextAttemptAt" <= ${now} and (d."leaseUntil" is null or d."leaseUntil" < ${now}${unconfirmed.length === 0 ? sql`` : sql` or d."leaseUntil" in (${sql.join(unconfirmed)})`})
-            order by d."id" limit ${limit}${this.#db.dialect === 'postgres' ? sql` for update of d skip locked` : sql``}
+            order by d."id" limit ${limit}${this.#db.rules.skipLocked ? sql` for update of d skip locked` : sql``}
           ) returning *`.compile(this.#db.builder),
     );
     return heads.map(deliveryOf).sort((a, b) => a.id - b.id);

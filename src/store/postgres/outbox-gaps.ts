@@ -1,3 +1,4 @@
+import type { CommitOrderGuard, ReadTicket } from '../commit-order-guard.js';
 import type { SqlDatabase } from '../sql-database.js';
 
 /** How often, and how long, a reader waits for a gap to settle before returning what it has. */
@@ -25,13 +26,7 @@ const REMEMBERED_GAPS = 10_000;
  * id (see ResourceOperations' write). Ids at or below the horizon, the highest id below which
  * every id is settled, are never waited for.
  */
-/** What had settled when a read began. */
-export interface ReadTicket {
-  readonly horizon: number;
-  readonly settlements: number;
-}
-
-export class OutboxGaps {
+export class OutboxGaps implements CommitOrderGuard {
   readonly #db: SqlDatabase;
   /**
    * Gaps seen and not settled yet, by first missing id: a transaction id taken when the gap was

@@ -5,6 +5,8 @@ import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQue
 import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
 import { PostgresSignals } from './postgres-signals.js';
+import { postgresDialectRules } from './postgres-dialect-rules.js';
+import { OutboxGaps } from './outbox-gaps.js';
 
 export interface PostgresDatabaseOptions {
   /** `postgres://user:password@host:port/database?…`, as `pg` reads it. */
@@ -68,7 +70,8 @@ function parseSafeInteger(text: string): number {
  * from BEGIN to COMMIT, and reads outside transactions take any free one.
  */
 export class PostgresDatabase implements SqlDatabase {
-  readonly dialect = 'postgres' as const;
+  readonly rules = postgresDialectRules;
+  readonly networked = true;
   readonly builder: Kysely<DynamicTables>;
   readonly signals: PostgresSignals;
   readonly #pool: pg.Pool;
@@ -208,6 +211,11 @@ export class PostgresDatabase implements SqlDatabase {
       this.#unbounded--;
       client.release(broken);
     }
+  }
+
+  /** Transactions commit side by side, so outbox ids may become visible out of order: see OutboxGaps. */
+  commitOrderGuard(): OutboxGaps {
+    return new OutboxGaps(this);
   }
 
   async ping(): Promise<void> {

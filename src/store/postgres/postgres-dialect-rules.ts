@@ -10,6 +10,22 @@ import type { SqlDialectRules } from '../sql-dialect-rules.js';
  * by code point as in SQLite rather than by the server's locale.
  */
 export const postgresDialectRules: SqlDialectRules = {
+  rowLocks: true,
+  skipLocked: true,
+
+  tableExists(table: string) {
+    return { sql: 'select to_regclass($1) is not null as "found"', parameters: [`"${table}"`] };
+  },
+
+  insertWithEvent(rowInsertSql: string, n: number, eventTable: string, eventIdColumn: string): string {
+    // Writes in WITH: the event's object is the row as inserted (row_to_json of RETURNING *).
+    return (
+      `with "r" as (${rowInsertSql}), "e" as (insert into "${eventTable}" ("type", "resource", "recordId", "data", "occurredAt") ` +
+      `select $${n + 1}, $${n + 2}, "r"."id", json_build_object('object', row_to_json("r"))::text, $${n + 3} from "r" returning "id") ` +
+      `select "r".*, "e"."id" as "${eventIdColumn}" from "r", "e"`
+    );
+  },
+
   // PostgreSQL sorts nulls last ascending; restgraph's order puts them first.
   explicitNullsOrder: true,
 

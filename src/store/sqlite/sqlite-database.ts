@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { TransientStoreError } from '../store-errors.js';
+import { sqliteDialectRules } from './sqlite-dialect-rules.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
 import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, runRun, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
 
@@ -37,7 +38,8 @@ export interface SqliteDatabaseOptions {
  * write that finds the lock taken tries again on timers, for up to `lockTimeoutMs`.
  */
 export class SqliteDatabase implements SqlDatabase {
-  readonly dialect = 'sqlite' as const;
+  readonly rules = sqliteDialectRules;
+  readonly networked = false;
   /** Processes sharing a SQLite file find each other's events by polling. */
   readonly signals = undefined;
   readonly builder: Kysely<DynamicTables>;

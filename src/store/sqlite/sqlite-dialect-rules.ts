@@ -4,6 +4,14 @@ import type { SqlDialectRules } from '../sql-dialect-rules.js';
 
 /** SQLite storage: booleans as 0/1, datetimes as ISO-8601 UTC text (sorts correctly), JSON as text. */
 export const sqliteDialectRules: SqlDialectRules = {
+  // One writer at a time holds the whole file: rows need no locks, and no claim is passed over.
+  rowLocks: false,
+  skipLocked: false,
+
+  tableExists(table: string) {
+    return { sql: "select count(*) as \"found\" from sqlite_master where type = 'table' and name = ?", parameters: [table] };
+  },
+
   // SQLite already sorts nulls first ascending and last descending.
   explicitNullsOrder: false,
 
