@@ -291,7 +291,7 @@ describe.concurrent('heartbeat, shutdown and slow consumers', () => {
   });
 
   it('app.close() resolves even when a stream’s client has stopped reading', async ({ streams: { start, track, apps } }) => {
-    const server = await start({ events: { maxLag: 50 } });
+    const server = await start({ events: { maxLag: 50, maxPausedMs: 250 } });
     const baseline = server.app.restgraph.events.subscriberCount;
     track(await rawStream(server.port));
     await waitUntil(() => server.app.restgraph.events.subscriberCount === baseline + 1, 'the stalled subscriber');
@@ -304,7 +304,7 @@ describe.concurrent('heartbeat, shutdown and slow consumers', () => {
   });
 
   it('a consumer that never reads is disconnected; writes keep succeeding and another subscriber gets every event', async ({ streams: { start, track } }) => {
-    const server = await start({ events: { maxLag: 50 } });
+    const server = await start({ events: { maxLag: 50, maxPausedMs: 250 } });
     // Other consumers of the one event path (the webhook feeder) count too.
     const baseline = server.app.restgraph.events.subscriberCount;
     const slow = track(await rawStream(server.port));
@@ -343,7 +343,7 @@ describe.concurrent('heartbeat, shutdown and slow consumers', () => {
   });
 
   it('a consumer dropped as too slow has its connection closed, so the bytes it left unread are released', async ({ streams: { start, track } }) => {
-    const server = await start({ events: { maxLag: 50 } });
+    const server = await start({ events: { maxLag: 50, maxPausedMs: 250 } });
     const baseline = server.app.restgraph.events.subscriberCount;
     track(await rawStream(server.port));
     await waitUntil(() => server.app.restgraph.events.subscriberCount === baseline + 1, 'the stalled subscriber');
@@ -380,7 +380,7 @@ describe.concurrent('heartbeat, shutdown and slow consumers', () => {
   });
 
   it('a fast reader replaying many stored events (far over the lag limit) is not taken for a slow one', async ({ streams: { start, track } }) => {
-    const server = await start({ events: { maxLag: 50 } });
+    const server = await start({ events: { maxLag: 50, maxPausedMs: 250 } });
     const user = await createUser(server.base, 'Author');
     for (let i = 0; i < 100; i++) await send(server.base, 'POST', '/posts', { title: `Post ${i}`, userId: user.id, body: 'z'.repeat(2000) });
     const reader = track(await SseReader.open(eventsUrl(server.base), { 'last-event-id': '0' }));

@@ -14,9 +14,9 @@ import { BODY_ALIASES, codes, laggingServer, must, writePosts } from './helpers/
  * so the socket buffers fill within a few dozen events.
  */
 
-describe('graphql-sse subscribers that fall too far behind (maxLag 100)', () => {
+describe('graphql-sse subscribers that fall too far behind (maxLag 100, paused 250 ms)', () => {
   const MAX_LAG = 100;
-  const lagging = laggingServer(MAX_LAG);
+  const lagging = laggingServer(MAX_LAG, 250);
 
   // graphql-sse's own server would read the event iterator into an unbounded queue; ours pulls
   // an event only when the previous message has gone out (src/graphql/sse-transport.ts).

@@ -12,9 +12,9 @@ import { laggingServer, pausedBesideHealthy, writePosts } from './helpers/subscr
  * so the socket buffers fill within a few dozen events.
  */
 
-describe('graphql-ws subscribers that fall too far behind (maxLag 100)', () => {
+describe('graphql-ws subscribers that fall too far behind (maxLag 100, paused 250 ms)', () => {
   const MAX_LAG = 100;
-  const lagging = laggingServer(MAX_LAG);
+  const lagging = laggingServer(MAX_LAG, 250);
 
   it('a reader that stops a reader that stops is ended with one slow-consumer error once it is more than maxLag events behind; writes and other subscribers go on', { timeout: 90_000 }, async () => {
     const active = (): number => lagging.server.app.restgraph.events.subscriberCount;

@@ -395,8 +395,9 @@ describe('GraphQL subscriptions', () => {
       expect(codes(refusalOf(refused))).toEqual(['forbidden']);
     });
 
-    it('an invalid credential in connection_init closes the socket with 4403 (unknown key, wrong scheme)', async () => {
-      for (const authorization of ['Bearer rg_not-a-key-at-all', 'Basic dXNlcjpwYXNz', keys.usersRead.slice(0, -2)]) {
+    it('an invalid credential in connection_init closes the socket with 4403 (unknown key, wrong scheme, not a string)', async () => {
+      const invalid: unknown[] = ['Bearer rg_not-a-key-at-all', 'Basic dXNlcjpwYXNz', keys.usersRead.slice(0, -2), { a: 1 }, 42, ['Bearer x'], true];
+      for (const authorization of invalid) {
         const closes: CloseLike[] = [];
         const client = track(wsClient(server.base, { connectionParams: { Authorization: authorization }, closes }));
         const recorder = await client.run('subscription { postCreated { id } }').waitForEnd();

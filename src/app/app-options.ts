@@ -146,6 +146,11 @@ export interface EventOptions {
   pollIntervalMs: number;
   /** Events a subscriber that stopped reading may fall behind before it is disconnected. @default 10_000 */
   maxLag: number;
+  /**
+   * How long a subscriber more than maxLag events behind may take nothing before it is
+   * disconnected (one that keeps reading through a large burst is not). @default 10_000
+   */
+  maxPausedMs: number;
 }
 
 export interface GraphqlOptions extends GraphqlLimits {
@@ -236,7 +241,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     persistedQueryCacheBytes: 16 * 1024 * 1024, // 16 MiB
   }),
   onSqlStatement: undefined,
-  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, reconnectDelayMs: 3000, pollIntervalMs: 1000, maxLag: 10_000 }),
+  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, reconnectDelayMs: 3000, pollIntervalMs: 1000, maxLag: 10_000, maxPausedMs: 10_000 }),
   webhooks: Object.freeze({
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt.
     retryScheduleSeconds: Object.freeze([5, 300, 1800, 7200, 18000, 36000, 36000]),

@@ -142,7 +142,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 
   const store = new RecordStore(db, rules);
   const eventStore = new EventStore(db);
-  const dispatcher = new EventDispatcher(eventStore, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag });
+  const dispatcher = new EventDispatcher(eventStore, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag, maxPausedMs: options.events.maxPausedMs });
   const operations = new ResourceOperations({
     schema,
     db,

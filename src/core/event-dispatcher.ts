@@ -18,8 +18,8 @@ export interface EventSubscriber {
   /**
    * Takes one event. Returns false when the consumer wants no more for now (its buffer is full):
    * delivery pauses until it calls `resume()` on its subscription, and continues from where it
-   * stopped (from memory or the outbox). A consumer paused while more than `maxLag` events pile
-   * up behind it is closed with reason 'slow-consumer'.
+   * stopped (from memory or the outbox). A consumer that stays paused for `maxPausedMs` while more
+   * than `maxLag` events pile up behind it is closed with reason 'slow-consumer'.
    */
   deliver(event: StoredEvent): boolean;
   /** The stream ends: the dispatcher stops, or the consumer fell too far behind. */
@@ -42,6 +42,12 @@ export interface EventDispatcherOptions {
   recentBytes?: number;
   /** Events a paused subscriber may fall behind before it is closed as too slow. @default 10000 */
   maxLag?: number;
+  /**
+   * How long a subscriber more than `maxLag` events behind may stay paused (taking nothing) before
+   * it is closed as too slow. One that keeps reading resumes within moments, however large a burst
+   * (a transaction may write more events than `maxLag`). @default 10000 (ms)
+   */
+  maxPausedMs?: number;
   /** Deliveries to live subscribers made per event-loop turn (see {@link DeliveryQueue}). @default 1000 */
   deliveriesPerTurn?: number;
   /**
@@ -72,6 +78,8 @@ interface Entry {
   closed: boolean;
   /** Its last deliver() returned false, and it has not resumed yet. */
   paused: boolean;
+  /** When it was paused last (performance.now()). */
+  pausedAt: number;
 }
 
 const PAGE = 500;
@@ -92,6 +100,7 @@ export class EventDispatcher {
   readonly #pollIntervalMs: number;
   readonly #capacity: number;
   readonly #maxLag: number;
+  readonly #maxPausedMs: number;
   readonly #entries = new Set<Entry>();
   /** Live subscribers by event type they take (`*`: every type), and by record when they name one. */
   readonly #live = new Map<string, LiveIndex>();
@@ -132,12 +141,18 @@ export class EventDispatcher {
     this.#capacity = options.recentEvents ?? 10_000;
     this.#maxRecentBytes = options.recentBytes ?? 32 * 1024 * 1024;
     this.#maxLag = options.maxLag ?? 10_000;
+    this.#maxPausedMs = options.maxPausedMs ?? 10_000;
     this.#deliveries = new DeliveryQueue(options.deliveriesPerTurn ?? 1000);
   }
 
   /** How many events a paused subscriber may fall behind before it is closed as too slow. */
   get maxLag(): number {
     return this.#maxLag;
+  }
+
+  /** How long such a subscriber may take nothing before it is closed (see EventDispatcherOptions.maxPausedMs). */
+  get maxPausedMs(): number {
+    return this.#maxPausedMs;
   }
 
   /**
@@ -160,7 +175,10 @@ export class EventDispatcher {
     // Other processes' events: read when they say so, and by polling (a signal may be lost, and
     // some databases have none: then polling alone finds them).
     await this.#store.watch(() => this.notify()).catch((error: unknown) => log.failing(error, 'listening for the events of other processes failed; polling only'));
-    this.#timer = setInterval(() => this.notify(), this.#pollIntervalMs);
+    this.#timer = setInterval(() => {
+      this.notify();
+      this.#closeStalled();
+    }, this.#pollIntervalMs);
     this.#timer.unref();
   }
 
@@ -253,7 +271,7 @@ export class EventDispatcher {
    * already stored, then live.
    */
   subscribe(subscriber: EventSubscriber, afterId?: number): Subscription {
-    const entry: Entry = { subscriber, live: false, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false, paused: false };
+    const entry: Entry = { subscriber, live: false, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false, paused: false, pausedAt: 0 };
     if (this.#stopped) {
       subscriber.close('shutdown');
       return { unsubscribe: () => undefined, resume: () => undefined };
@@ -341,7 +359,7 @@ export class EventDispatcher {
         this.#deliveries.add(this.#walkLive());
       }
     }
-    for (const entry of this.#paused) if (this.#lastId - entry.cursor > this.#maxLag) this.#close(entry, 'slow-consumer');
+    this.#closeStalled();
   }
 
   /**
@@ -404,8 +422,7 @@ export class EventDispatcher {
       // deliver() may have unsubscribed it (the consumer went away).
       if (!this.#entries.has(entry)) return;
       this.#leaveLive(entry, event.id);
-      entry.paused = true;
-      this.#paused.add(entry);
+      this.#pause(entry);
     }
   }
 
@@ -500,11 +517,29 @@ export class EventDispatcher {
         if (!this.visibleTo(subscriber.principal, event)) continue;
         if (!subscriber.deliver(event)) {
           if (!this.#entries.has(entry)) return;
-          entry.paused = true;
-          this.#paused.add(entry);
+          this.#pause(entry);
           return;
         }
       }
+    }
+  }
+
+  #pause(entry: Entry): void {
+    entry.paused = true;
+    entry.pausedAt = performance.now();
+    this.#paused.add(entry);
+  }
+
+  /**
+   * Closes the paused subscribers that are more than maxLag events behind and have taken nothing
+   * for maxPausedMs: those are not reading. (Readers are paused too, for moments, while a burst
+   * fills their buffers: being far behind alone says nothing.) On new events, and on the poll timer.
+   */
+  #closeStalled(): void {
+    if (this.#paused.size === 0) return;
+    const now = performance.now();
+    for (const entry of this.#paused) {
+      if (this.#lastId - entry.cursor > this.#maxLag && now - entry.pausedAt >= this.#maxPausedMs) this.#close(entry, 'slow-consumer');
     }
   }
 

@@ -128,6 +128,8 @@ interface Member {
   sink: MemberSink | undefined;
   /** A write to a congested sink is waiting for the network: the next ones wait in the queue. */
   waiting: boolean;
+  /** Since when it has taken nothing: its iterator's last hand-over, or when its sink congested or drained (performance.now()). */
+  tookAt: number;
 }
 
 interface GroupHooks {
@@ -164,7 +166,7 @@ class Group {
    * yields them.
    */
   join(sink?: MemberSink): AsyncGenerator<SharedResult, undefined, undefined> {
-    const member: Member = { queue: [], head: 0, from: this.#dispatcher.lastId, wake: undefined, done: this.#closed, sink, waiting: false };
+    const member: Member = { queue: [], head: 0, from: this.#dispatcher.lastId, wake: undefined, done: this.#closed, sink, waiting: false, tookAt: performance.now() };
     if (!this.#closed) this.#members.add(member);
     const done = (): IteratorResult<SharedResult, undefined> => ({ done: true, value: undefined });
     const leave = (): void => {
@@ -179,6 +181,7 @@ class Group {
         for (;;) {
           if (member.sink === undefined && member.head < member.queue.length) {
             const result = member.queue[member.head++] as SharedResult;
+            member.tookAt = performance.now();
             if (member.head === member.queue.length) {
               // Emptied in place: no new array per delivery.
               member.queue.length = 0;
@@ -279,8 +282,9 @@ class Group {
       sink.write(this.#hooks.textOf(result));
       return;
     }
-    if (member.queue.length - member.head >= this.#dispatcher.maxLag) {
-      // Too far behind: its backlog goes, and it gets one error saying so, then ends.
+    if (member.queue.length - member.head >= this.#dispatcher.maxLag && performance.now() - member.tookAt >= this.#dispatcher.maxPausedMs) {
+      // Too far behind, and taking nothing (a reader in a burst keeps taking): its backlog goes,
+      // and it gets one error saying so, then ends.
       member.queue = [this.#overflowResult()];
       member.head = 0;
       member.done = true;
@@ -310,8 +314,11 @@ class Group {
       const text = this.#hooks.textOf(member.queue[member.head++] as SharedResult);
       if (sink.congested) {
         member.waiting = true;
+        // Taking nothing from now until the network has taken this write.
+        member.tookAt = performance.now();
         sink.write(text, () => {
           member.waiting = false;
+          member.tookAt = performance.now();
           this.#flush(member, sink);
         });
       } else sink.write(text);

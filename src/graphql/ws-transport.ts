@@ -31,10 +31,14 @@ export function webSocketTransport(service: GraphqlService, options: WebSocketTr
   return countedSockets(withoutOversizeErrors(subscriptionHandler(service, options)), options.open);
 }
 
-/** The Authorization value given in connection_init's payload, if any (either spelling). */
-function authorizationParam(params: Readonly<Record<string, unknown>> | undefined): string | undefined {
+/**
+ * The Authorization value given in connection_init's payload (either spelling): undefined when
+ * none is, null when one is but is not text (an invalid credential, refused like a wrong one).
+ */
+function authorizationParam(params: Readonly<Record<string, unknown>> | undefined): string | undefined | null {
   const value = params?.Authorization ?? params?.authorization;
-  return typeof value === 'string' ? value : undefined;
+  if (value === undefined || value === null) return undefined;
+  return typeof value === 'string' ? value : null;
 }
 
 /**
@@ -69,7 +73,10 @@ function subscriptionHandler(service: GraphqlService, options: WebSocketTranspor
   return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined }>({
     schema: service.schema,
     onConnect: async (ctx) => {
-      const header = authorizationParam(ctx.connectionParams) ?? ctx.extra.request.headers.authorization;
+      const given = authorizationParam(ctx.connectionParams);
+      // false: graphql-ws closes the socket with 4403 Forbidden.
+      if (given === null) return false;
+      const header = given ?? ctx.extra.request.headers.authorization;
       try {
         ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
         ctx.extra.credential = header;

@@ -326,15 +326,16 @@ export async function pausedBesideHealthy(server: ListeningApp) {
 }
 
 /**
- * A server whose subscribers are ended once more than `maxLag` events behind, with one author to
+ * A server whose subscribers are ended once more than `maxLag` events behind and taking nothing
+ * for `maxPausedMs` (default: the server's, 10 s), with one author to
  * write posts as, for the files of one describe each (beforeAll/afterEach/afterAll registered here):
  * every subscription of a test must have ended on the server after it.
  */
-export function laggingServer(maxLag: number): { readonly server: ListeningApp; readonly author: Row } {
+export function laggingServer(maxLag: number, maxPausedMs?: number): { readonly server: ListeningApp; readonly author: Row } {
   const state: { server?: ListeningApp; author?: Row; db?: Awaited<ReturnType<typeof tempDatabase>> } = {};
   beforeAll(async () => {
     state.db = await tempDatabase();
-    state.server = await listenApp(state.db.url, { events: { maxLag } });
+    state.server = await listenApp(state.db.url, { events: { maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }) } });
     state.author = (await send(state.server.base, 'POST', '/users', { name: 'lagging' })).json();
   });
   afterEach(async () => {
