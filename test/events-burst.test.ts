@@ -22,7 +22,7 @@ describe('a burst of more events than maxLag in one transaction (maxLag 100)', (
     for (let i = 0; i < count; i++) {
       const response = await server.app.inject({ method: 'POST', url: '/posts', payload: { title: `burst ${i}`, userId: owner.id, body } });
       expect(response.statusCode).toBe(201);
-      ids.push(String(JSON.parse(response.body).id));
+      ids.push(String((JSON.parse(response.body) as { id: number }).id));
     }
     const shared = [await rawSubscriber(server, 'subscription { postDeleted { id body } }'), await rawSubscriber(server, 'subscription { postDeleted { id body } }')];
     const other = wsClient(server.base, { connectionParams: { Authorization: ADMIN } });
