@@ -1,7 +1,7 @@
 /**
  * Every error restgraph can show a client or an operator: one class per kind, each with a stable
- * code, an HTTP status and a title. The code appears in problem+json (`type`, `code`) and, later,
- * in GraphQL `extensions.code`. docs/errors.md documents every code (a test keeps them in sync).
+ * code, an HTTP status and a title. The code appears in problem+json (`type`, `code`) and in
+ * GraphQL `extensions.code`. docs/errors.md documents every code (a test keeps them in sync).
  *
  * What clients see is separate from what is logged: only {@link InternalError} is ever built for a
  * failure we did not foresee, and it says nothing about internals.

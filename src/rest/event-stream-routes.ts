@@ -24,7 +24,7 @@ export interface EventStreamOptions {
 /** How long a stream being ended may take to flush its last comment before it is cut. */
 const END_GRACE_MS = 1000;
 
-/** The wire form of an event, as SSE data and (later) webhook bodies: `{"id","type","timestamp","data"}`. */
+/** The wire form of an event, as /v1/events data: `{"id","type","timestamp","data"}`. */
 export function eventBody(event: StoredEvent): string {
   return JSON.stringify({ id: String(event.id), type: event.type, timestamp: event.occurredAt, data: event.data });
 }

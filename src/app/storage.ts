@@ -1,0 +1,59 @@
+import type { RateLimits } from '../core/rate-limits.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import { ApiKeyStore } from '../store/api-key-store.js';
+import { EventStore } from '../store/event-store.js';
+import { IdempotencyStore } from '../store/idempotency-store.js';
+import { migrateToSchema } from '../store/migrate.js';
+import { openDatabase } from '../store/open-database.js';
+import { RecordStore } from '../store/record-store.js';
+import type { SqlDatabase } from '../store/sql-database.js';
+import type { SqlDialectRules } from '../store/sql-dialect-rules.js';
+import { WebhookStore } from '../store/webhook-store.js';
+import type { ResolvedOptions } from './app-options.js';
+import type { Lifecycle } from './lifecycle.js';
+import { createRateLimits } from './rate-limit-setup.js';
+
+/** The database, migrated to the schema, and the stores over it. */
+export interface Storage {
+  db: SqlDatabase;
+  rules: SqlDialectRules;
+  /** Where the data lives, for log lines (no credentials). */
+  description: string;
+  records: RecordStore;
+  events: EventStore;
+  idempotency: IdempotencyStore;
+  apiKeys: ApiKeyStore;
+  webhooks: WebhookStore;
+  /** The rate limits with their counters, when any quota applies. */
+  rateLimits: RateLimits | undefined;
+}
+
+/**
+ * Opens the database of `options`, brings it to the schema, and opens the rate-limit counters;
+ * each registers its close with `lifecycle`.
+ *
+ * @throws ConfigError, DestructiveMigrationError, MigrationFailedError
+ */
+export async function openStorage(options: ResolvedOptions, schema: SchemaModel, lifecycle: Lifecycle): Promise<Storage> {
+  const bounds = options.database;
+  const { db, rules, description } = await openDatabase(options.databaseUrl, {
+    ...(options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement }),
+    postgres: { connectMs: bounds.connectTimeoutMs, statementMs: bounds.statementTimeoutMs, idleInTransactionMs: bounds.idleInTransactionTimeoutMs, queryMs: bounds.queryTimeoutMs },
+    sqlite: { lockTimeoutMs: bounds.sqliteLockTimeoutMs, synchronous: bounds.sqliteSynchronous },
+  });
+  lifecycle.add(() => db.close());
+  await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
+  const rateLimits = await createRateLimits(options.rateLimits, schema, db);
+  if (rateLimits !== undefined) lifecycle.add(() => rateLimits.limiter.close());
+  return {
+    db,
+    rules,
+    description,
+    records: new RecordStore(db, rules),
+    events: new EventStore(db),
+    idempotency: new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: options.idempotencyClaimTimeoutMs }),
+    apiKeys: new ApiKeyStore(db),
+    webhooks: new WebhookStore(db),
+    rateLimits,
+  };
+}
