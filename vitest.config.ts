@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 
 const require = createRequire(import.meta.url);
 
-// RESTGRAPH_TEST_DB=both (as `npm test` sets it when PostgreSQL answers, see scripts/test-postgres.mjs)
+// RESTGRAPH_TEST_DB=both (as `node scripts/test-postgres.mjs --both` sets it when PostgreSQL answers)
 // runs the suite on SQLite and on PostgreSQL in one run: the files of both passes share the workers,
 // so one pass's slow files overlap the other's instead of each pass ending on its own slowest file.
 const both = process.env.RESTGRAPH_TEST_DB === 'both';

@@ -6,7 +6,8 @@
 // When that server cannot be reached, the run is skipped with a loud message, except under
 // CI=true, where it fails: CI always tests both databases.
 //
-// `--both` (what `npm test` runs) runs the suite on SQLite and on PostgreSQL in one vitest run
+// `--both` runs the suite on SQLite and on PostgreSQL in one vitest run (`npm test` runs the two
+// passes one after the other instead)
 // (RESTGRAPH_TEST_DB=both: two projects sharing the workers, see vitest.config.ts); when
 // PostgreSQL cannot be reached outside CI, it runs the SQLite pass alone.
 import { spawnSync } from 'node:child_process';

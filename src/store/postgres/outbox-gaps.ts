@@ -23,7 +23,7 @@ const REMEMBERED_GAPS = 10_000;
  * *completed* transaction, and a running one may have a larger id.)
  * Then the missing ids are either visible or will never be (rolled back). This holds because every
  * event is inserted after its change's row, so its transaction has an id before it takes an event
- * id (see ResourceOperations' write). Ids at or below the horizon, the highest id below which
+ * id (see core/evented-writes.ts and EventStore.append). Ids at or below the horizon, the highest id below which
  * every id is settled, are never waited for.
  */
 export class OutboxGaps implements CommitOrderGuard {
