@@ -20,9 +20,8 @@ import { answerServerTimeout, ResponseDeadlines, TimedResponse } from './respons
 import { UnusedConnections } from './unused-connections.js';
 
 /**
- * The most responses held for the end of an event-loop turn (see ResponseBatches). On a simple
- * read, 16 gave 1.7 times the throughput of none, as many as 32 or no limit did; 4 and 8 gave
- * 1.3 and 1.4 times.
+ * The most responses held for the end of an event-loop turn (see ResponseBatches): as many as
+ * gave the most throughput when measured (docs/performance.md, response batching).
  */
 const MAX_HELD_RESPONSES = 16;
 

@@ -28,8 +28,8 @@ const RESPONSE_FINISHED = 'http.server.response.finish';
  * Reports each request once its response has gone out, for the access log line and the request
  * metrics, without a listener per response: Node publishes every finished response of a server
  * on a diagnostics channel, and the response object itself carries the request (TrackedResponse).
- * Fastify's own mechanism, a 'finish' and an 'error' listener added and removed per response,
- * cost a simple read about 4 % of its throughput. Responses of other origins (`app.inject()`)
+ * That replaces Fastify's own mechanism, a 'finish' and an 'error' listener added and removed per
+ * response (docs/performance.md has what that cost). Responses of other origins (`app.inject()`)
  * fall back to a 'finish' listener.
  */
 export class RequestCompletions {

@@ -7,9 +7,8 @@ import { sendProblem } from '../http/problem-details.js';
 /**
  * The server's response object (http.createServer's `ServerResponse` option), linked into the
  * list of responses not yet begun while its request is being answered: the list costs a request
- * two field writes and no allocation. (A Map of open requests, entries added and deleted 30,000
- * times a second, had the garbage collector take 14 % of the server's time instead of 2 %, and
- * get-by-id lose a quarter of its throughput.)
+ * two field writes and no allocation. (A Map of open requests, an entry added and deleted for each
+ * request, kept the garbage collector busy: docs/performance.md.)
  */
 export class TimedResponse<Request extends IncomingMessage = IncomingMessage> extends TrackedResponse<Request> {
   /** The reply being made, while in the list. */

@@ -8,8 +8,8 @@
  * collection while no tick object is alive (start-up builds the schema, validators and GraphQL
  * types, then the server sits idle) frees the shapes; the next tick object makes new ones, and V8
  * then marks those keys megamorphic for good. From then on every tick object is built in V8's
- * runtime: about 1 µs per request, 13 % of a simple read's throughput (measured with wrk against
- * GET /users/:id; `%DebugPrint(process.nextTick)` shows the slots MEGAMORPHIC). Once the queue's
+ * runtime, on every request (docs/performance.md has the measured cost;
+ * `%DebugPrint(process.nextTick)` shows the slots MEGAMORPHIC). Once the queue's
  * code is optimised with one shape, later collections leave it alone.
  *
  * @see https://v8.dev/blog/fast-properties (hidden classes and their transitions)

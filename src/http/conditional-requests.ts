@@ -14,8 +14,8 @@ export function entityTag(body: string): string {
  * shape of the representation (`shape`: its version's fields and their types, fixed at start-up),
  * the row's version (`updatedAt`: every write through restgraph moves it strictly forward, under
  * the row's lock, see core/later-than.ts) and the body's length. While rows change through
- * restgraph, two different representations at one URL never share a tag. (Hashing every body cost
- * a simple read 7 % of its throughput.) Without a usable updatedAt (not a stored row, or one another
+ * restgraph, two different representations at one URL never share a tag, and no body is hashed
+ * (docs/performance.md, record ETags). Without a usable updatedAt (not a stored row, or one another
  * tool wrote with characters a tag cannot hold) the body is hashed instead.
  *
  * @example recordTag('Jd0aQw', '2026-11-24T10:00:00.000Z', body) // "Jd0aQw.2026-11-24T10:00:00.000Z.4b"
