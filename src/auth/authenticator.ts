@@ -188,7 +188,7 @@ export class Authenticator {
         if (this.#secret === undefined) throw new InvalidTokenError(`This server does not accept ${alg} tokens.`);
         ({ payload } = await jwtVerify(token, this.#secret, { ...options, algorithms: HS_ALGORITHMS }));
       } else if (alg !== undefined && ASYMMETRIC_ALGORITHMS.includes(alg)) {
-        payload = await this.#verifyAsymmetric(token, { ...options, algorithms: ASYMMETRIC_ALGORITHMS });
+        payload = await this.#verifyAsymmetric(token, alg, { ...options, algorithms: ASYMMETRIC_ALGORITHMS });
       } else {
         throw new InvalidTokenError(`The token's algorithm ${alg ?? '(none)'} is not accepted.`);
       }
@@ -200,22 +200,35 @@ export class Authenticator {
     return { kind: 'jwt', scopes, credentialId: jwtCredentialId(token, subject, payload.jti), ...(subject === undefined ? {} : { subject }) };
   }
 
-  async #verifyAsymmetric(token: string, options: Parameters<typeof jwtVerify>[2]): Promise<JWTPayload> {
+  async #verifyAsymmetric(token: string, alg: string, options: Parameters<typeof jwtVerify>[2]): Promise<JWTPayload> {
     let lastError: unknown = new InvalidTokenError('This server has no public key for this token.');
+    // Only the keys of the token's algorithm's type are tried (an RSA key cannot check an ES256
+    // token; how jose says so differs between Node versions).
     for (const key of this.#publicKeys) {
+      if (!keyFits(alg, key)) continue;
       try {
         return (await jwtVerify(token, key, options)).payload;
       } catch (error) {
         lastError = error;
-        // A key of another type (an RSA key for an ES256 token) does not apply: try the next one.
-        const otherKey = error instanceof joseErrors.JWSSignatureVerificationFailed || error instanceof joseErrors.JOSENotSupported || error instanceof TypeError;
-        if (!otherKey) throw error;
+        // Another key of the same type may have signed it: try the next one.
+        if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
       }
     }
     if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;
     throw lastError;
   }
 }
+
+/** Whether `key` is of the type `alg` signs with (RS and PS: RSA; ES: EC on the algorithm's curve; EdDSA: Ed25519 or Ed448). */
+function keyFits(alg: string, key: KeyObject): boolean {
+  const type = key.asymmetricKeyType;
+  if (alg.startsWith('RS') || alg.startsWith('PS')) return type === 'rsa' || type === 'rsa-pss';
+  if (alg.startsWith('ES')) return type === 'ec' && key.asymmetricKeyDetails?.namedCurve === EC_CURVES[alg];
+  return type === 'ed25519' || type === 'ed448';
+}
+
+/** The curve of each ECDSA algorithm (RFC 7518, section 3.4), as Node names it. */
+const EC_CURVES: Readonly<Record<string, string>> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
 
 /**
  * The identity a JWT counts as for rate limits and idempotency keys: its subject, else its `jti`,
