@@ -4,65 +4,11 @@ import { canRead, ownerReadFilter, rowPasses } from './access-policy.js';
 import type { Principal } from './principal.js';
 import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
 import { DeliveryQueue } from './delivery-queue.js';
+import { LiveSubscribers } from './live-subscribers.js';
+import { RecentEvents } from './recent-events.js';
+import type { EventDispatcherOptions, EventSubscriber, Subscription } from './event-subscriber.js';
 
-/** One consumer of the event stream: an SSE response, a GraphQL subscription, a webhook feeder. */
-export interface EventSubscriber {
-  /** Whose access rules filter the events (resource read rule and owner rule). */
-  principal: Principal;
-  /** Only these event types (`user.created`); all when absent. */
-  types?: ReadonlySet<string>;
-  /** Only the events of this record (by id); of every record when absent. */
-  recordId?: number;
-  /** How many clients it passes the events on to (a GraphQL subscription group's members). @default 1 */
-  listeners?: () => number;
-  /**
-   * Takes one event. Returns false when the consumer wants no more for now (its buffer is full):
-   * delivery pauses until it calls `resume()` on its subscription, and continues from where it
-   * stopped (from memory or the outbox). A consumer that stays paused for `maxPausedMs` while more
-   * than `maxLag` events pile up behind it is closed with reason 'slow-consumer'.
-   */
-  deliver(event: StoredEvent): boolean;
-  /** The stream ends: the dispatcher stops, or the consumer fell too far behind. */
-  close(reason: 'shutdown' | 'slow-consumer'): void;
-}
-
-export interface Subscription {
-  /** Stops delivering to this subscriber (idempotent). */
-  unsubscribe(): void;
-  /** Delivery may go on after deliver() returned false. */
-  resume(): void;
-}
-
-export interface EventDispatcherOptions {
-  /** How often the outbox is read without a wake-up (writes by other processes). @default 1000 */
-  pollIntervalMs?: number;
-  /** Recent events kept in memory, so subscribers catch up without a query. @default 10000 */
-  recentEvents?: number;
-  /** Most bytes those recent events may take (estimated from their data). @default 33_554_432 (32 MiB) */
-  recentBytes?: number;
-  /** Events a paused subscriber may fall behind before it is closed as too slow. @default 10000 */
-  maxLag?: number;
-  /**
-   * How long a subscriber more than `maxLag` events behind may stay paused (taking nothing) before
-   * it is closed as too slow. One that keeps reading resumes within moments, however large a burst
-   * (a transaction may write more events than `maxLag`). @default 10000 (ms)
-   */
-  maxPausedMs?: number;
-  /** Deliveries to live subscribers made per event-loop turn (see {@link DeliveryQueue}). @default 1000 */
-  deliveriesPerTurn?: number;
-  /**
-   * Least time from the start of one read of the outbox to the next: when wake-ups keep coming
-   * (other instances writing all the time), each read takes several events, instead of reads
-   * following each other without pause. A wake-up after a quiet spell is read at once. @default 10
-   */
-  readSpacingMs?: number;
-}
-
-/** Live subscribers of one event type (or of every type): of every record, and by record id. */
-interface LiveIndex {
-  any: Set<Entry>;
-  byRecord: Map<number, Set<Entry>>;
-}
+export type { EventDispatcherOptions, EventSubscriber, Subscription } from './event-subscriber.js';
 
 interface Entry {
   subscriber: EventSubscriber;
@@ -83,7 +29,6 @@ interface Entry {
 }
 
 const PAGE = 500;
-const ALL_TYPES = '*';
 
 /**
  * The one event path: reads the outbox (events committed here are handed over directly; the
@@ -98,24 +43,17 @@ export class EventDispatcher {
   readonly #store: EventStore;
   readonly #schema: SchemaModel;
   readonly #pollIntervalMs: number;
-  readonly #capacity: number;
   readonly #maxLag: number;
   readonly #maxPausedMs: number;
   readonly #entries = new Set<Entry>();
-  /** Live subscribers by event type they take (`*`: every type), and by record when they name one. */
-  readonly #live = new Map<string, LiveIndex>();
+  readonly #live = new LiveSubscribers<Entry>();
   readonly #deliveries: DeliveryQueue;
   readonly #paused = new Set<Entry>();
   /** Recent events, oldest first, contiguous with the outbox up to #lastId. */
-  #recent: StoredEvent[] = [];
-  /** What #recent takes, by {@link eventBytes}. */
-  #recentBytes = 0;
-  readonly #maxRecentBytes: number;
+  readonly #recent: RecentEvents;
   #lastId = 0;
   /** Id of the last event handed to every live subscriber: where the live walk is. */
   #delivered = 0;
-  /** Id of the newest event dropped from #recent (the live walk may not fall behind it). */
-  #trimmedUpTo = 0;
   /** The live walk is queued or under way. */
   #walking = false;
   #timer: NodeJS.Timeout | undefined;
@@ -138,8 +76,7 @@ export class EventDispatcher {
     this.#schema = schema;
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.#readSpacingMs = options.readSpacingMs ?? 10;
-    this.#capacity = options.recentEvents ?? 10_000;
-    this.#maxRecentBytes = options.recentBytes ?? 32 * 1024 * 1024;
+    this.#recent = new RecentEvents(options.recentEvents ?? 10_000, options.recentBytes ?? 32 * 1024 * 1024);
     this.#maxLag = options.maxLag ?? 10_000;
     this.#maxPausedMs = options.maxPausedMs ?? 10_000;
     this.#deliveries = new DeliveryQueue(options.deliveriesPerTurn ?? 1000);
@@ -171,7 +108,7 @@ export class EventDispatcher {
     this.#backoff = new RetryBackoff('reading the event outbox', log);
     this.#lastId = await this.#store.lastId();
     this.#delivered = this.#lastId;
-    this.#trimmedUpTo = this.#lastId;
+    this.#recent.restartAfter(this.#lastId);
     // Other processes' events: read when they say so, and by polling (a signal may be lost, and
     // some databases have none: then polling alone finds them).
     await this.#store.watch(() => this.notify()).catch((error: unknown) => log.failing(error, 'listening for the events of other processes failed; polling only'));
@@ -207,9 +144,7 @@ export class EventDispatcher {
         // The in-memory window would no longer be contiguous: late subscribers read the outbox.
         this.#lastId = last.id;
         this.#delivered = last.id;
-        this.#trimmedUpTo = last.id;
-        this.#recent = [];
-        this.#recentBytes = 0;
+        this.#recent.restartAfter(last.id);
       }
       return;
     }
@@ -328,32 +263,14 @@ export class EventDispatcher {
   }
 
   /**
-   * Forgets the oldest recent events, down to the capacity in count and three quarters of it in
-   * bytes: records of up to a megabyte each would otherwise keep gigabytes here (subscribers
-   * further behind read the outbox).
-   */
-  #trimRecent(): void {
-    let drop = Math.max(0, this.#recent.length - this.#capacity);
-    let bytes = this.#recentBytes;
-    for (let i = 0; i < drop; i++) bytes -= eventBytes(this.#recent[i] as StoredEvent);
-    while (bytes > this.#maxRecentBytes * 0.75 && drop < this.#recent.length) bytes -= eventBytes(this.#recent[drop++] as StoredEvent);
-    if (drop > 0) this.#trimmedUpTo = (this.#recent[drop - 1] as StoredEvent).id;
-    this.#recent = this.#recent.slice(drop);
-    this.#recentBytes = bytes;
-  }
-
-  /**
    * Takes the next events in id order: remembers them, has the live walk hand them to the live
    * subscribers (off the write path, see {@link DeliveryQueue}), checks the paused ones.
    */
   #dispatch(events: readonly StoredEvent[]): void {
-    this.#recent.push(...events);
-    for (const event of events) this.#recentBytes += eventBytes(event);
-    // Trimmed by a quarter at a time, not on every event.
-    if (this.#recent.length > this.#capacity * 1.25 || this.#recentBytes > this.#maxRecentBytes) this.#trimRecent();
+    this.#recent.push(events);
     this.#lastId = (events.at(-1) as StoredEvent).id;
     if (!this.#walking) {
-      if (this.#live.size === 0) this.#delivered = this.#lastId;
+      if (this.#live.empty) this.#delivered = this.#lastId;
       else {
         this.#walking = true;
         this.#deliveries.add(this.#walkLive());
@@ -373,25 +290,15 @@ export class EventDispatcher {
   *#walkLive(): Generator<void> {
     try {
       while (!this.#stopped && this.#delivered < this.#lastId) {
-        if (this.#delivered < this.#trimmedUpTo) {
+        if (this.#delivered < this.#recent.trimmedUpTo) {
           this.#fallBehind();
           return;
         }
-        const event = this.#recent[lowerBound(this.#recent, this.#delivered + 1)];
+        const event = this.#recent.atOrAfter(this.#delivered + 1);
         if (event === undefined) return;
-        for (const key of [event.type, ALL_TYPES]) {
-          const index = this.#live.get(key);
-          if (index === undefined) continue;
-          for (const entry of index.any) {
-            this.#deliverLive(entry, event);
-            yield;
-          }
-          const ofRecord = index.byRecord.get(event.recordId);
-          if (ofRecord === undefined) continue;
-          for (const entry of ofRecord) {
-            this.#deliverLive(entry, event);
-            yield;
-          }
+        for (const entry of this.#live.of(event.type, event.recordId)) {
+          this.#deliverLive(entry, event);
+          yield;
         }
         this.#delivered = event.id;
       }
@@ -402,12 +309,7 @@ export class EventDispatcher {
 
   /** The live walk fell behind the events kept in memory: every live subscriber catches up on its own. */
   #fallBehind(): void {
-    const live = new Set<Entry>();
-    for (const index of this.#live.values()) {
-      for (const entry of index.any) live.add(entry);
-      for (const set of index.byRecord.values()) for (const entry of set) live.add(entry);
-    }
-    for (const entry of live) {
+    for (const entry of this.#live.all()) {
       this.#leaveLive(entry, Math.max(entry.cursor, this.#delivered));
       this.#feed(entry);
     }
@@ -428,18 +330,7 @@ export class EventDispatcher {
 
   #goLive(entry: Entry): void {
     entry.live = true;
-    const { recordId } = entry.subscriber;
-    for (const type of entry.subscriber.types ?? [ALL_TYPES]) {
-      let index = this.#live.get(type);
-      if (index === undefined) this.#live.set(type, (index = { any: new Set(), byRecord: new Map() }));
-      if (recordId === undefined) {
-        index.any.add(entry);
-        continue;
-      }
-      let set = index.byRecord.get(recordId);
-      if (set === undefined) index.byRecord.set(recordId, (set = new Set()));
-      set.add(entry);
-    }
+    this.#live.add(entry);
   }
 
   /** A live subscriber leaves the index: it has been given every event up to `cursor`. */
@@ -447,18 +338,7 @@ export class EventDispatcher {
     if (!entry.live) return;
     entry.live = false;
     entry.cursor = cursor;
-    const { recordId } = entry.subscriber;
-    for (const type of entry.subscriber.types ?? [ALL_TYPES]) {
-      const index = this.#live.get(type);
-      if (index === undefined) continue;
-      if (recordId === undefined) index.any.delete(entry);
-      else {
-        const set = index.byRecord.get(recordId);
-        set?.delete(entry);
-        if (set?.size === 0) index.byRecord.delete(recordId);
-      }
-      if (index.any.size === 0 && index.byRecord.size === 0) this.#live.delete(type);
-    }
+    this.#live.delete(entry);
   }
 
   /** Brings one subscriber that is not live up to #lastId, from memory when it can, else from the outbox; then it goes live. */
@@ -494,14 +374,7 @@ export class EventDispatcher {
         this.#goLive(entry);
         return;
       }
-      const first = this.#recent[0];
-      let batch: StoredEvent[];
-      if (first !== undefined && entry.cursor >= first.id - 1) {
-        const start = lowerBound(this.#recent, entry.cursor + 1);
-        batch = this.#recent.slice(start, start + PAGE);
-      } else {
-        batch = await this.#store.after(entry.cursor, PAGE);
-      }
+      const batch = this.#recent.after(entry.cursor, PAGE) ?? (await this.#store.after(entry.cursor, PAGE));
       if (batch.length === 0) {
         // Nothing stored after its position (pruned meanwhile): it is caught up.
         entry.cursor = Math.max(entry.cursor, this.#lastId);
@@ -561,31 +434,4 @@ export class EventDispatcher {
 function isContiguous(events: readonly StoredEvent[]): boolean {
   for (let i = 1; i < events.length; i++) if (events[i]?.id !== (events[i - 1]?.id ?? 0) + 1) return false;
   return true;
-}
-
-/** Index of the first event with id >= `id` in an id-sorted array. */
-function lowerBound(events: readonly StoredEvent[], id: number): number {
-  let low = 0;
-  let high = events.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if ((events[mid]?.id ?? Infinity) < id) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-/** What an event takes in memory, estimated from its values: text by its length, json by its JSON text. */
-export function eventBytes(event: StoredEvent): number {
-  return 128 + valuesBytes(event.data.object) + (event.data.previous === undefined ? 0 : valuesBytes(event.data.previous));
-}
-
-function valuesBytes(record: Record<string, unknown>): number {
-  let bytes = 0;
-  for (const value of Object.values(record)) {
-    if (typeof value === 'string') bytes += 16 + value.length;
-    else if (typeof value === 'object' && value !== null) bytes += 16 + JSON.stringify(value).length;
-    else bytes += 16;
-  }
-  return bytes;
 }

@@ -1,4 +1,5 @@
-import { eventBytes, type EventDispatcher, type Subscription } from '../core/event-dispatcher.js';
+import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
+import { eventBytes } from '../core/recent-events.js';
 import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import type { StoredEvent } from '../store/event-store.js';
 import type { WebhookRecord, WebhookStore } from '../store/webhook-store.js';
