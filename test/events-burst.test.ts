@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIN, eventsUrl, send, SseReader, waitUntil } from './helpers/event-stream.js';
-import { laggingServer, rawSubscriber, wsClient } from './helpers/subscription-clients.js';
+import { BODY_ALIASES, laggingServer, rawSubscriber, wsClient, writePosts } from './helpers/subscription-clients.js';
 
 /**
  * One transaction may write more events than a subscriber may fall behind (a delete cascading to
@@ -10,7 +10,7 @@ import { laggingServer, rawSubscriber, wsClient } from './helpers/subscription-c
  */
 describe('a burst of more events than maxLag in one transaction (maxLag 100)', () => {
   const MAX_LAG = 100;
-  const lagging = laggingServer(MAX_LAG);
+  const lagging = laggingServer(MAX_LAG, undefined, 10_000);
 
   it('reaches every graphql-ws subscriber and /v1/events consumer that keeps reading, while writes go on', { timeout: 90_000 }, async () => {
     const { server } = lagging;
@@ -53,6 +53,30 @@ describe('a burst of more events than maxLag in one transaction (maxLag 100)', (
       for (const subscriber of shared) subscriber.close();
       await other.dispose();
       stream.close();
+    }
+  });
+});
+
+describe('a subscriber more than maxLagReading behind (maxLag 100, maxLagReading 300, paused 60 s)', () => {
+  const lagging = laggingServer(100, 60_000, 300);
+
+  it('is ended with slow-consumer at once, well before it has taken nothing for maxPausedMs', { timeout: 90_000 }, async () => {
+    const { server } = lagging;
+    // ~120 kB a result: its socket's buffers fill within a few dozen.
+    const slow = await rawSubscriber(server, `subscription { postCreated { id ${BODY_ALIASES} } }`);
+    slow.pause();
+    try {
+      const startedAt = Date.now();
+      await writePosts(server, lagging.author, 500, 'behind');
+      slow.resume();
+      await waitUntil(() => slow.messages.some((m) => m.type === 'complete'), 'the subscription to end', 60_000);
+      // Long before the 60 s of taking nothing that would end a subscriber only maxLag behind.
+      expect(Date.now() - startedAt).toBeLessThan(50_000);
+      const results = slow.results();
+      expect(results.at(-1)?.errors?.[0]?.extensions?.code).toBe('slow-consumer');
+      expect(results.length).toBeLessThan(500);
+    } finally {
+      slow.close();
     }
   });
 });

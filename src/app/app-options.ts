@@ -151,6 +151,8 @@ export interface EventOptions {
    * disconnected (one that keeps reading through a large burst is not). @default 10_000
    */
   maxPausedMs: number;
+  /** Events a subscriber that reads, but too slowly to catch up, may fall behind before it is disconnected. @default 40_000 (4 × maxLag) */
+  maxLagReading?: number;
 }
 
 export interface GraphqlOptions extends GraphqlLimits {

@@ -86,7 +86,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const { db } = storage;
 
   // The core, over the storage.
-  const dispatcher = new EventDispatcher(storage.events, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag, maxPausedMs: options.events.maxPausedMs });
+  const dispatcher = new EventDispatcher(storage.events, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag, maxPausedMs: options.events.maxPausedMs, ...(options.events.maxLagReading === undefined ? {} : { maxLagReading: options.events.maxLagReading }) });
   const operations = new ResourceOperations({
     schema,
     db,

@@ -45,8 +45,11 @@ export async function startEventWork(app: FastifyInstance, parts: EventWorkParts
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    await webhooks.stop();
-    dispatcher.stop();
+    try {
+      await webhooks.stop();
+    } finally {
+      dispatcher.stop();
+    }
   };
   await dispatcher.start(parts.workerLog);
   lifecycle.add(stop);

@@ -209,9 +209,10 @@ export class Authenticator {
       try {
         return (await jwtVerify(token, key, options)).payload;
       } catch (error) {
+        // The signature checked out, the claims did not (expired, wrong audience): that is the answer.
+        if (error instanceof joseErrors.JWTClaimValidationFailed || error instanceof joseErrors.JWTExpired) throw error;
+        // Not this key (another of the same type signed it, or jose cannot use this one): the next.
         lastError = error;
-        // Another key of the same type may have signed it: try the next one.
-        if (!(error instanceof joseErrors.JWSSignatureVerificationFailed)) throw error;
       }
     }
     if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;
@@ -219,11 +220,15 @@ export class Authenticator {
   }
 }
 
-/** Whether `key` is of the type `alg` signs with (RS and PS: RSA; ES: EC on the algorithm's curve; EdDSA: Ed25519 or Ed448). */
+/**
+ * Whether `key` is of the type `alg` signs with: RS and PS, an RSA key; ES, an EC key on the
+ * algorithm's curve; EdDSA, an Ed25519 or Ed448 key; Ed25519, an Ed25519 key.
+ */
 function keyFits(alg: string, key: KeyObject): boolean {
   const type = key.asymmetricKeyType;
-  if (alg.startsWith('RS') || alg.startsWith('PS')) return type === 'rsa' || type === 'rsa-pss';
+  if (alg.startsWith('RS') || alg.startsWith('PS')) return type === 'rsa';
   if (alg.startsWith('ES')) return type === 'ec' && key.asymmetricKeyDetails?.namedCurve === EC_CURVES[alg];
+  if (alg === 'Ed25519') return type === 'ed25519';
   return type === 'ed25519' || type === 'ed448';
 }
 

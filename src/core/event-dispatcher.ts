@@ -45,6 +45,7 @@ export class EventDispatcher {
   readonly #pollIntervalMs: number;
   readonly #maxLag: number;
   readonly #maxPausedMs: number;
+  readonly #maxLagReading: number;
   readonly #entries = new Set<Entry>();
   readonly #live = new LiveSubscribers<Entry>();
   readonly #deliveries: DeliveryQueue;
@@ -79,6 +80,7 @@ export class EventDispatcher {
     this.#recent = new RecentEvents(options.recentEvents ?? 10_000, options.recentBytes ?? 32 * 1024 * 1024);
     this.#maxLag = options.maxLag ?? 10_000;
     this.#maxPausedMs = options.maxPausedMs ?? 10_000;
+    this.#maxLagReading = options.maxLagReading ?? 4 * this.#maxLag;
     this.#deliveries = new DeliveryQueue(options.deliveriesPerTurn ?? 1000);
   }
 
@@ -90,6 +92,11 @@ export class EventDispatcher {
   /** How long such a subscriber may take nothing before it is closed (see EventDispatcherOptions.maxPausedMs). */
   get maxPausedMs(): number {
     return this.#maxPausedMs;
+  }
+
+  /** How far behind a subscriber that reads, but too slowly, may fall before it is closed (see EventDispatcherOptions.maxLagReading). */
+  get maxLagReading(): number {
+    return this.#maxLagReading;
   }
 
   /**
@@ -406,13 +413,15 @@ export class EventDispatcher {
   /**
    * Closes the paused subscribers that are more than maxLag events behind and have taken nothing
    * for maxPausedMs: those are not reading. (Readers are paused too, for moments, while a burst
-   * fills their buffers: being far behind alone says nothing.) On new events, and on the poll timer.
+   * fills their buffers: being far behind alone says little.) And those more than maxLagReading
+   * behind, reading or not: they will not catch up. On new events, and on the poll timer.
    */
   #closeStalled(): void {
     if (this.#paused.size === 0) return;
     const now = performance.now();
     for (const entry of this.#paused) {
-      if (this.#lastId - entry.cursor > this.#maxLag && now - entry.pausedAt >= this.#maxPausedMs) this.#close(entry, 'slow-consumer');
+      const lag = this.#lastId - entry.cursor;
+      if ((lag > this.#maxLag && now - entry.pausedAt >= this.#maxPausedMs) || lag > this.#maxLagReading) this.#close(entry, 'slow-consumer');
     }
   }
 

@@ -44,6 +44,11 @@ export interface EventDispatcherOptions {
    * (a transaction may write more events than `maxLag`). @default 10000 (ms)
    */
   maxPausedMs?: number;
+  /**
+   * Events a subscriber may fall behind even while it reads (too slowly to ever catch up) before it
+   * is closed as too slow: a bound on what waits for it. @default 4 × maxLag
+   */
+  maxLagReading?: number;
   /** Deliveries to live subscribers made per event-loop turn (see {@link DeliveryQueue}). @default 1000 */
   deliveriesPerTurn?: number;
   /**

@@ -282,7 +282,8 @@ class Group {
       sink.write(this.#hooks.textOf(result));
       return;
     }
-    if (member.queue.length - member.head >= this.#dispatcher.maxLag && performance.now() - member.tookAt >= this.#dispatcher.maxPausedMs) {
+    const behind = member.queue.length - member.head;
+    if ((behind >= this.#dispatcher.maxLag && performance.now() - member.tookAt >= this.#dispatcher.maxPausedMs) || behind >= this.#dispatcher.maxLagReading) {
       // Too far behind, and taking nothing (a reader in a burst keeps taking): its backlog goes,
       // and it gets one error saying so, then ends.
       member.queue = [this.#overflowResult()];

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +39,16 @@ function claimIsStale(claim: string): boolean {
 function claimPort(port: number): boolean {
   mkdirSync(PORT_CLAIMS, { recursive: true });
   const claim = join(PORT_CLAIMS, String(port));
-  if (claimIsStale(claim)) rmSync(claim, { force: true });
+  if (claimIsStale(claim)) {
+    // Taken over by renaming it away: of several workers that found it stale, one succeeds.
+    const aside = `${claim}.stale-${String(process.pid)}`;
+    try {
+      renameSync(claim, aside);
+      rmSync(aside, { force: true });
+    } catch {
+      return false;
+    }
+  }
   try {
     writeFileSync(claim, String(process.pid), { flag: 'wx' });
   } catch {

@@ -331,11 +331,11 @@ export async function pausedBesideHealthy(server: ListeningApp) {
  * write posts as, for the files of one describe each (beforeAll/afterEach/afterAll registered here):
  * every subscription of a test must have ended on the server after it.
  */
-export function laggingServer(maxLag: number, maxPausedMs?: number): { readonly server: ListeningApp; readonly author: Row } {
+export function laggingServer(maxLag: number, maxPausedMs?: number, maxLagReading?: number): { readonly server: ListeningApp; readonly author: Row } {
   const state: { server?: ListeningApp; author?: Row; db?: Awaited<ReturnType<typeof tempDatabase>> } = {};
   beforeAll(async () => {
     state.db = await tempDatabase();
-    state.server = await listenApp(state.db.url, { events: { maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }) } });
+    state.server = await listenApp(state.db.url, { events: { maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }), ...(maxLagReading === undefined ? {} : { maxLagReading }) } });
     state.author = (await send(state.server.base, 'POST', '/users', { name: 'lagging' })).json();
   });
   afterEach(async () => {
