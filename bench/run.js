@@ -55,7 +55,10 @@
 // server `restgraph-before`, that checkout served exactly as `restgraph` is, and the ratio
 // restgraph/restgraph-before, to measure what a change costs or gains side by side in one run;
 // e.g. `git worktree add ../before HEAD~1`, build it, then
-// BENCH_BEFORE=../before BENCH_SERVERS=restgraph,restgraph-before npm run bench).
+// BENCH_BEFORE=../before BENCH_SERVERS=restgraph,restgraph-before npm run bench),
+// BENCH_VARIANTS (JSON: more servers `restgraph-<name>` / `baseline-<name>` served from other
+// checkouts, by another Node binary or with more environment, several in one run, with their
+// ratios; bench/lib/variants.js says how).
 //
 // Then the event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
 // to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached,

@@ -22,6 +22,7 @@
 //
 // Scenarios run in this order against each freshly seeded server; those that write
 // come last so the reads see exactly the seeded rows.
+import { restgraphVariantNames, variantPairs } from './lib/variants.js';
 
 const randomId = ({ size, random }) => 1 + Math.floor(random() * size);
 
@@ -37,7 +38,7 @@ const USER_QUERY = 'query User($id: ID!) { user(id: $id) { id name email bio cre
 const SEED_QUERY = 'query Seed($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }';
 
 /** restgraph against another version of itself (BENCH_BEFORE, bench/servers.js): a change may cost at most this. */
-const BEFORE = { 'restgraph/restgraph-before': 0.9 };
+const BEFORE = { 'restgraph/restgraph-before': 0.9, ...variantPairs };
 
 export const scenarios = [
   {
@@ -86,7 +87,7 @@ export const scenarios = [
     path: '/graphql',
     headers: { 'content-type': 'application/json' },
     body: (ctx) => ({ query: USER_QUERY, variables: { id: String(randomId(ctx)) } }),
-    servers: ['restgraph', 'restgraph-public', 'restgraph-before'],
+    servers: ['restgraph', 'restgraph-public', 'restgraph-before', ...restgraphVariantNames],
     scenarioTargets: { 'get-by-id': 0.5 },
     pairTargets: BEFORE,
     async check({ request, users }) {
@@ -103,7 +104,7 @@ export const scenarios = [
     path: '/graphql',
     headers: { 'content-type': 'application/json' },
     body: (ctx) => ({ query: SEED_QUERY, variables: { id: String(randomId(ctx)) } }),
-    servers: ['restgraph', 'restgraph-public', 'restgraph-before'],
+    servers: ['restgraph', 'restgraph-public', 'restgraph-before', ...restgraphVariantNames],
     scenarioTargets: { 'get-by-id': 0.3 },
     pairTargets: BEFORE,
     async check({ request, users }) {

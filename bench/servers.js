@@ -14,6 +14,9 @@
 // start(how) takes optional { launcher, readyTimeoutMs } (see startNode), used by
 // bench/instructions.js to run the server under valgrind.
 //
+// BENCH_BEFORE and BENCH_VARIANTS (bench/lib/variants.js) add servers: restgraph (or the
+// baseline) served from another checkout, by another Node binary, or with more environment.
+//
 // ctx = { dir, size, users, shared }: users = the seed rows (ids 1..size), shared = an
 // object the servers of one size and round may use to pass things on (restgraph leaves its
 // `users` DDL there so the baseline gets the identical table layout; restgraph-pg does the
@@ -27,6 +30,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { variants } from './lib/variants.js';
 import { describeExit, freePort, startProcess, stopProcess, waitReady } from './lib/proc.js';
 import { applyDdl, createDatabase, describePostgres, dropDatabase, postgresUnavailable, seedPostgres } from './lib/postgres.js';
 import { describeSqlite, seedSqlite, writeJsonServerDb } from './lib/seed.js';
@@ -35,7 +39,6 @@ export const SERVER_CPU = 0;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const restgraphCli = join(root, 'dist/cli/main.js');
-const baselineScript = join(root, 'bench/baseline/server.js');
 const baselinePgScript = join(root, 'bench/baseline-pg/server.js');
 const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
 
@@ -43,12 +46,13 @@ const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
  * Starts a Node server pinned to the server CPU and waits until `readyPath` answers 200.
  * `args(port)` and `env(port)` give its argv (after node) and its whole environment;
  * `launcher`, when given, is the command (and its arguments) node runs under, such as
- * `['valgrind', '--tool=callgrind']` (bench/instructions.js).
+ * `['valgrind', '--tool=callgrind']` (bench/instructions.js); `node`, the Node binary (default:
+ * the one running the benchmark).
  */
-export async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs, launcher }) {
+export async function startNode({ name, args, env, cwd, readyPath, logFile, readyTimeoutMs, launcher, node = process.execPath }) {
   const port = await freePort();
-  const [command, ...prefix] = launcher ?? [process.execPath];
-  const child = startProcess(command, [...prefix, ...(launcher ? [process.execPath] : []), ...args(port)], {
+  const [command, ...prefix] = launcher ?? [node];
+  const child = startProcess(command, [...prefix, ...(launcher ? [node] : []), ...args(port)], {
     cpu: SERVER_CPU,
     cwd,
     logFile,
@@ -65,10 +69,11 @@ export async function startNode({ name, args, env, cwd, readyPath, logFile, read
 }
 
 /** `restgraph serve` (the CLI `cli`) on a free loopback port with `env` as its whole environment, as startNode starts it. */
-export const serveRestgraph = ({ name, cli = restgraphCli, env, logFile, how = {} }) =>
+export const serveRestgraph = ({ name, cli = restgraphCli, node, env, logFile, how = {} }) =>
   startNode({
     ...how,
     name,
+    node,
     // BENCH_SERVER_NODE_ARGS: flags for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
     args: () => [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve'],
     env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
@@ -126,9 +131,9 @@ function writePublicSchema(dir) {
 }
 
 /** Runs the restgraph CLI to completion; resolves to its stdout. */
-function runCli(cli, args, env) {
+function runCli(cli, args, env, node = process.execPath) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cli, ...args], { env, cwd: root }, (error, stdout, stderr) => {
+    execFile(node, [cli, ...args], { env, cwd: root }, (error, stdout, stderr) => {
       if (error) reject(new Error(`restgraph ${args.join(' ')} failed: ${stderr || error.message}`));
       else resolve(stdout);
     });
@@ -140,7 +145,7 @@ function runCli(cli, args, env) {
  * an API key of the given scopes in every request when `apiKeyScopes` is set; on SQLite, or on
  * PostgreSQL when `postgres` is set.
  */
-function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEnv = {}, cli = restgraphCli }) {
+function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEnv = {}, cli = restgraphCli, node = process.execPath }) {
   const built = () => (existsSync(cli) ? null : `${cli} not found (npm run build)`);
   return {
     name,
@@ -155,10 +160,10 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
         else delete env.RESTGRAPH_SCHEMA;
         return env;
       };
-      const starter = (env) => (how = {}) => serveRestgraph({ name, cli, env, logFile, how });
+      const starter = (env) => (how = {}) => serveRestgraph({ name, cli, node, env, logFile, how });
       const apiKeyHeaders = async (env) => {
         if (apiKeyScopes === undefined) return {};
-        const out = await runCli(cli, ['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env);
+        const out = await runCli(cli, ['token', 'create', '--scopes', apiKeyScopes, '--name', 'bench'], env, node);
         const key = out.trim().split('\n').at(-1);
         if (!key?.startsWith('rg_')) throw new Error(`token create printed no key: ${out}`);
         return { authorization: `Bearer ${key}` };
@@ -183,6 +188,37 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
       await createAndSeed(start, dbFile, users, name);
       shared.usersDdl ??= describeSqlite(dbFile);
       return { layout: describeSqlite(dbFile), start, headers: await apiKeyHeaders(env) };
+    },
+  };
+}
+
+/** The hand-written server (bench/baseline/server.js of `checkout`, default this one) on SQLite, run by `node`. */
+function baselineServer({ name, checkout = root, node = process.execPath, extraEnv = {} }) {
+  const script = join(checkout, 'bench/baseline/server.js');
+  return {
+    name,
+    unavailable: () => (existsSync(script) ? null : `${script} not found`),
+    async prepare({ dir, users, shared }) {
+      const dbFile = join(dir, `${name}.db`);
+      if (shared.usersDdl) {
+        // Same table and indexes as restgraph's migration made.
+        const db = new Database(dbFile);
+        for (const sql of shared.usersDdl) db.exec(sql);
+        db.close();
+      } // else bench/baseline/server.js creates its own (mirrors the example schema)
+      const start = (how = {}) =>
+        startNode({
+          ...how,
+          name,
+          node,
+          args: () => [script],
+          env: (port) => ({ ...process.env, ...extraEnv, PORT: String(port), HOST: '127.0.0.1', DB_PATH: dbFile }),
+          cwd: dir,
+          readyPath: '/readyz',
+          logFile: join(dir, `${name}.stderr.log`),
+        });
+      await createAndSeed(start, dbFile, users, name);
+      return { layout: describeSqlite(dbFile), start };
     },
   };
 }
@@ -229,31 +265,19 @@ export const servers = [
   ...(before === undefined
     ? []
     : [restgraphServer({ name: 'restgraph-before', schema: undefined, apiKeyScopes: 'users:read,users:write', cli: join(resolve(before), 'dist/cli/main.js') })]),
-  {
-    name: 'baseline',
-    unavailable: () => null,
-    async prepare({ dir, users, shared }) {
-      const dbFile = join(dir, 'baseline.db');
-      if (shared.usersDdl) {
-        // Same table and indexes as restgraph's migration made.
-        const db = new Database(dbFile);
-        for (const sql of shared.usersDdl) db.exec(sql);
-        db.close();
-      } // else bench/baseline/server.js creates its own (mirrors the example schema)
-      const start = (how = {}) =>
-        startNode({
-          ...how,
-          name: 'baseline',
-          args: () => [baselineScript],
-          env: (port) => ({ ...process.env, PORT: String(port), HOST: '127.0.0.1', DB_PATH: dbFile }),
-          cwd: dir,
-          readyPath: '/readyz',
-          logFile: join(dir, 'baseline.stderr.log'),
-        });
-      await createAndSeed(start, dbFile, users, 'baseline');
-      return { layout: describeSqlite(dbFile), start };
-    },
-  },
+  ...variants.map((v) =>
+    v.of === 'baseline'
+      ? baselineServer({ name: v.name, checkout: v.checkout, node: v.node, extraEnv: v.env })
+      : restgraphServer({
+          name: v.name,
+          schema: undefined,
+          apiKeyScopes: 'users:read,users:write',
+          extraEnv: v.env,
+          node: v.node,
+          cli: v.checkout === undefined ? undefined : join(v.checkout, 'dist/cli/main.js'),
+        }),
+  ),
+  baselineServer({ name: 'baseline' }),
   {
     name: 'json-server',
     unavailable: () => (existsSync(jsonServerBin) ? null : 'node_modules/json-server not installed'),
