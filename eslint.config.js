@@ -10,7 +10,7 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
  * never from above (ARCHITECTURE.md draws them). index.ts, the package's entry, is above them all.
  */
 const LAYERS = [
-  ['src/errors.ts', 'src/promise-or-value.ts', 'src/retry-backoff.ts'],
+  ['src/errors.ts', 'src/package-version.ts', 'src/promise-or-value.ts', 'src/retry-backoff.ts'],
   ['src/schema'],
   ['src/store'],
   ['src/core'],

@@ -196,6 +196,13 @@ describe('the service paths', () => {
     await expectStatus({ method: 'GET', url: '/v1/tokens', headers: anonymous }, 401);
   });
 
+  it('GET /v1/auth/me: admin, a scoped key, anonymous, and an invalid token', async () => {
+    await expectStatus({ method: 'GET', url: '/v1/auth/me' }, 200);
+    await expectStatus({ method: 'GET', url: '/v1/auth/me', headers: bearer(reader) }, 200);
+    await expectStatus({ method: 'GET', url: '/v1/auth/me', headers: anonymous }, 200);
+    await expectStatus({ method: 'GET', url: '/v1/auth/me', headers: bearer('rg_not-a-key') }, 401);
+  });
+
   it('webhooks: every operation, a delivery retried, and refusals', async () => {
     const hook = (await expectStatus({ method: 'POST', url: '/v1/webhooks', body: { url: 'http://127.0.0.1:9/hook', events: ['user.created'] } }, 201)) as { id: number };
     const base = `/v1/webhooks/${hook.id}`;

@@ -7,6 +7,7 @@ import { OPERATORS_BY_TYPE } from '../src/core/list-query.js';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document.js';
 import type { OpenApiDocument, ParameterObject, ReferenceObject, SchemaObject } from '../src/openapi/openapi-types.js';
 import { createAjv } from '../src/schema/field-json-schema.js';
+import { SCHEMA_EXTENSIONS } from '../src/openapi/resource-schemas.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../src/schema/load-schema.js';
 import { finish, killAll, startCli, type Running } from './helpers/cli-process.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
@@ -46,9 +47,10 @@ async function assertValidOpenApi(document: OpenApiDocument): Promise<void> {
   expect(document.openapi).toBe('3.1.0');
 }
 
-/** Compiles every schema of the document in ajv's strict 2020-12 mode (unknown keywords, bad types and misplaced required fail). */
+/** Compiles every schema of the document in ajv's strict 2020-12 mode (unknown keywords other than restgraph's x- extensions, bad types and misplaced required fail). */
 function assertStrictJsonSchemas(document: OpenApiDocument): void {
   const ajv = createAjv();
+  ajv.addVocabulary([...SCHEMA_EXTENSIONS]);
   const id = 'https://restgraph.invalid/strict';
   const text = JSON.stringify({ $id: id, $defs: document.components.schemas }).replaceAll('"#/components/schemas/', `"${id}#/$defs/`);
   ajv.addSchema(JSON.parse(text) as SchemaObject);

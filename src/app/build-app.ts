@@ -10,6 +10,7 @@ import { registerFavicon } from '../http/favicon.js';
 import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
+import { registerAuthRoutes } from '../rest/auth-routes.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { registerTokenRoutes } from '../rest/token-routes.js';
@@ -151,6 +152,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   // A key revoked here stops working here at once; other instances within the cache time.
   registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
   registerWebhookRoutes(app, webhooks);
+  registerAuthRoutes(app, schema);
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
     reconnectDelayMs: options.events.reconnectDelayMs,

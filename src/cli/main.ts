@@ -1,12 +1,10 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { RestgraphError } from '../errors.js';
+import { PACKAGE_VERSION } from '../package-version.js';
 
 // Each command's implementation is loaded when it runs: `--help` and the token commands do not
 // load Fastify, GraphQL or the schema compiler (a CLI call took 2 s when main.ts loaded them all).
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const CREATING_DATABASE = 'database URL (default $DATABASE_URL, else the schema\'s own SQLite file ./data/<schema file name>.db, created if missing)';
 const OPENING_DATABASE = 'database URL (default $DATABASE_URL, else the schema\'s own ./data/<schema file name>.db); never created';
@@ -15,7 +13,7 @@ const TOKEN_SCHEMA = 'the schema file the database was served with: selects its 
 const program = new Command()
   .name('restgraph')
   .description('Serve a typed resource schema as a REST and GraphQL API with token authentication, on SQLite or PostgreSQL.')
-  .version(version)
+  .version(PACKAGE_VERSION)
   // Options of the program itself come before a command's name, so `export openapi --version v1`
   // reaches that command rather than printing restgraph's own version.
   .enablePositionalOptions()

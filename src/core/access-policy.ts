@@ -11,8 +11,13 @@ import { isAdmin, type Principal } from './principal.js';
  */
 /** Whether `principal` may read `resource` at all (its read rule; the owner rule still filters rows). */
 export function canRead(principal: Principal, resource: ResourceModel): boolean {
+  return permits(principal, resource, 'read');
+}
+
+/** Whether `principal` passes the rule of `operation` on `resource` (the owner rule still decides which rows). */
+export function permits(principal: Principal, resource: ResourceModel, operation: AccessOperation): boolean {
   if (isAdmin(principal)) return true;
-  const rule = resource.access.read;
+  const rule = resource.access[operation];
   if (rule.kind === 'public') return true;
   if (principal.kind === 'anonymous') return false;
   return rule.kind === 'authenticated' || hasAnyScope(principal, rule.anyOf);
@@ -108,4 +113,35 @@ function nobody(owner: string): FilterCondition {
 
 function verb(operation: AccessOperation): string {
   return { read: 'Reading', create: 'Creating', update: 'Changing', delete: 'Deleting' }[operation];
+}
+
+/** What a credential is and may do, as GET /v1/auth/me tells it. */
+export interface AccessSummary {
+  kind: Principal['kind'];
+  subject: string | null;
+  scopes: string[];
+  admin: boolean;
+  /** Per resource, which operations its rules let this credential attempt, and its owner field (rows of other subjects stay out of reach). */
+  resources: Record<string, Record<AccessOperation, boolean> & { owner: string | null }>;
+  /** API keys and webhooks are managed by admins. */
+  manage: { tokens: boolean; webhooks: boolean };
+}
+
+/**
+ * What `principal` may do under `schema`'s rules, so a client offers only what will pass (the
+ * server still checks every request).
+ */
+export function accessSummary(principal: Principal, schema: SchemaModel): AccessSummary {
+  const admin = isAdmin(principal);
+  const resources: AccessSummary['resources'] = {};
+  for (const resource of schema.resources.values()) {
+    resources[resource.name] = {
+      read: permits(principal, resource, 'read'),
+      create: permits(principal, resource, 'create'),
+      update: permits(principal, resource, 'update'),
+      delete: permits(principal, resource, 'delete'),
+      owner: admin ? null : (resource.owner ?? null),
+    };
+  }
+  return { kind: principal.kind, subject: principal.subject ?? null, scopes: [...principal.scopes].sort(), admin, resources, manage: { tokens: admin, webhooks: admin } };
 }

@@ -7,7 +7,7 @@ import { ref, type OpenApiDocument, type OperationObject, type ParameterObject, 
 import { hoistProblemResponses, problemResponses } from './problem-responses.js';
 import { resourcePaths } from './resource-paths.js';
 import { resourceSchemas } from './resource-schemas.js';
-import { eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
+import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
 import { eventTypes, serviceSchemas } from './service-schemas.js';
 import { resourcesFor } from './versioned-view.js';
 
@@ -61,6 +61,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
   Object.assign(
     paths,
     tokenPaths(),
+    authPaths(),
     webhookPaths(),
     eventPaths(
       types,
@@ -78,6 +79,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
     tags: [
       ...resources.map((r) => ({ name: r.name, description: r.description ?? `The ${r.name} resource.` })),
       { name: 'tokens', description: 'API keys, for admins.' },
+      { name: 'auth', description: 'The caller\'s own credential and what it may do.' },
       { name: 'webhooks', description: 'Webhook endpoints and their deliveries, for admins (Standard Webhooks signatures).' },
       { name: 'events', description: 'The event stream (Server-Sent Events).' },
       { name: 'service', description: 'What is served, health, and these documents.' },

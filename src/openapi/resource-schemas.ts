@@ -45,6 +45,7 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
     type: 'object',
     description: resource.description ?? `A ${resource.singular}.`,
     ...(resource.deprecated ? { deprecated: true } : {}),
+    'x-restgraph-resource': resource.name,
     properties,
     required: resource.fields.map((f) => f.name),
     additionalProperties: false,
@@ -118,6 +119,20 @@ export function nullable(value: SchemaObject): SchemaObject {
 }
 
 /** Adds the field's description (with what unique, references and the owner rule mean) and deprecation. */
+/** restgraph's specification extensions in schemas (annotations: a validator may ignore them, or declare them as keywords). */
+export const SCHEMA_EXTENSIONS = ['x-restgraph-resource', 'x-restgraph-type', 'x-restgraph-references', 'x-restgraph-on-delete'] as const;
+
+/**
+ * What a generated form or table needs beyond JSON Schema (the admin console reads these):
+ * restgraph's field type, and for a reference the resource it points to and what deleting a row
+ * of that resource does to this one.
+ */
+function fieldExtensions(field: FieldView): SchemaObject {
+  const model = field.model;
+  if (model.references === undefined) return { 'x-restgraph-type': model.type };
+  return { 'x-restgraph-type': model.type, 'x-restgraph-references': model.references, 'x-restgraph-on-delete': model.onDelete ?? 'restrict' };
+}
+
 function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView): SchemaObject {
   const notes = [field.description];
   if (field.model.unique && !field.model.system) notes.push(`Unique among ${resource.name} (a taken value is a 409 unique-conflict).`);
@@ -126,7 +141,7 @@ function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView
     notes.push("The owner: tokens without the admin scope may leave it out (it is set to the token's subject) and may not set another.");
   }
   const description = notes.filter((n) => n !== undefined).join(' ');
-  const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}) };
+  const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}), ...fieldExtensions(field) };
   if (description === '') delete out.description;
   else out.description = description;
   return out;

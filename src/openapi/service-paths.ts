@@ -40,6 +40,25 @@ export function tokenPaths(): Record<string, PathItemObject> {
   };
 }
 
+/** `/v1/auth/me`: the caller's own credential and what it may do (src/rest/auth-routes.ts). */
+export function authPaths(): Record<string, PathItemObject> {
+  return {
+    '/v1/auth/me': {
+      get: operation(
+        {
+          operationId: 'getOwnAccess',
+          summary: 'What this credential is and may do',
+          description: "The credential's kind, subject and scopes, and per resource which operations the schema's access rules let it attempt (the owner rule still limits which rows). Without a token: an anonymous caller.",
+          tags: ['auth'],
+        },
+        [PUBLIC],
+        { 200: success('The credential and its access.', ref('schemas', 'restgraph.AccessSummary'), [['Cache-Control', true]]) },
+        {},
+      ),
+    },
+  };
+}
+
 /** `/v1/webhooks`: webhook endpoints and their deliveries, for admins (src/rest/webhook-routes.ts). */
 export function webhookPaths(): Record<string, PathItemObject> {
   const tags = ['webhooks'];

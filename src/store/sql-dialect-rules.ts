@@ -6,6 +6,8 @@ import type { FieldModel } from '../schema/schema-model.js';
  * few expressions SQL does not spell the same everywhere. One implementation per dialect folder.
  */
 export interface SqlDialectRules {
+  /** The database's name as its users know it ("SQLite", "PostgreSQL"), for people to read. */
+  readonly product: string;
   /**
    * SELECT … FOR UPDATE / FOR SHARE hold rows for the rest of a transaction. False where one
    * writer at a time holds the whole database (SQLite): there is nothing to lock against.

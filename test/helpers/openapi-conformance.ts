@@ -2,6 +2,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { createAjv } from '../../src/schema/field-json-schema.js';
 import type { HeaderObject, OpenApiDocument, OperationObject, PathItemObject, ReferenceObject, ResponseObject, SchemaObject } from '../../src/openapi/openapi-types.js';
+import { SCHEMA_EXTENSIONS } from '../../src/openapi/resource-schemas.js';
 
 /** One request as sent and its response as received (the parts `app.inject()` gives). */
 export interface Exchange {
@@ -49,6 +50,8 @@ export class ResponseConformance {
   constructor(documents: readonly DocumentForPrefix[]) {
     // Not strictRequired: a sparse fieldset requires names its wrapper does not define itself.
     this.#ajv = createAjv({ strictRequired: false });
+    // restgraph's specification extensions (x-…, allowed in OpenAPI schemas): annotations only.
+    this.#ajv.addVocabulary([...SCHEMA_EXTENSIONS]);
     this.#documents = documents
       .map(({ prefix, document }, i) => {
         const id = `https://restgraph.invalid/openapi/${i}`;

@@ -10,6 +10,7 @@ import type { SqlDialectRules } from '../sql-dialect-rules.js';
  * by code point as in SQLite rather than by the server's locale.
  */
 export const postgresDialectRules: SqlDialectRules = {
+  product: 'PostgreSQL',
   rowLocks: true,
   skipLocked: true,
 

@@ -4,6 +4,7 @@ import type { SqlDialectRules } from '../sql-dialect-rules.js';
 
 /** SQLite storage: booleans as 0/1, datetimes as ISO-8601 UTC text (sorts correctly), JSON as text. */
 export const sqliteDialectRules: SqlDialectRules = {
+  product: 'SQLite',
   // One writer at a time holds the whole file: rows need no locks, and no claim is passed over.
   rowLocks: false,
   skipLocked: false,
