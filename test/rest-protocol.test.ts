@@ -15,7 +15,8 @@ type Row = Record<string, unknown>;
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8';
 /** A strong entity tag: no W/, only RFC 9110's etagc inside the quotes. */
 const STRONG_TAG = /^"[\x21\x23-\x7e]+"$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A random UUID: version 4, variant 10 (RFC 9562, section 5.4). */
+const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 let t: TestApp;
 
@@ -574,24 +575,11 @@ describe('request ids and logs', () => {
   it('generates a UUID when none (or a malformed one) is given, a new one per request', async () => {
     const a = await send('GET', '/healthz');
     const b = await send('GET', '/healthz');
-    expect(a.headers['x-request-id']).toMatch(UUID);
-    expect(b.headers['x-request-id']).toMatch(UUID);
+    expect(a.headers['x-request-id']).toMatch(RANDOM_UUID);
+    expect(b.headers['x-request-id']).toMatch(RANDOM_UUID);
     expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
-    // Version 8 (RFC 9562): random per server, then a counter.
-    const first = String(a.headers['x-request-id']);
-    const second = String(b.headers['x-request-id']);
-    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(second.slice(0, 24)).toBe(first.slice(0, 24));
-    expect(parseInt(second.slice(24), 16)).toBeGreaterThan(parseInt(first.slice(24), 16));
-    const other = await startTestApp();
-    try {
-      const elsewhere = String((await other.app.inject({ method: 'GET', url: '/healthz' })).headers['x-request-id']);
-      expect(elsewhere.slice(0, 23)).not.toBe(first.slice(0, 23));
-    } finally {
-      await other.close();
-    }
     for (const bad of ['has spaces', 'a'.repeat(129), 'semi;colon', '<script>']) {
-      expect((await send('GET', '/healthz', undefined, { 'x-request-id': bad })).headers['x-request-id']).toMatch(UUID);
+      expect((await send('GET', '/healthz', undefined, { 'x-request-id': bad })).headers['x-request-id']).toMatch(RANDOM_UUID);
     }
   });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
@@ -14,7 +15,6 @@ import type { ResolvedOptions } from './app-options.js';
 import type { AppLogging } from './app-logging.js';
 import type { Lifecycle } from './lifecycle.js';
 import { RequestCompletions } from './request-completions.js';
-import { requestIds } from './request-ids.js';
 import { ResponseBatches } from './response-batches.js';
 import { answerServerTimeout, ResponseDeadlines, TimedResponse } from './response-deadlines.js';
 import { UnusedConnections } from './unused-connections.js';
@@ -86,7 +86,6 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
   const { logger: pinoLogger, writeAccessLine } = logging;
   const logger: FastifyBaseLogger = pinoLogger;
 
-  const newRequestId = requestIds();
   const app = Fastify({
     // Fastify gets no logger of its own: with one it adds and removes two listeners per response
     // to time it, and a child logger factory of ours it checks on every request (7 method lookups).
@@ -120,7 +119,7 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
     requestIdHeader: false,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : newRequestId();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
   });
