@@ -28,7 +28,6 @@ import { startEventWork } from './event-work.js';
 import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
 import { openStorage } from './storage.js';
-import { warmTickQueue } from './tick-queue-warm-up.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
 export interface RestgraphContext {
@@ -68,8 +67,6 @@ declare module 'fastify' {
  */
 export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyInstance> {
   const options = resolveOptions(input);
-  // Before start-up allocates: see tick-queue-warm-up.ts.
-  await warmTickQueue();
   const schema = typeof options.schema === 'object' ? options.schema : loadSchemaFile(options.schema ?? EXAMPLE_SCHEMA_PATH);
   const lifecycle = new Lifecycle();
   try {
