@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { freePort, itWithFolder, logLines, waitReady } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, fetch, serve, sleep, start, tableNames, writeSchema } from './helpers/cli-serve.js';
+import { PACKAGE_VERSION } from '../src/package-version.js';
 
 /**
  * The `restgraph` CLI as operators run it: a child process of dist/cli/main.js, on real temp
@@ -100,7 +101,7 @@ describe.concurrent('serve', () => {
     });
     await waitReady(running, flagPort);
     const index = await fetch(`http://127.0.0.1:${flagPort}/`);
-    expect(await index.json()).toEqual({ name: 'restgraph', versions: ['v1'], latestVersion: 'v1', resources: { notes: '/notes' } });
+    expect(await index.json()).toEqual({ name: 'restgraph', versions: ['v1'], latestVersion: 'v1', resources: { notes: '/notes' }, server: { version: PACKAGE_VERSION, database: 'SQLite' } });
     expect((await fetch(`http://127.0.0.1:${flagPort}/users`)).status).toBe(404);
     expect(tableNames(dbFile)).toContain('notes');
   });

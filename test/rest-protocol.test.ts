@@ -1,6 +1,8 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { TEST_DIALECT } from './helpers/test-database.js';
+import { PACKAGE_VERSION } from '../src/package-version.js';
 
 // Every response these tests get must conform to the OpenAPI documents the app serves.
 checkResponsesAgainstOpenApi();
@@ -625,7 +627,7 @@ describe('system routes', () => {
     expect(json(response)).toEqual({ status: 'ready' });
   });
 
-  it('GET / lists versions and resources', async () => {
+  it('GET / lists versions and resources, and to an admin which restgraph serves them on which database', async () => {
     const response = await send('GET', '/');
     expect(response.statusCode).toBe(200);
     expect(json(response)).toEqual({
@@ -633,6 +635,7 @@ describe('system routes', () => {
       versions: ['v1'],
       latestVersion: 'v1',
       resources: { users: '/users', posts: '/posts', products: '/products', orders: '/orders' },
+      server: { version: PACKAGE_VERSION, database: TEST_DIALECT === 'postgres' ? 'PostgreSQL' : 'SQLite' },
     });
   });
 
