@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
+import type { FastifyRequest } from 'fastify';
 import type { RequestMetrics } from './request-metrics.js';
-import type { CompletionListener } from './request-completions.js';
 import { NOT_ASCII, type LineSink } from './log-destination.js';
 
 let lastSecond = -1;
@@ -62,12 +62,13 @@ export function asciiJson(text: string): string {
 }
 
 /**
- * What happens when a request has been answered (RequestCompletions tells): its one log line,
- * with what an operator needs and nothing secret, and its request metrics, labelled by route
- * pattern (`/users/:id`), never by URL, so that the label values stay few.
+ * What happens when a request has been answered (the onResponse hook tells, with its status and
+ * how long it took): its one log line, with what an operator needs and nothing secret, and its
+ * request metrics, labelled by route pattern (`/users/:id`), never by URL, so that the label
+ * values stay few.
  */
-export function requestReporter(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined): CompletionListener {
-  return (request, _response, statusCode, elapsedMs) => {
+export function requestReporter(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined) {
+  return (request: FastifyRequest, statusCode: number, elapsedMs: number): void => {
     write(request.id, request.method, request.url, statusCode, elapsedMs);
     requests?.record(request.routePattern ?? request.routeOptions.url, request.method, statusCode, elapsedMs);
   };

@@ -14,7 +14,6 @@ import type { AppMetrics } from './app-metrics.js';
 import type { ResolvedOptions } from './app-options.js';
 import type { AppLogging } from './app-logging.js';
 import type { Lifecycle } from './lifecycle.js';
-import { RequestCompletions } from './request-completions.js';
 import { ResponseBatches } from './response-batches.js';
 import { answerServerTimeout, ResponseDeadlines, TimedResponse } from './response-deadlines.js';
 import { UnusedConnections } from './unused-connections.js';
@@ -87,12 +86,11 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
   const logger: FastifyBaseLogger = pinoLogger;
 
   const app = Fastify({
-    // Fastify gets no logger of its own: with one it adds and removes two listeners per response
-    // to time it, and a child logger factory of ours it checks on every request (7 method lookups).
-    // So request.log is Fastify's null logger; everything restgraph logs goes through app.log
-    // (ours, below) with the request id written explicitly, and RequestCompletions writes the
-    // one access line per request, when the response has gone out. (What Fastify would log per
-    // request on its own is off anyway: disableRequestLogging.)
+    // Fastify gets no logger of its own: a child logger factory of ours it would check on every
+    // request (7 method lookups). So request.log is Fastify's null logger; everything restgraph
+    // logs goes through app.log (ours, below) with the request id written explicitly, and the
+    // onResponse hook (below) writes the one access line per request, when the response has gone
+    // out. (What Fastify would log per request on its own is off anyway: disableRequestLogging.)
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimitBytes,
     // Node's limit on receiving a request. (How long answering may take is ResponseDeadlines':
@@ -128,10 +126,6 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
   app.log = logger;
   const deadlines = new ResponseDeadlines(options.responseTimeoutMs, (request, reply) => answerServerTimeout(app.log, options.responseTimeoutMs, request, reply));
   const report = requestReporter(writeAccessLine, metrics?.requests);
-  const completions = new RequestCompletions(app.server, (request, response, statusCode, elapsedMs) => {
-    deadlines.end(request, response);
-    report(request, response, statusCode, elapsedMs);
-  });
 
   let draining = false;
   let closeIdleTimer: NodeJS.Timeout | undefined;
@@ -195,7 +189,6 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
   const applyCors = corsHeaders(options.cors);
   const maxUrlLength = options.maxUrlLength;
   app.addHook('onRequest', (request, reply, done) => {
-    completions.begin(request, reply);
     deadlines.begin(request, reply);
     reply.header('x-request-id', request.id);
     if (request.url.length > maxUrlLength) {
@@ -232,6 +225,14 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
     );
   });
 
+  // Once a response has gone out: its request's access line and metrics, timed from the first
+  // hook (Fastify starts reply.elapsedTime just before it), and its deadline no longer runs.
+  app.addHook('onResponse', (request, reply, done) => {
+    deadlines.end(request, reply.raw);
+    report(request, reply.statusCode, reply.elapsedTime);
+    done();
+  });
+
   // Responses leave together at the end of each event-loop turn (see ResponseBatches).
   const batches = new ResponseBatches(MAX_HELD_RESPONSES, (reply, error) => {
     app.log.error({ requestId: reply.request.id, err: error }, 'response could not be written');
@@ -249,7 +250,6 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
   app.server.headersTimeout = Math.min(options.requestTimeoutMs, 60_000);
   app.server.requestTimeout = options.requestTimeoutMs;
   lifecycle.add(() => {
-    completions.close();
     deadlines.close();
     clearInterval(closeIdleTimer);
   });

@@ -1,6 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
-import { TrackedResponse } from './request-completions.js';
 import { ServerTimeoutError } from '../errors.js';
 import { sendProblem } from '../http/problem-details.js';
 
@@ -10,7 +9,7 @@ import { sendProblem } from '../http/problem-details.js';
  * two field writes and no allocation. (A Map of open requests, an entry added and deleted for each
  * request, kept the garbage collector busy: docs/performance.md.)
  */
-export class TimedResponse<Request extends IncomingMessage = IncomingMessage> extends TrackedResponse<Request> {
+export class TimedResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   /** The reply being made, while in the list. */
   timedReply: FastifyReply | undefined = undefined;
   /** When its time started (performance.now()). */
