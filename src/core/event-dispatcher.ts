@@ -2,9 +2,10 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { canRead, ownerReadFilter, rowPasses } from './access-policy.js';
 import type { Principal } from './principal.js';
-import { RetryBackoff, type WorkerLog } from '../retry-backoff.js';
+import type { WorkerLog } from '../retry-backoff.js';
 import { DeliveryQueue } from './delivery-queue.js';
 import { LiveSubscribers } from './live-subscribers.js';
+import { OUTBOX_PAGE, OutboxReader } from './outbox-reader.js';
 import { RecentEvents } from './recent-events.js';
 import type { EventDispatcherOptions, EventSubscriber, Subscription } from './event-subscriber.js';
 
@@ -28,13 +29,10 @@ interface Entry {
   pausedAt: number;
 }
 
-const PAGE = 500;
-
 /**
- * The one event path: reads the outbox (events committed here are handed over directly; the
- * outbox is read after a gap and on a timer, for writes by other processes) and feeds every
- * subscriber in event-id order, each from its own position: a new subscriber may start from any
- * past id (SSE `Last-Event-ID`) and is caught up from memory or the outbox, then continues live.
+ * The one event path: takes the committed events in id order from its {@link OutboxReader} and
+ * feeds every subscriber in event-id order, each from its own position: a new subscriber may start
+ * from any past id (SSE `Last-Event-ID`) and is caught up from memory or the outbox, then continues live.
  * Live subscribers are indexed by event type, so an event costs only the subscribers that want
  * it. Each subscriber sees only the events its principal may read. A subscriber that cannot take
  * more is paused, and closed once too far behind; it never holds up writes or other subscribers.
@@ -42,7 +40,7 @@ const PAGE = 500;
 export class EventDispatcher {
   readonly #store: EventStore;
   readonly #schema: SchemaModel;
-  readonly #pollIntervalMs: number;
+  readonly #reader: OutboxReader;
   readonly #maxLag: number;
   readonly #maxPausedMs: number;
   readonly #maxLagReading: number;
@@ -50,33 +48,29 @@ export class EventDispatcher {
   readonly #live = new LiveSubscribers<Entry>();
   readonly #deliveries: DeliveryQueue;
   readonly #paused = new Set<Entry>();
-  /** Recent events, oldest first, contiguous with the outbox up to #lastId. */
+  /** Recent events, oldest first, contiguous with the outbox up to the reader's lastId. */
   readonly #recent: RecentEvents;
-  #lastId = 0;
   /** Id of the last event handed to every live subscriber: where the live walk is. */
   #delivered = 0;
   /** The live walk is queued or under way. */
   #walking = false;
-  #timer: NodeJS.Timeout | undefined;
-  #pumping: Promise<void> | undefined;
-  #pumpAgain = false;
-  readonly #readSpacingMs: number;
-  /** When the last read of the outbox began (performance.now()). */
-  #lastReadAt = -Infinity;
-  /** The next read, waiting out {@link EventDispatcherOptions.readSpacingMs}. */
-  #readTimer: NodeJS.Timeout | undefined;
   #stopped = false;
-  /** Reads of the outbox that failed (the database out of reach) are retried after a growing delay. */
-  #backoff: RetryBackoff = new RetryBackoff('reading the event outbox', { failing: () => undefined, recovered: () => undefined });
-  #retryTimer: NodeJS.Timeout | undefined;
   /** Subscribers whose catching up failed: fed again at the next retry. */
   readonly #stalled = new Set<Entry>();
 
   constructor(store: EventStore, schema: SchemaModel, options: EventDispatcherOptions = {}) {
     this.#store = store;
     this.#schema = schema;
-    this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
-    this.#readSpacingMs = options.readSpacingMs ?? 10;
+    const target = {
+      take: (events: readonly StoredEvent[]) => this.#dispatch(events),
+      restartAfter: (id: number) => {
+        this.#delivered = id;
+        this.#recent.restartAfter(id);
+      },
+      polled: () => this.#closeStalled(),
+      retrying: () => this.#feedStalled(),
+    };
+    this.#reader = new OutboxReader(store, target, options);
     this.#recent = new RecentEvents(options.recentEvents ?? 10_000, options.recentBytes ?? 32 * 1024 * 1024);
     this.#maxLag = options.maxLag ?? 10_000;
     this.#maxPausedMs = options.maxPausedMs ?? 10_000;
@@ -112,23 +106,12 @@ export class EventDispatcher {
    * (they are retried with backoff until they work again) and of their recovery.
    */
   async start(log: WorkerLog): Promise<void> {
-    this.#backoff = new RetryBackoff('reading the event outbox', log);
-    this.#lastId = await this.#store.lastId();
-    this.#delivered = this.#lastId;
-    this.#recent.restartAfter(this.#lastId);
-    // Other processes' events: read when they say so, and by polling (a signal may be lost, and
-    // some databases have none: then polling alone finds them).
-    await this.#store.watch(() => this.notify()).catch((error: unknown) => log.failing(error, 'listening for the events of other processes failed; polling only'));
-    this.#timer = setInterval(() => {
-      this.notify();
-      this.#closeStalled();
-    }, this.#pollIntervalMs);
-    this.#timer.unref();
+    await this.#reader.start(log);
   }
 
   /** The id of the newest event read so far. */
   get lastId(): number {
-    return this.#lastId;
+    return this.#reader.lastId;
   }
 
   /**
@@ -137,75 +120,12 @@ export class EventDispatcher {
    * between, a read under way) the outbox is read. With no subscriber only the position moves on.
    */
   committed(events: readonly StoredEvent[]): void {
-    const first = events[0];
-    const last = events.at(-1);
-    if (first === undefined || last === undefined || this.#stopped) return;
-    if (this.#pumping === undefined && first.id === this.#lastId + 1 && isContiguous(events)) {
-      this.#dispatch(events);
-      return;
-    }
-    if (this.#entries.size === 0) {
-      // Nobody to feed. A read under way finishes by itself: were each commit to ask for another,
-      // reads would follow each other without end under a steady load of writes.
-      if (this.#pumping === undefined && last.id > this.#lastId) {
-        // The in-memory window would no longer be contiguous: late subscribers read the outbox.
-        this.#lastId = last.id;
-        this.#delivered = last.id;
-        this.#recent.restartAfter(last.id);
-      }
-      return;
-    }
-    this.notify();
+    this.#reader.committed(events, this.#entries.size > 0);
   }
 
   /** New events may have been committed: read them and feed the subscribers (coalesced). */
   notify(): void {
-    if (this.#stopped) return;
-    if (this.#pumping !== undefined) {
-      this.#pumpAgain = true;
-      return;
-    }
-    // After a failed read, the retry timer reads again (a wake-up meanwhile changes nothing).
-    if (this.#readTimer !== undefined || this.#backoff.waiting()) return;
-    const wait = this.#lastReadAt + this.#readSpacingMs - performance.now();
-    if (wait > 0) {
-      this.#readTimer = setTimeout(() => {
-        this.#readTimer = undefined;
-        this.notify();
-      }, wait).unref();
-      return;
-    }
-    this.#lastReadAt = performance.now();
-    this.#pumping = this.#pumpOrRetry();
-  }
-
-  /** Reads and dispatches the new events; never rejects: a failure schedules a retry. */
-  async #pumpOrRetry(): Promise<void> {
-    try {
-      await this.#pump();
-      this.#backoff.succeeded();
-    } catch (error) {
-      this.#retryAfter(this.#backoff.failed(error));
-    } finally {
-      this.#pumping = undefined;
-      if (this.#pumpAgain) {
-        this.#pumpAgain = false;
-        this.notify();
-      }
-    }
-  }
-
-  /** Reads the outbox again, and feeds the stalled subscribers again, after `delayMs`. */
-  #retryAfter(delayMs: number): void {
-    if (this.#stopped || this.#retryTimer !== undefined) return;
-    this.#retryTimer = setTimeout(() => {
-      this.#retryTimer = undefined;
-      this.notify();
-      const stalled = [...this.#stalled];
-      this.#stalled.clear();
-      for (const entry of stalled) if (!entry.closed && !entry.paused && !entry.live) this.#feed(entry);
-    }, delayMs);
-    this.#retryTimer.unref();
+    this.#reader.notify();
   }
 
   /**
@@ -213,13 +133,13 @@ export class EventDispatcher {
    * already stored, then live.
    */
   subscribe(subscriber: EventSubscriber, afterId?: number): Subscription {
-    const entry: Entry = { subscriber, live: false, cursor: afterId ?? this.#lastId, busy: false, again: false, closed: false, paused: false, pausedAt: 0 };
+    const entry: Entry = { subscriber, live: false, cursor: afterId ?? this.#reader.lastId, busy: false, again: false, closed: false, paused: false, pausedAt: 0 };
     if (this.#stopped) {
       subscriber.close('shutdown');
       return { unsubscribe: () => undefined, resume: () => undefined };
     }
     this.#entries.add(entry);
-    if (entry.cursor < this.#lastId) this.#feed(entry);
+    if (entry.cursor < this.#reader.lastId) this.#feed(entry);
     else this.#goLive(entry);
     return {
       unsubscribe: () => {
@@ -245,9 +165,7 @@ export class EventDispatcher {
   /** Ends every subscription (with reason 'shutdown') and stops reading. */
   stop(): void {
     this.#stopped = true;
-    clearInterval(this.#timer);
-    clearTimeout(this.#retryTimer);
-    clearTimeout(this.#readTimer);
+    this.#reader.stop();
     this.#deliveries.clear();
     this.#stalled.clear();
     for (const entry of this.#entries) this.#close(entry, 'shutdown');
@@ -260,24 +178,14 @@ export class EventDispatcher {
     return count;
   }
 
-  async #pump(): Promise<void> {
-    for (;;) {
-      const events = await this.#store.after(this.#lastId, PAGE);
-      if (events.length === 0) break;
-      this.#dispatch(events);
-      if (events.length < PAGE) break;
-    }
-  }
-
   /**
    * Takes the next events in id order: remembers them, has the live walk hand them to the live
    * subscribers (off the write path, see {@link DeliveryQueue}), checks the paused ones.
    */
   #dispatch(events: readonly StoredEvent[]): void {
     this.#recent.push(events);
-    this.#lastId = (events.at(-1) as StoredEvent).id;
     if (!this.#walking) {
-      if (this.#live.empty) this.#delivered = this.#lastId;
+      if (this.#live.empty) this.#delivered = this.#reader.lastId;
       else {
         this.#walking = true;
         this.#deliveries.add(this.#walkLive());
@@ -296,7 +204,7 @@ export class EventDispatcher {
    */
   *#walkLive(): Generator<void> {
     try {
-      while (!this.#stopped && this.#delivered < this.#lastId) {
+      while (!this.#stopped && this.#delivered < this.#reader.lastId) {
         if (this.#delivered < this.#recent.trimmedUpTo) {
           this.#fallBehind();
           return;
@@ -320,7 +228,7 @@ export class EventDispatcher {
       this.#leaveLive(entry, Math.max(entry.cursor, this.#delivered));
       this.#feed(entry);
     }
-    this.#delivered = this.#lastId;
+    this.#delivered = this.#reader.lastId;
   }
 
   #deliverLive(entry: Entry, event: StoredEvent): void {
@@ -348,7 +256,7 @@ export class EventDispatcher {
     this.#live.delete(entry);
   }
 
-  /** Brings one subscriber that is not live up to #lastId, from memory when it can, else from the outbox; then it goes live. */
+  /** Brings one subscriber that is not live up to the reader's lastId, from memory when it can, else from the outbox; then it goes live. */
   #feed(entry: Entry): void {
     if (entry.busy) {
       entry.again = true;
@@ -364,7 +272,7 @@ export class EventDispatcher {
       await this.#catchUp(entry);
     } catch (error) {
       if (!entry.closed) this.#stalled.add(entry);
-      this.#retryAfter(this.#backoff.failed(error));
+      this.#reader.failed(error);
     } finally {
       entry.busy = false;
       if (entry.again && !entry.closed && !entry.paused && !entry.live) {
@@ -374,17 +282,24 @@ export class EventDispatcher {
     }
   }
 
+  /** The subscribers whose catching up failed are fed again (the reader's retry is due). */
+  #feedStalled(): void {
+    const stalled = [...this.#stalled];
+    this.#stalled.clear();
+    for (const entry of stalled) if (!entry.closed && !entry.paused && !entry.live) this.#feed(entry);
+  }
+
   async #catchUp(entry: Entry): Promise<void> {
     while (!entry.closed && !entry.paused) {
-      if (entry.cursor >= this.#lastId) {
+      if (entry.cursor >= this.#reader.lastId) {
         // Caught up: from now on the dispatcher hands it each event as it comes.
         this.#goLive(entry);
         return;
       }
-      const batch = this.#recent.after(entry.cursor, PAGE) ?? (await this.#store.after(entry.cursor, PAGE));
+      const batch = this.#recent.after(entry.cursor, OUTBOX_PAGE) ?? (await this.#store.after(entry.cursor, OUTBOX_PAGE));
       if (batch.length === 0) {
         // Nothing stored after its position (pruned meanwhile): it is caught up.
-        entry.cursor = Math.max(entry.cursor, this.#lastId);
+        entry.cursor = Math.max(entry.cursor, this.#reader.lastId);
         continue;
       }
       for (const event of batch) {
@@ -420,7 +335,7 @@ export class EventDispatcher {
     if (this.#paused.size === 0) return;
     const now = performance.now();
     for (const entry of this.#paused) {
-      const lag = this.#lastId - entry.cursor;
+      const lag = this.#reader.lastId - entry.cursor;
       if ((lag > this.#maxLag && now - entry.pausedAt >= this.#maxPausedMs) || lag > this.#maxLagReading) this.#close(entry, 'slow-consumer');
     }
   }
@@ -438,9 +353,4 @@ export class EventDispatcher {
     this.#remove(entry);
     entry.subscriber.close(reason);
   }
-}
-
-function isContiguous(events: readonly StoredEvent[]): boolean {
-  for (let i = 1; i < events.length; i++) if (events[i]?.id !== (events[i - 1]?.id ?? 0) + 1) return false;
-  return true;
 }

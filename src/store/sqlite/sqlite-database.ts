@@ -6,7 +6,8 @@ import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, Sq
 import { TransientStoreError } from '../store-errors.js';
 import { sqliteDialectRules } from './sqlite-dialect-rules.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
-import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, runRun, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
+import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 
 export type { SqliteSynchronous } from './sqlite-connection.js';
 
@@ -36,6 +37,8 @@ export interface SqliteDatabaseOptions {
  * SQLite's own busy handler would wait for another process's lock synchronously, freezing the
  * event loop (health checks included) for as long as it waits: it is off (busy timeout 0), and a
  * write that finds the lock taken tries again on timers, for up to `lockTimeoutMs`.
+ *
+ * Transactions are committed in groups, by {@link SqliteGroupCommit}.
  */
 export class SqliteDatabase implements SqlDatabase {
   readonly rules = sqliteDialectRules;
@@ -51,16 +54,9 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #begin: BetterSqlite3.Statement;
   readonly #commit: BetterSqlite3.Statement;
   readonly #rollback: BetterSqlite3.Statement;
-  readonly #savepoint: BetterSqlite3.Statement;
-  readonly #release: BetterSqlite3.Statement;
-  readonly #rollbackToSavepoint: BetterSqlite3.Statement;
-  /** Work of {@link transactionShared} waiting for the end of this turn, in the order handed in. */
-  #shared: SharedWork[] = [];
+  /** The in-process lock on the writer, held while a group commit ({@link SqliteGroupCommit}) or a script ({@link exec}) runs. */
   #lock: Promise<void> | undefined;
-  /** Transactions waiting for their group commit, in arrival order (see {@link transaction}). */
-  #queued: QueuedTransaction[] = [];
-  /** A runner of #queued is under way. */
-  #grouping = false;
+  readonly #groupCommit: SqliteGroupCommit;
   readonly #onStatement: ((sql: string) => void) | undefined;
   readonly #lockTimeoutMs: number;
   /**
@@ -68,10 +64,6 @@ export class SqliteDatabase implements SqlDatabase {
    * read-only, full, failing): {@link ping} then checks that it can write again.
    */
   #writesFailing = false;
-  /** The statements of {@link transactionShared}'s work, on the writer. */
-  readonly #immediate: ImmediateExecutor = {
-    one: (statement) => runOne(this.#prepare(this.#writer, this.#writerCache, statement.sql), statement.parameters),
-  };
 
   constructor(options: SqliteDatabaseOptions) {
     this.#onStatement = options.onStatement;
@@ -84,9 +76,17 @@ export class SqliteDatabase implements SqlDatabase {
     this.#begin = this.#writer.prepare('BEGIN IMMEDIATE');
     this.#commit = this.#writer.prepare('COMMIT');
     this.#rollback = this.#writer.prepare('ROLLBACK');
-    this.#savepoint = this.#writer.prepare('SAVEPOINT "rg_shared"');
-    this.#release = this.#writer.prepare('RELEASE "rg_shared"');
-    this.#rollbackToSavepoint = this.#writer.prepare('ROLLBACK TO "rg_shared"');
+    const writer = {
+      connection: this.#writer,
+      prepare: (sql: string) => this.#prepare(this.#writer, this.#writerCache, sql),
+      held: () => this.#lock,
+      take: () => this.#take(),
+      beginWrite: (deadline: number) => this.#beginWrite(deadline),
+      commitWrite: () => this.#commitWrite(),
+      rollback: () => void this.#rollback.run(),
+      noteWriteFailure: (error: unknown) => this.#noteWriteFailure(error),
+    };
+    this.#groupCommit = new SqliteGroupCommit(writer, this.#lockTimeoutMs);
     this.builder = new Kysely<DynamicTables>({
       dialect: {
         createAdapter: () => new SqliteAdapter(),
@@ -126,220 +126,24 @@ export class SqliteDatabase implements SqlDatabase {
     return this.transaction((tx) => tx.run(statement));
   }
 
-  /**
-   * Runs `work` in a write transaction, committed together with the transactions that queued
-   * meanwhile (group commit): with synchronous FULL each commit waits for the disk, on the event
-   * loop, so one commit per transaction would cap writes at the disk's flushes per second and hold
-   * every request behind each one. Transactions run one after the other, each in a savepoint of
-   * the group's transaction: one that fails is rolled back alone. Each is answered once the group
-   * has committed (never before: an answer means stored). A group begins in the turn after its
-   * first transaction came (those of the same turn join it) and ends when none is waiting, or
-   * after {@link MAX_GROUP}.
-   */
+  /** Runs `work` in a write transaction, committed together with those queued meanwhile: see {@link SqliteGroupCommit.transaction}. */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      // The lock timeout counts from now: behind a write waiting for another process's lock, the
-      // queue does not wait the timeout once each.
-      this.#queued.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + this.#lockTimeoutMs });
-      if (!this.#grouping) void this.#runGroups();
-    });
+    return this.#groupCommit.transaction(work);
   }
 
-  /** Runs groups of queued transactions until none is left; holds the in-process lock while each runs. */
-  async #runGroups(): Promise<void> {
-    this.#grouping = true;
-    try {
-      while (this.#queued.length > 0) {
-        // The lock is taken in the same tick the loop sees it free (no await between).
-        while (this.#lock !== undefined) await this.#lock;
-        let release!: () => void;
-        this.#lock = new Promise<void>((resolve) => (release = resolve));
-        try {
-          await this.#runGroup();
-        } finally {
-          this.#lock = undefined;
-          release();
-        }
-        // Those woken by the release (a turn's shared creates, a script) take the lock first.
-        await Promise.resolve();
-      }
-    } finally {
-      this.#grouping = false;
-    }
-  }
-
-  /** One group: BEGIN, each queued transaction in a savepoint, COMMIT, then the answers. Never rejects. */
-  async #runGroup(): Promise<void> {
-    // The transactions of this turn's requests join before the group begins. (Waiting after BEGIN
-    // instead would hold the database's write lock across a turn of the event loop.)
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    try {
-      const begun = this.#beginWrite((this.#queued[0] as QueuedTransaction).deadline);
-      if (begun !== undefined) await begun;
-    } catch (error) {
-      // Another process kept the write lock past the deadline (or the database cannot write):
-      // those waiting now would meet the same.
-      for (const item of this.#queued.splice(0)) item.reject(error);
-      return;
-    }
-    const done: { item: QueuedTransaction; value: unknown }[] = [];
-    const fail = (error: unknown): void => {
-      try {
-        if (this.#writer.inTransaction) this.#rollback.run();
-      } catch {
-        // SQLite rolls back what it cannot commit; a rollback failing too leaves nothing to undo.
-      }
-      const reason = this.#noteWriteFailure(error);
-      for (const { item } of done) item.reject(reason);
-    };
-    for (;;) {
-      const item = this.#queued.shift();
-      if (item === undefined) break;
-      const outcome = await this.#runInSavepoint(item);
-      if (outcome.ok) done.push({ item, value: outcome.value });
-      else if (this.#writer.inTransaction) item.reject(this.#noteWriteFailure(outcome.value));
-      else {
-        // SQLite rolled the whole transaction back (a full disk, an I/O error): the group is lost.
-        item.reject(this.#noteWriteFailure(outcome.value));
-        fail(outcome.value);
-        return;
-      }
-      if (done.length >= MAX_GROUP) break;
-    }
-    try {
-      if (done.length > 0) this.#commitWrite();
-      else this.#rollback.run();
-    } catch (error) {
-      fail(error);
-      return;
-    }
-    for (const { item, value } of done) item.resolve(value);
-  }
-
-  /** Runs one transaction's work in a savepoint of the group: released when it succeeds, rolled back when it throws. */
-  async #runInSavepoint(item: QueuedTransaction): Promise<{ ok: boolean; value: unknown }> {
-    const writer = this.#writer;
-    const cache = this.#writerCache;
-    let open = true;
-    const finished = (): Promise<never> => Promise.reject(new Error('transaction already finished'));
-    const tx: SqlExecutor = {
-      all: (statement) => (open ? Promise.resolve(runAll(this.#prepare(writer, cache, statement.sql), statement.parameters)) : finished()),
-      one: (statement) => (open ? runOne(this.#prepare(writer, cache, statement.sql), statement.parameters) : finished()),
-      run: (statement) => (open ? Promise.resolve(runRun(this.#prepare(writer, cache, statement.sql), statement.parameters)) : finished()),
-    };
-    try {
-      this.#savepoint.run();
-    } catch (error) {
-      return { ok: false, value: error };
-    }
-    try {
-      const value = await item.work(tx);
-      this.#release.run();
-      return { ok: true, value };
-    } catch (error) {
-      try {
-        if (writer.inTransaction) {
-          this.#rollbackToSavepoint.run();
-          this.#release.run();
-        }
-      } catch {
-        // Left to the caller: the transaction's state says what remains.
-      }
-      return { ok: false, value: error };
-    } finally {
-      open = false;
-    }
-  }
-
-  /**
-   * Group commit: a commit writes every page it changed to the WAL, and the creates of one turn
-   * change the same few pages (the table's last leaf, its indexes', the outbox's), so one commit
-   * for all of them writes those pages once instead of once each. The turn's work runs in the
-   * check phase (setImmediate), after the requests that arrived together have been parsed.
-   */
+  /** Runs `work` in the transaction of this turn's shared work: see {@link SqliteGroupCommit.transactionShared}. */
   transactionShared<T>(work: (tx: ImmediateExecutor) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      if (this.#shared.length === 0) setImmediate(this.#flushShared);
-      this.#shared.push({ work, resolve: resolve as (value: unknown) => void, reject, deadline: Date.now() + this.#lockTimeoutMs });
-    });
+    return this.#groupCommit.transactionShared(work);
   }
 
-  /** Commits the shared work of a turn; after the transaction in progress, if one is. */
-  readonly #flushShared = (): void => {
-    if (this.#shared.length === 0) return;
-    if (this.#lock !== undefined) {
-      void this.#lock.then(this.#flushShared);
-      return;
-    }
-    const batch = this.#shared;
-    this.#shared = [];
-    let begun: Promise<void> | undefined;
-    try {
-      begun = this.#beginWrite(batch[0]?.deadline ?? Date.now());
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    if (begun === undefined) {
-      this.#runShared(batch);
-      return;
-    }
-    // Another process holds the write lock: this batch waits for it (on timers) holding the
-    // in-process lock, so transactions and later batches queue behind it, in order.
+  /** Takes the in-process lock, which must be free; returns its release. */
+  #take(): () => void {
     let release!: () => void;
     this.#lock = new Promise<void>((resolve) => (release = resolve));
-    const done = (): void => {
+    return () => {
       this.#lock = undefined;
       release();
     };
-    begun.then(
-      () => {
-        try {
-          this.#runShared(batch);
-        } finally {
-          done();
-        }
-      },
-      (error: unknown) => {
-        done();
-        for (const item of batch) item.reject(error);
-      },
-    );
-  };
-
-  /** Runs a batch of shared work in the write transaction just begun, and commits it. Never throws: each work's promise hears how it went. */
-  #runShared(batch: SharedWork[]): void {
-    const outcomes: { ok: boolean; value: unknown }[] = [];
-    // A work alone needs no savepoint: the transaction is its own.
-    const isolate = batch.length > 1;
-    try {
-      for (const item of batch) {
-        if (isolate) this.#savepoint.run();
-        const outcome = attempt(item.work, this.#immediate);
-        if (isolate) {
-          if (!outcome.ok) this.#rollbackToSavepoint.run();
-          this.#release.run();
-        }
-        outcomes.push(outcome);
-      }
-      if (outcomes.some((o) => o.ok)) this.#commitWrite();
-      else this.#rollback.run();
-    } catch (error) {
-      // The transaction itself failed (a savepoint or the commit): none of it is stored.
-      try {
-        if (this.#writer.inTransaction) this.#rollback.run();
-      } catch {
-        // SQLite rolls back what it cannot commit; a rollback failing too leaves nothing to undo.
-      }
-      const reason = this.#noteWriteFailure(error);
-      for (const item of batch) item.reject(reason);
-      return;
-    }
-    batch.forEach((item, i) => {
-      const outcome = outcomes[i];
-      if (outcome?.ok === true) item.resolve(outcome.value);
-      else item.reject(outcome?.value);
-    });
   }
 
   /**
@@ -398,8 +202,7 @@ export class SqliteDatabase implements SqlDatabase {
     // The in-process lock is taken in the tick it is seen free (as in transaction()): the script
     // must not run inside another caller's transaction on the same connection.
     while (this.#lock !== undefined) await this.#lock;
-    let release!: () => void;
-    this.#lock = new Promise<void>((resolve) => (release = resolve));
+    const release = this.#take();
     const attempt = (): true | typeof LOCKED => {
       try {
         this.#writer.exec(sql);
@@ -412,7 +215,6 @@ export class SqliteDatabase implements SqlDatabase {
     try {
       if (attempt() === LOCKED) await retryWhileLocked(attempt, Date.now() + this.#lockTimeoutMs, "the database's write lock");
     } finally {
-      this.#lock = undefined;
       release();
     }
     // DDL may change what cached statements mean.
@@ -459,42 +261,15 @@ export class SqliteDatabase implements SqlDatabase {
   /** The writer is in use while a transaction holds the lock; the reader is never held across an await. */
   connectionStats(): ConnectionStats {
     const open = this.#reader === this.#writer ? 1 : 2;
-    return { open, idle: open - (this.#lock === undefined ? 0 : 1), waiting: this.#queued.length, max: open };
+    return { open, idle: open - (this.#lock === undefined ? 0 : 1), waiting: this.#groupCommit.waiting, max: open };
   }
 
   async close(): Promise<void> {
     await this.#unlocked();
-    this.#flushShared(); // work handed in this turn is committed, not lost
+    this.#groupCommit.flushShared(); // work handed in this turn is committed, not lost
     // (or waits for another process's lock, and fails after the lock timeout)
     await this.#unlocked();
     if (this.#reader !== this.#writer) this.#reader.close();
     this.#writer.close();
-  }
-}
-
-/** Most transactions one group commit holds (they wait for its commit to be answered). */
-const MAX_GROUP = 256;
-
-interface QueuedTransaction {
-  work: (tx: SqlExecutor) => Promise<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-  /** When waiting for another process's lock must give up (Date.now() time). */
-  deadline: number;
-}
-
-interface SharedWork {
-  work: (tx: ImmediateExecutor) => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-  /** When waiting for another process's lock must give up (Date.now() time). */
-  deadline: number;
-}
-
-function attempt(work: (tx: ImmediateExecutor) => unknown, tx: ImmediateExecutor): { ok: boolean; value: unknown } {
-  try {
-    return { ok: true, value: work(tx) };
-  } catch (error) {
-    return { ok: false, value: error };
   }
 }
