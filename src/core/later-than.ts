@@ -1,7 +1,7 @@
 /**
  * The updatedAt of a row's next version: now, or a millisecond after the latest of `previous`
  * when the clock has not moved on (or went back). Every write moves a row's updatedAt strictly
- * forward, so (row, updatedAt) names one version of it: REST's entity tags rely on that.
+ * forward, so (row, updatedAt) names one version of it.
  */
 export function laterThan(...previous: unknown[]): string {
   let latest = Number.NEGATIVE_INFINITY;

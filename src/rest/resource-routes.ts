@@ -6,7 +6,7 @@ import type { OperationContext } from '../core/principal.js';
 import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/list-spec.js';
-import { assertIfMatch, entityTag, noneMatch, recordTag } from '../http/conditional-requests.js';
+import { assertIfMatch, entityTag, noneMatch } from '../http/conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
 import { parseId, registerPath, type PathOptions, type RouteHandler, type StandardMethod } from '../http/path-routes.js';
@@ -52,8 +52,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   const sendRecord = (request: FastifyRequest, reply: FastifyReply, stored: StoredRecord, query: ItemQuery, view = tr): FastifyReply => {
     const { include, fields } = query;
     const body = JSON.stringify(view.record(fields === undefined ? stored : pick(stored, [...fields, ...include]), include));
-    // Embedded rows change without the parent's updatedAt: such a representation is hashed.
-    const tag = include.length === 0 ? recordTag(view.shape, stored.updatedAt, body) : entityTag(body);
+    const tag = entityTag(body);
     reply.header('etag', tag);
     if (!noneMatch(request.headers['if-none-match'], tag)) return reply.code(304).send();
     return reply.type(JSON_CONTENT_TYPE).send(body);
@@ -62,7 +61,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   /** The representation of a row a write answers with, and its entity tag. */
   const represent = (record: StoredRecord): { body: string; tag: string } => {
     const body = JSON.stringify(tr.record(record));
-    return { body, tag: recordTag(tr.shape, record.updatedAt, body) };
+    return { body, tag: entityTag(body) };
   };
 
   const prepared = (status: number, record: StoredRecord, extra: Record<string, string> = {}): PreparedResponse => {

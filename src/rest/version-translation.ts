@@ -3,7 +3,6 @@ import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } 
 import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
 import { viewOf, type ResourceView } from '../schema/version-view.js';
 import type { StoredRecord } from '../store/list-spec.js';
-import { shapeTag } from '../http/conditional-requests.js';
 
 /** Errors raised in a version's own names: their locations need no renaming. */
 const inApiNames = new WeakSet<Error>();
@@ -18,15 +17,12 @@ const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(\[[A-Za-z]*\])?$/;
  */
 export class VersionTranslator {
   readonly view: ResourceView;
-  /** Names the shape of this version's records (their fields and types): part of their entity tags. */
-  readonly shape: string;
   readonly #schema: SchemaModel;
   readonly #relatedTranslators = new Map<string, VersionTranslator>();
 
   constructor(schema: SchemaModel, view: ResourceView) {
     this.#schema = schema;
     this.view = view;
-    this.shape = shapeTag(JSON.stringify(view.fields.map((f) => [f.apiName, f.field.name, f.field.type, f.field.format ?? null])));
   }
 
   get identity(): boolean {

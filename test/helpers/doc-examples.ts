@@ -124,7 +124,8 @@ const VOLATILE: { name: string; pattern: string; mapped: boolean; loose?: boolea
   { name: 'webhook secret', pattern: 'whsec_[A-Za-z0-9+/=]+', mapped: true },
   { name: 'webhook message id', pattern: 'msg_[A-Za-z0-9_-]+', mapped: true },
   { name: 'cursor', pattern: 'eyJ[A-Za-z0-9_-]+', mapped: true },
-  { name: 'hashed etag', pattern: '(?<=")[A-Za-z0-9_-]{27}(?=")', mapped: true },
+  // Also inside a JSON string, where its closing quote is escaped (a 412's "the current ETag is \"…\"").
+  { name: 'hashed etag', pattern: '(?<=")[A-Za-z0-9_-]{27}(?=\\\\?")', mapped: true },
   { name: 'signature', pattern: '(?<=v1,)[A-Za-z0-9+/=]{44}', mapped: false },
   { name: 'process id', pattern: '(?<="pid":)\\d+', mapped: false },
   { name: 'host name', pattern: '(?<="hostname":")[^"]*(?=")', mapped: false },
