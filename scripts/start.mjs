@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // `npm start [-- serve options]`: serve the API from dist/, rebuilding dist/ first only when a
-// source changed since the last build. `npm install` builds once (the `prepare` script); a restart
+// source changed since the last build (and the admin console, dist/console/, when console/ did). `npm install` builds once (the `prepare` script); a restart
 // with nothing changed then costs a walk over the sources' modification times instead of a
 // TypeScript compile. `tsc -b` keeps the final say: it rebuilds incrementally, and also when an
 // output is missing.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { buildConsoleIfStale } from './console-build.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const buildInfo = `${root}dist/.tsbuildinfo`;
@@ -36,6 +37,10 @@ if (built === undefined || mtime(`${root}dist/cli/main.js`) === undefined || new
   const result = spawnSync(process.execPath, [tsc, '-b', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
+
+// The admin console at /admin, likewise (vite, only when console/ changed).
+const consoleStatus = buildConsoleIfStale();
+if (consoleStatus !== 0) process.exit(consoleStatus);
 
 // Run the CLI in this process (no second Node start-up), as `restgraph serve <arguments>`.
 process.argv.splice(2, 0, 'serve');

@@ -1,0 +1,34 @@
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
+import type { Api } from './api.js';
+import type { SchemaInfo } from './schema.js';
+
+/** What `GET /v1/auth/me` says the token is and may do (docs/auth.md#what-a-token-may-do). */
+export interface AccessSummary {
+  kind: 'anonymous' | 'api-key' | 'jwt' | 'admin-token';
+  subject: string | null;
+  scopes: string[];
+  admin: boolean;
+  resources: Record<string, { read: boolean; create: boolean; update: boolean; delete: boolean; owner: string | null }>;
+  manage: { tokens: boolean; webhooks: boolean };
+}
+
+/** A signed-in console: the API with its token, what the token may do, the schema. */
+export interface Session {
+  api: Api;
+  me: AccessSummary;
+  schema: SchemaInfo;
+}
+
+export const SessionContext = createContext<Session | undefined>(undefined);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (session === undefined) throw new Error('useSession outside a signed-in console');
+  return session;
+}
+
+/** What the token may do with a resource (nothing when /v1/auth/me does not name it). */
+export function accessTo(me: AccessSummary, resource: string): AccessSummary['resources'][string] {
+  return me.resources[resource] ?? { read: false, create: false, update: false, delete: false, owner: null };
+}

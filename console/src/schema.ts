@@ -1,0 +1,165 @@
+/**
+ * What the console knows of the schema, read from the public `GET /openapi.json`: each resource's
+ * record schema carries `x-restgraph-resource`, each field `x-restgraph-type` (and references
+ * `x-restgraph-references`, `x-restgraph-on-delete`); the `<Type>Create` schema has the write
+ * constraints and the required list. Nothing else is asked of the server.
+ */
+
+export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum' | 'json';
+export type OnDelete = 'restrict' | 'cascade' | 'setNull';
+
+export interface FieldInfo {
+  name: string;
+  type: FieldType;
+  /** Set by the server (id, createdAt, updatedAt): shown, never edited. */
+  readOnly: boolean;
+  /** Required on create. */
+  required: boolean;
+  enumValues?: string[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  pattern?: string;
+  default?: unknown;
+  description?: string;
+  references?: string;
+  onDelete?: OnDelete;
+}
+
+export interface ResourceInfo {
+  /** The resource's name, as in its path (`users`). */
+  name: string;
+  /** One record, in words (`user`). */
+  singular: string;
+  description?: string;
+  fields: FieldInfo[];
+}
+
+/** A field of another resource that refers to this one, and what deleting a row here does to it. */
+export interface Referrer {
+  resource: string;
+  field: string;
+  onDelete: OnDelete;
+}
+
+export interface SchemaInfo {
+  resources: Map<string, ResourceInfo>;
+  /** Event types of /v1/events, in schema order. */
+  eventTypes: string[];
+  /** Every scope an operation names, and `admin`: the choices when creating an API key. */
+  scopes: string[];
+}
+
+/** Filter operators per field type (docs/list-queries.md). */
+export const OPERATORS: Readonly<Record<FieldType, readonly string[]>> = {
+  string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'isNull'],
+  integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  datetime: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  enum: ['eq', 'ne', 'in', 'isNull'],
+  boolean: ['eq', 'ne', 'isNull'],
+  json: ['isNull'],
+};
+
+interface JsonSchema {
+  type?: string | string[];
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  format?: string;
+  pattern?: string;
+  default?: unknown;
+  description?: string;
+  readOnly?: boolean;
+  required?: string[];
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  'x-restgraph-resource'?: string;
+  'x-restgraph-type'?: FieldType;
+  'x-restgraph-references'?: string;
+  'x-restgraph-on-delete'?: OnDelete;
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { security?: Record<string, string[]>[]; parameters?: { name: string; schema?: JsonSchema }[] }>>;
+  components: { schemas: Record<string, JsonSchema> };
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+function fieldOf(name: string, record: JsonSchema, write: JsonSchema | undefined, required: ReadonlySet<string>): FieldInfo | undefined {
+  const type = record['x-restgraph-type'];
+  if (type === undefined) return undefined;
+  // The write schema carries the constraints (bounds, lengths, enum values, defaults).
+  const facts: JsonSchema = { ...record, ...write };
+  const field: FieldInfo = { name, type, readOnly: write === undefined || write.readOnly === true, required: required.has(name) };
+  if (facts.enum !== undefined) field.enumValues = facts.enum.filter((value): value is string => typeof value === 'string');
+  if (facts.minimum !== undefined && Math.abs(facts.minimum) < Number.MAX_SAFE_INTEGER) field.minimum = facts.minimum;
+  if (facts.maximum !== undefined && Math.abs(facts.maximum) < Number.MAX_SAFE_INTEGER) field.maximum = facts.maximum;
+  if (facts.minLength !== undefined) field.minLength = facts.minLength;
+  if (facts.maxLength !== undefined) field.maxLength = facts.maxLength;
+  if (facts.format !== undefined) field.format = facts.format;
+  if (facts.pattern !== undefined) field.pattern = facts.pattern;
+  if (facts.default !== undefined) field.default = facts.default;
+  if (record.description !== undefined) field.description = record.description;
+  if (record['x-restgraph-references'] !== undefined) field.references = record['x-restgraph-references'];
+  if (record['x-restgraph-on-delete'] !== undefined) field.onDelete = record['x-restgraph-on-delete'];
+  return field;
+}
+
+/** Reads the resources, their fields, the event types and the scopes out of an OpenAPI document. */
+export function schemaInfo(document: OpenApiDocument): SchemaInfo {
+  const schemas = document.components.schemas;
+  const resources = new Map<string, ResourceInfo>();
+  for (const [typeName, record] of Object.entries(schemas)) {
+    const name = record['x-restgraph-resource'];
+    if (name === undefined) continue;
+    const create = schemas[`${typeName}Create`];
+    const required = new Set(create?.required ?? []);
+    const fields: FieldInfo[] = [];
+    for (const [fieldName, property] of Object.entries(record.properties ?? {})) {
+      const field = fieldOf(fieldName, property, create?.properties?.[fieldName], required);
+      if (field !== undefined) fields.push(field);
+    }
+    // The schema's own fields first, after the id; when rows were made and changed last.
+    const stamps = new Set(['createdAt', 'updatedAt']);
+    fields.sort((a, b) => Number(stamps.has(a.name)) - Number(stamps.has(b.name)));
+    resources.set(name, { name, singular: lowerFirst(typeName), ...(record.description === undefined ? {} : { description: record.description }), fields });
+  }
+  const eventParameter = document.paths['/v1/events']?.get?.parameters?.find((parameter) => parameter.name === 'types');
+  const eventTypes = (eventParameter?.schema?.items?.enum ?? []).filter((value): value is string => typeof value === 'string');
+  const scopes = new Set<string>(['admin']);
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item)) {
+      for (const requirement of operation.security ?? []) for (const list of Object.values(requirement)) for (const scope of list) scopes.add(scope);
+    }
+  }
+  return { resources, eventTypes, scopes: [...scopes].sort() };
+}
+
+/** The fields of other resources (and of this one) that refer to `resource`. */
+export function referrersOf(schema: SchemaInfo, resource: string): Referrer[] {
+  const found: Referrer[] = [];
+  for (const other of schema.resources.values()) {
+    for (const field of other.fields) {
+      if (field.references === resource) found.push({ resource: other.name, field: field.name, onDelete: field.onDelete ?? 'restrict' });
+    }
+  }
+  return found;
+}
+
+/** The resource an event type belongs to (`user.created` → users). */
+export function resourceOfEventType(schema: SchemaInfo, type: string): ResourceInfo | undefined {
+  const singular = type.slice(0, type.lastIndexOf('.'));
+  for (const resource of schema.resources.values()) if (resource.singular === singular) return resource;
+  return undefined;
+}
+
+export type { OpenApiDocument };

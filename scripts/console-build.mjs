@@ -1,0 +1,38 @@
+// Builds the admin console (console/ → dist/console/, vite) when its sources changed since the
+// last build, for `npm start` and the test suite's global set-up (`npm run build` always builds it).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function mtime(path) {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The newest modification time among console/'s files (and preact's, which the bundle holds). */
+function newestInput() {
+  let newest = mtime(`${root}node_modules/preact/package.json`) ?? 0;
+  for (const entry of readdirSync(`${root}console`, { recursive: true, withFileTypes: true })) {
+    newest = Math.max(newest, statSync(`${entry.parentPath ?? entry.path}/${entry.name}`).mtimeMs);
+  }
+  return newest;
+}
+
+/** Whether dist/console/ is missing or older than console/. */
+export function consoleBuildStale() {
+  const built = mtime(`${root}dist/console/index.html`);
+  return built === undefined || newestInput() > built;
+}
+
+/** Runs `vite build` for the console if it is stale; returns the exit status (0 when nothing was to do). */
+export function buildConsoleIfStale(log = (line) => process.stderr.write(`${line}\n`)) {
+  if (!consoleBuildStale()) return 0;
+  log('restgraph: the admin console changed since the last build; building it (vite build)');
+  const vite = fileURLToPath(new URL('../node_modules/vite/bin/vite.js', import.meta.url));
+  return spawnSync(process.execPath, [vite, 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio: 'inherit', timeout: 180_000 }).status ?? 1;
+}
