@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { buildConsoleIfStale } from '../scripts/console-build.mjs';
 
 /**
  * Builds dist/ once before any test file runs: the CLI tests run `node dist/cli/main.js` as a
  * child process, and two files building at once could read each other's half-written output.
- * `tsc -b` (as `npm run build`) skips the compile when dist/ is already up to date with src/.
+ * `tsc -b` (as `npm run build`) skips the compile when dist/ is already up to date with src/. The
+ * admin console (dist/console/, for the /admin browser test) is built likewise only when console/
+ * changed.
  */
 export default function setup(): void {
   const root = fileURLToPath(new URL('..', import.meta.url));
@@ -13,4 +16,5 @@ export default function setup(): void {
     stdio: 'inherit',
     timeout: 180_000,
   });
+  if (buildConsoleIfStale() !== 0) throw new Error('building the admin console (vite build --config console/vite.config.ts) failed');
 }

@@ -7,6 +7,7 @@ import { TokenOperations } from '../core/token-operations.js';
 import { registerGraphqlRoutes } from '../graphql/graphql-routes.js';
 import { GraphqlService } from '../graphql/graphql-service.js';
 import { registerFavicon } from '../http/favicon.js';
+import { registerAdminConsoleRoutes } from '../rest/admin-console-routes.js';
 import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
@@ -136,11 +137,12 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     adminAccessChecked: () => Promise.resolve(),
   });
 
-  // Routes: system and docs, REST, tokens and webhooks, the event stream, GraphQL.
+  // Routes: system, docs and the admin console, REST, tokens and webhooks, the event stream, GraphQL.
   registerSystemRoutes(app, schema, db, http.isDraining);
   registerFavicon(app);
   if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
   registerOpenApiRoutes(app, schema, options);
+  registerAdminConsoleRoutes(app);
   const routeOptions = { operations, idempotency: storage.idempotency, listLimits: options.listLimits };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {

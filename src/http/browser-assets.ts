@@ -11,11 +11,17 @@ import { entityTag, noneMatch } from './conditional-requests.js';
  */
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'";
 
-/** A browser page: HTML under the pages' Content-Security-Policy, revalidated on every load. */
-export function sendBrowserPage(reply: FastifyReply, html: string): FastifyReply {
+/**
+ * A stricter policy for pages built here that need no inline styles (the admin console): styles
+ * from this server's files only, no forms posted anywhere, no framing, no `<base>`.
+ */
+export const STRICT_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** A browser page: HTML under the pages' Content-Security-Policy (or `csp`), revalidated on every load. */
+export function sendBrowserPage(reply: FastifyReply, html: string, csp: string = CSP): FastifyReply {
   return reply
     .type('text/html; charset=utf-8')
-    .header('content-security-policy', CSP)
+    .header('content-security-policy', csp)
     .header('x-content-type-options', 'nosniff')
     .header('cache-control', 'no-cache')
     .send(html);

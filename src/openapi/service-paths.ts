@@ -144,7 +144,7 @@ export function eventPaths(types: readonly string[], readRules: readonly AccessR
 
 /**
  * `/`, `/healthz`, `/readyz` (src/rest/system-routes.ts), the OpenAPI documents and `/docs`
- * (src/rest/openapi-routes.ts).
+ * (src/rest/openapi-routes.ts), and the admin console `/admin` (src/rest/admin-console-routes.ts).
  */
 export function systemPaths(documentUrls: readonly { url: string; version: string }[], metrics?: { public: boolean }): Record<string, PathItemObject> {
   const tags = ['service'];
@@ -158,6 +158,14 @@ export function systemPaths(documentUrls: readonly { url: string; version: strin
     },
     '/docs': {
       get: operation({ operationId: 'getApiReference', summary: 'This reference, in the browser', tags }, [PUBLIC], { 200: success('An HTML page (Swagger UI, served by this server).', { type: 'string' }, [], 'text/html') }, {}),
+    },
+    '/admin': {
+      get: operation(
+        { operationId: 'getAdminConsole', summary: 'The admin console, in the browser', description: 'A single-page app over this public API: it signs in with a token, kept in the browser tab only (docs/admin-console.md).', tags },
+        [PUBLIC],
+        { 200: success('An HTML page (the console, built by `npm run build`, served by this server).', { type: 'string' }, [], 'text/html') },
+        { 503: ['service-unavailable'] },
+      ),
     },
   };
   if (metrics !== undefined) {
