@@ -38,7 +38,7 @@ export class SseParser {
     this.#buffer = lines.pop() ?? '';
     for (const line of lines) {
       if (line === '') {
-        if (this.#frame.data.length > 0 || this.#frame.id !== undefined) onFrame(this.#frame);
+        if (this.#frame.data.length > 0 || this.#frame.id !== undefined || this.#frame.retry !== undefined) onFrame(this.#frame);
         this.#frame = { data: [] };
         continue;
       }

@@ -50,8 +50,10 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
   const [next, setNext] = useState<string | undefined>();
   const [total, setTotal] = useState<string | undefined>();
   const [error, setError] = useState<unknown>();
-  const [loading, setLoading] = useState(true);
+  // Which page the rows shown are of: until it is the page asked for, the table is loading.
+  const [loadedUrl, setLoadedUrl] = useState<string | undefined>();
   const pageUrl = pages[pages.length - 1] ?? firstUrl;
+  const loading = loadedUrl !== pageUrl;
 
   useEffect(() => {
     setPages([firstUrl]);
@@ -60,7 +62,6 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
 
   useEffect(() => {
     const controller = new AbortController();
-    setLoading(true);
     setError(undefined);
     api
       .call<Row[]>(pageUrl, { signal: controller.signal })
@@ -76,13 +77,13 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
           url.searchParams.delete('count');
           setNext(url.pathname + url.search);
         }
-        setLoading(false);
+        setLoadedUrl(pageUrl);
       })
       .catch((failure: unknown) => {
         if (controller.signal.aborted) return;
         setError(failure);
         setRows(undefined);
-        setLoading(false);
+        setLoadedUrl(pageUrl);
       });
     return () => controller.abort();
   }, [pageUrl]);
