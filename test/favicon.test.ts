@@ -45,7 +45,7 @@ describe('/favicon.ico', () => {
 
   it('is linked from every HTML page the server serves', async () => {
     const html = { ...ANONYMOUS, accept: 'text/html' };
-    for (const url of ['/docs', '/graphql']) {
+    for (const url of ['/docs', '/graphql', '/admin']) {
       const page = await t.app.inject({ method: 'GET', url, headers: html });
       expect(page.statusCode, url).toBe(200);
       expect(page.headers['content-type'], url).toBe('text/html; charset=utf-8');

@@ -234,11 +234,15 @@ describe('the service paths', () => {
     await expectStatus({ method: 'GET', url: '/v1/events', headers: { accept: 'application/json' } }, 406);
   });
 
-  it('/, health, the documents and /docs; 503 from /readyz while draining', async () => {
+  it('/, health, the documents, /docs and /admin; 503 from /readyz while draining', async () => {
     for (const url of ['/', '/healthz', '/readyz', '/openapi.json', '/v1/openapi.json']) await expectStatus({ method: 'GET', url }, 200);
     const page = await call({ method: 'GET', url: '/docs', headers: { accept: 'text/html' } });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    const admin = await call({ method: 'GET', url: '/admin', headers: { accept: 'text/html' } });
+    expect(admin.statusCode).toBe(200);
+    expect(admin.headers['content-security-policy']).toContain("style-src 'self';");
+    await expectStatus({ method: 'GET', url: '/admin', headers: { accept: 'application/json' } }, 406);
     const etag = String((await call({ method: 'GET', url: '/openapi.json' })).headers.etag);
     await expectStatus({ method: 'GET', url: '/openapi.json', headers: { 'if-none-match': etag } }, 304);
     await expectStatus({ method: 'GET', url: '/healthz', headers: bearer('rg_not-a-key') }, 200);

@@ -40,6 +40,11 @@ export class TcpProxy {
     for (const socket of this.#sockets) socket.resume();
   }
 
+  /** Drops every open connection (as a restarted proxy or a lost network would); new ones are accepted as before. */
+  cut(): void {
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
   async close(): Promise<void> {
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
