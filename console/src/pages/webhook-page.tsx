@@ -163,7 +163,14 @@ export function WebhookPage({ id }: { id: string }) {
                 </td>
                 <td>{delivery.status === 'pending' ? shortTime(delivery.nextAttemptAt) : '—'}</td>
                 <td>
-                  <button type="button" aria-label={`Retry delivery ${delivery.id}`} onClick={() => void act(post(`deliveries/${delivery.id}/retry`), `Delivery ${delivery.id} will be attempted again now.`)}>
+                  <button
+                    type="button"
+                    aria-label={`Retry delivery ${delivery.id}`}
+                    onClick={() => {
+                      // The attempt is made just after the 202: look again soon rather than at the next refresh.
+                      void act(post(`deliveries/${delivery.id}/retry`), `Delivery ${delivery.id} will be attempted again now.`).then(() => setTimeout(() => void load(), 300));
+                    }}
+                  >
                     Retry
                   </button>
                 </td>
