@@ -120,6 +120,11 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console at /admin, in Chr
     await page.getByRole('button', { name: 'Previous' }).click();
     await page.getByText('Total: 30 · page 1').waitFor(wait);
 
+    // Sorting by keyboard: the header is a button.
+    await page.getByRole('button', { name: 'email', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('th[aria-sort="ascending"]', { hasText: 'email' }).waitFor(wait);
+    await rows().first().getByText('user10@example.com').waitFor(wait);
     // Sorting: name descending puts User 30 first; the fragment keeps the sort.
     await page.getByRole('button', { name: 'name', exact: true }).click();
     await page.locator('th[aria-sort="ascending"]', { hasText: 'name' }).waitFor(wait);
@@ -250,6 +255,10 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console at /admin, in Chr
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
     await expect(page.locator('#shown-once-value').inputValue()).resolves.toMatch(/^whsec_/);
     await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete webhook' }).click();
+    await page.getByText('No webhook endpoints.').waitFor(wait);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/webhooks' })).json()).toEqual([]);
   });
 
   it('tails events: one arrives live; paused, then resumed with Last-Event-ID, nothing is missed', async () => {
@@ -265,6 +274,13 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console at /admin, in Chr
     await page.getByRole('button', { name: 'Resume' }).click();
     await page.locator('.event', { hasText: 'While paused' }).waitFor(wait);
     await page.getByText(/^Resumed with Last-Event-ID \d+/).waitFor(wait);
+    // The type filter: only user.updated from now on.
+    await page.getByRole('checkbox', { name: 'user.updated' }).check();
+    await page.getByText(/^Resumed with Last-Event-ID \d+/).waitFor(wait);
+    await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Not shown' } });
+    await t.app.inject({ method: 'PATCH', url: '/users/1', payload: { bio: 'Shown' } });
+    await page.locator('.event', { hasText: 'user.updated' }).waitFor(wait);
+    expect(await page.locator('.event', { hasText: 'Not shown' }).count()).toBe(0);
     await shoot('events');
   });
 
@@ -306,7 +322,9 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console at /admin, in Chr
   });
 
   it('a token with only users:read sees users and is offered no create, edit, delete, keys or webhooks', async () => {
-    await signIn(readerKey);
+    // By keyboard this time: Enter in the Token field signs in.
+    await page.getByLabel('Token').fill(readerKey);
+    await page.keyboard.press('Enter');
     await nav('users').waitFor(wait);
     await expect(page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).resolves.toEqual(['users', 'posts', 'products', 'Events', 'Status', 'GraphiQL', 'API reference']);
     await nav('users').click();

@@ -29,6 +29,9 @@ export function EventsPage() {
   useEffect(() => {
     if (paused) return;
     setRefused(undefined);
+    setStatus('Connecting…');
+    // A new filter continues from where the previous stream was, as a resume does.
+    lastId.current = tail.current?.lastId ?? lastId.current;
     const started = new EventTail(
       api.authorization,
       types,

@@ -125,7 +125,7 @@ export function WebhookPage({ id }: { id: string }) {
         </>
       )}
       <h2>Deliveries</h2>
-      <p class="muted">The latest 100, newest first, each with every attempt. Read again every {REFRESH_MS / 1000} s.</p>
+      <p class="muted">The latest 100, newest first, each with every attempt, read again every second.</p>
       {deliveries !== undefined && deliveries.length === 0 && <p>No deliveries yet.</p>}
       {deliveries !== undefined && deliveries.length > 0 && (
         <TableBox label="Deliveries">
