@@ -7,8 +7,9 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   // The page is /admin and its files /admin/assets/<name>-<hash>.<ext>.
   base: '/admin/',
-  // Preact's automatic JSX runtime (preact/jsx-runtime).
-  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // Preact's automatic JSX runtime (preact/jsx-runtime), never its development form (`__source`,
+  // `__self` on every element), which vite would choose when NODE_ENV is not production (under vitest).
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact', development: false } },
   build: {
     outDir: fileURLToPath(new URL('../dist/console/', import.meta.url)),
     emptyOutDir: true,

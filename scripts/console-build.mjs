@@ -34,5 +34,7 @@ export function buildConsoleIfStale(log = (line) => process.stderr.write(`${line
   if (!consoleBuildStale()) return 0;
   log('restgraph: the admin console changed since the last build; building it (vite build)');
   const vite = fileURLToPath(new URL('../node_modules/vite/bin/vite.js', import.meta.url));
-  return spawnSync(process.execPath, [vite, 'build', '--config', 'console/vite.config.ts'], { cwd: root, stdio: 'inherit', timeout: 180_000 }).status ?? 1;
+  // A production build whatever NODE_ENV the caller has (vitest sets "test").
+  const env = { ...process.env, NODE_ENV: 'production' };
+  return spawnSync(process.execPath, [vite, 'build', '--config', 'console/vite.config.ts'], { cwd: root, env, stdio: 'inherit', timeout: 180_000 }).status ?? 1;
 }
