@@ -50,7 +50,19 @@ program
     process.exitCode = await runMigrate({ schemaFile, ...flags });
   });
 
-const exporter = program.command('export').description('Print a description of the API generated from the schema.');
+const exporter = program.command('export').description('Print a description of the API generated from the schema, or the data of a database.');
+
+exporter
+  .command('data')
+  .description('Write every record of the database as NDJSON, one {"resource":…,"record":{…}} a line: referenced resources first, rows by id (what `import data` reads).')
+  .argument('[schema-file]', TOKEN_SCHEMA)
+  .option('-o, --output <file>', 'write to this file (default stdout)')
+  .option('-d, --database-url <url>', OPENING_DATABASE)
+  .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
+  .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string }) => {
+    const { runExportData } = await import('./data-command.js');
+    await runExportData({ schemaFile, ...flags });
+  });
 
 exporter
   .command('graphql')
