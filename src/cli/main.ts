@@ -85,6 +85,25 @@ exporter
     runExportOpenapi({ schemaFile, ...flags });
   });
 
+const importer = program
+  .command('import')
+  .description('Load records in bulk: a whole export (import data), or one resource from CSV, JSON or NDJSON.');
+
+importer
+  .command('data')
+  .description('Read an export of `export data` into the database (migrated to the schema first, created if missing): one transaction, ids kept, references checked, id generators moved past the largest ids. Nothing is imported if any row is rejected.')
+  .argument('<file>', 'the NDJSON file `export data` wrote')
+  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .option('-d, --database-url <url>', CREATING_DATABASE)
+  .option('--events', 'write a created event to the outbox for each record (default: none)')
+  .option('--skip-invalid', 'import the valid rows when some are rejected (each rejected row is still reported)')
+  .option('--allow-existing-rows', 'import into tables that already have rows (rows whose ids are taken are rejected)')
+  .addHelpText('after', '\nExample:\n  restgraph import data backup.ndjson my-schema.yaml -d sqlite:./data/copy.db')
+  .action(async (file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; events?: boolean; skipInvalid?: boolean; allowExistingRows?: boolean }) => {
+    const { runImportData } = await import('./data-command.js');
+    await runImportData({ file, schemaFile, ...flags });
+  });
+
 const token = program
   .command('token')
   .description('Create, list and revoke API keys (works on a database `serve` or `migrate` made; changes no schema).');

@@ -22,13 +22,12 @@ export class BulkRows {
     this.#db = db;
   }
 
-  /** Every row of `resource`, by id ascending, `pageSize` rows a read (decoded, in canonical key order). */
-  async *rows(resource: ResourceModel, pageSize = 1000, executor: SqlExecutor = this.#db): AsyncGenerator<StoredRecord> {
+  /** Every row of `resource` (with an id above `after`), by id ascending, `pageSize` rows a read (decoded, in canonical key order). */
+  async *rows(resource: ResourceModel, pageSize = 1000, executor: SqlExecutor = this.#db, after = 0): AsyncGenerator<StoredRecord> {
     const columns = columnNames(resource);
     const fields = canonicalFields(resource);
     const rules = this.#db.rules;
     const statement = this.#db.builder.selectFrom(resource.name).select(columns).where('id', '>', 0).orderBy('id').limit(pageSize).compile();
-    let after = 0;
     for (;;) {
       const page = await executor.all({ sql: statement.sql, parameters: [after, pageSize], reuse: true });
       for (const row of page) {
@@ -45,6 +44,17 @@ export class BulkRows {
   async hasRows(resource: ResourceModel, executor: SqlExecutor = this.#db): Promise<boolean> {
     const rows = await executor.all(this.#db.builder.selectFrom(resource.name).select('id').limit(1).compile());
     return rows.length > 0;
+  }
+
+  /** Which of `ids` are ids of `resource`'s rows. */
+  async existingIds(tx: SqlExecutor, resource: ResourceModel, ids: readonly number[]): Promise<Set<number>> {
+    const found = new Set<number>();
+    const unique = [...new Set(ids)];
+    for (let start = 0; start < unique.length; start += 500) {
+      const rows = await tx.all(this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', unique.slice(start, start + 500)).compile());
+      for (const row of rows) found.add(Number(row.id));
+    }
+    return found;
   }
 
   /** The largest id of `resource`, 0 when empty. */
