@@ -87,7 +87,23 @@ exporter
 
 const importer = program
   .command('import')
-  .description('Load records in bulk: a whole export (import data), or one resource from CSV, JSON or NDJSON.');
+  .description('Load records in bulk: one resource from CSV, JSON or NDJSON, or a whole export (import data).')
+  .argument('<resource>', 'the resource the records are of (as in its URL: users)')
+  .argument('<file>', 'a .csv file (a header row of field names), a .json array of records, or .ndjson (one record a line)')
+  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .option('-d, --database-url <url>', CREATING_DATABASE)
+  .option('--format <format>', 'csv, json or ndjson (default: from the file name)')
+  .option('--skip-invalid', 'import the valid rows when some are rejected (each rejected row is still reported)')
+  .option('--events', 'write a created event to the outbox for each record (default: none)')
+  .addHelpText(
+    'after',
+    '\nValues are converted by field type (CSV text to integer, number, boolean, json); an empty CSV cell is no value. Ids are kept when given, else assigned. ' +
+      'Every rejected row is reported with its line; nothing is imported if any is rejected, unless --skip-invalid.\n\nExamples:\n  restgraph import users users.csv my-schema.yaml\n  restgraph import data backup.ndjson my-schema.yaml',
+  )
+  .action(async (resource: string, file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; format?: string; skipInvalid?: boolean; events?: boolean }) => {
+    const { runImportResource } = await import('./data-command.js');
+    await runImportResource({ resource, file, schemaFile, ...flags });
+  });
 
 importer
   .command('data')

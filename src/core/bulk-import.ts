@@ -136,6 +136,10 @@ class ImportRun {
   readonly #imported = new Map<string, number>();
   readonly #rejected: RejectedRow[] = [];
   readonly #open: OpenReference[] = [];
+  /** Events of rows whose references were found after they were written (written at the end). */
+  readonly #resolvedEvents: NewEvent[] = [];
+  /** Resources this import wrote rows with ids to (their id generators move past them). */
+  readonly #wroteIds = new Set<string>();
   /** Rows with ids, waiting to be written (one resource at a time). */
   #batch: PendingRow[] = [];
   #batchResource: ResourceModel | undefined;
@@ -193,13 +197,26 @@ class ImportRun {
 
   async finish(): Promise<BulkImportResult> {
     await this.#flush();
+    const unresolved = this.#closeReferences();
+    const withoutIds = new Map<ResourceModel, PendingRow[]>();
+    for (const [resource, rows] of this.#withoutIds) withoutIds.set(resource, await this.#referencing(resource, rows));
+    const result = { imported: this.#imported, rejected: this.#rejected.sort((a, b) => a.line - b.line) };
+    // Rejected rows with nothing to be imported: the caller rolls back, and no id generator has moved
+    // (PostgreSQL's sequences would keep the move: they are outside transactions).
+    if (this.#rejected.length > 0 && this.#options.skipInvalid !== true) return result;
     // Every row with an id is in: move each generator past them, then let it number the others.
     for (const resource of this.#schema.resources.values()) {
-      if ((this.#ids.get(resource.name)?.size ?? 0) > 0) await this.#rows.moveIdGenerator(this.#tx, resource);
+      if (this.#wroteIds.has(resource.name)) await this.#rows.moveIdGenerator(this.#tx, resource);
     }
-    for (const [resource, rows] of this.#withoutIds) await this.#writeWithoutIds(resource, rows);
-    await this.#closeReferences();
-    return { imported: this.#imported, rejected: this.#rejected.sort((a, b) => a.line - b.line) };
+    for (const [resource, rows] of withoutIds) await this.#writeWithoutIds(resource, rows);
+    if (this.#resolvedEvents.length > 0) await this.#events.append(this.#tx, this.#resolvedEvents);
+    for (const [resource, ids] of unresolved) {
+      await this.#rows.deleteIds(this.#tx, resource, ids);
+      const left = (this.#imported.get(resource.name) ?? 0) - ids.length;
+      if (left > 0) this.#imported.set(resource.name, left);
+      else this.#imported.delete(resource.name);
+    }
+    return result;
   }
 
   /** The record as it will be stored (id, fields, timestamps, in canonical order), or why not. */
@@ -266,13 +283,18 @@ class ImportRun {
   }
 
   /** Rows without ids: written last, their references checked first (every row with an id is in by then). */
-  async #writeWithoutIds(resource: ResourceModel, rows: PendingRow[]): Promise<void> {
+  /** The rows (without ids) whose references all point to a row; the others are rejected. */
+  async #referencing(resource: ResourceModel, rows: PendingRow[]): Promise<PendingRow[]> {
     const missing = new Set((await this.#missingReferences(resource, rows)).map((m) => m.line));
     const valid: PendingRow[] = [];
     for (const row of rows) {
       if (missing.has(row.line)) this.#reject(row.line, resource.name, this.#referenceReason(resource, row.record));
       else valid.push(row);
     }
+    return valid;
+  }
+
+  async #writeWithoutIds(resource: ResourceModel, valid: PendingRow[]): Promise<void> {
     const before = this.#options.events === true ? await this.#rows.maxId(resource, this.#tx) : 0;
     for (let start = 0; start < valid.length; start += BATCH_ROWS) await this.#write(resource, valid.slice(start, start + BATCH_ROWS), false);
     if (this.#options.events === true) {
@@ -289,6 +311,7 @@ class ImportRun {
   async #write(resource: ResourceModel, rows: readonly PendingRow[], withIds: boolean, open?: ReadonlySet<PendingRow>): Promise<void> {
     if (rows.length === 0) return;
     await this.#rows.insert(this.#tx, resource, rows.map((r) => r.record), withIds);
+    if (withIds) this.#wroteIds.add(resource.name);
     this.#imported.set(resource.name, (this.#imported.get(resource.name) ?? 0) + rows.length);
     if (withIds && this.#options.events === true) {
       const events = rows.filter((r) => open?.has(r) !== true).map((r) => eventOf('created', resource, r.record));
@@ -324,29 +347,26 @@ class ImportRun {
   }
 
   /** References still open at the end: found among the rows imported later, or their rows are rejected (and taken out again). */
-  async #closeReferences(): Promise<void> {
-    const removed = new Map<ResourceModel, number[]>();
-    const events: NewEvent[] = [];
+  /**
+   * References still open at the end: found among the rows imported later, or their rows are
+   * rejected. Returns the ids of those rows by resource (already written: to be taken out again),
+   * forgotten from the ids imported at once, so rows referring to them are rejected too.
+   */
+  #closeReferences(): Map<ResourceModel, number[]> {
+    const unresolved = new Map<ResourceModel, number[]>();
     for (const open of this.#open) {
       const target = this.#schema.resources.get(open.field.references ?? '');
       if (target !== undefined && this.#idsOf(target).has(open.value)) {
-        if (this.#options.events === true) events.push(eventOf('created', open.resource, open.record));
+        if (this.#options.events === true) this.#resolvedEvents.push(eventOf('created', open.resource, open.record));
         continue;
       }
       this.#reject(open.line, open.resource.name, `/${open.field.name}: ${target?.name ?? ''} ${open.value} does not exist (neither in the database nor in the import)`);
-      let ids = removed.get(open.resource);
-      if (ids === undefined) removed.set(open.resource, (ids = []));
+      let ids = unresolved.get(open.resource);
+      if (ids === undefined) unresolved.set(open.resource, (ids = []));
       ids.push(open.id);
+      this.#idsOf(open.resource).delete(open.id);
     }
-    if (events.length > 0) await this.#events.append(this.#tx, events);
-    if (this.#options.skipInvalid !== true) return; // the transaction is rolled back
-    for (const [resource, ids] of removed) {
-      await this.#rows.deleteIds(this.#tx, resource, ids);
-      const left = (this.#imported.get(resource.name) ?? 0) - ids.length;
-      if (left > 0) this.#imported.set(resource.name, left);
-      else this.#imported.delete(resource.name);
-      for (const id of ids) this.#idsOf(resource).delete(id);
-    }
+    return unresolved;
   }
 
   #referenceReason(resource: ResourceModel, record: StoredRecord): string {

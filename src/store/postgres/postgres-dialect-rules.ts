@@ -61,9 +61,15 @@ export const postgresDialectRules: SqlDialectRules = {
   },
 
   moveIdGenerator(table: string) {
-    // The identity's sequence hands out max(id) + 1 next (1 on an empty table).
+    // Past the largest id, and never back (ids of deleted rows do not come again): the identity's
+    // sequence hands out the larger of max(id) + 1 and its own next value.
     const quoted = `"${table.replace(/"/g, '""')}"`;
-    return { sql: `select setval(pg_get_serial_sequence($1, 'id'), coalesce(max("id"), 0) + 1, false) as "next" from ${quoted}`, parameters: [quoted] };
+    return {
+      sql:
+        `select setval(pg_get_serial_sequence($1, 'id'), greatest(coalesce(max("id"), 0), coalesce(pg_sequence_last_value(pg_get_serial_sequence($1, 'id')::regclass), 0)) + 1, false) as "next" ` +
+        `from ${quoted}`,
+      parameters: [quoted],
+    };
   },
 
   encode(field: FieldModel, value: unknown): unknown {
