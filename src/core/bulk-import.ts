@@ -234,7 +234,8 @@ class ImportRun {
       } else if (name === 'createdAt' || name === 'updatedAt') {
         if (value === null) continue;
         const time = typeof value === 'string' && DATE_TIME.test(value) ? Date.parse(value) : NaN;
-        if (Number.isFinite(time)) times[name] = new Date(time).toISOString();
+        // As an export writes them (the stored form), they are kept as they are.
+        if (Number.isFinite(time)) times[name] = STORED_TIME.test(value as string) ? (value as string) : new Date(time).toISOString();
         else problems.push(`/${name}: must be a date-time (RFC 3339, e.g. 2024-05-01T12:00:00Z)`);
       } else {
         body[name] = value;
@@ -396,6 +397,8 @@ class ImportRun {
 }
 
 /** RFC 3339 date-time, as the request validator takes it. */
+/** A date-time as stored (Date.toISOString's form). */
+const STORED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 const referenceCache = new WeakMap<ResourceModel, FieldModel[]>();

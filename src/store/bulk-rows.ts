@@ -70,8 +70,8 @@ export class BulkRows {
 
   /**
    * Inserts validated rows as they are: every column of the resource (`id` included when
-   * `withIds`), values decoded as clients see them (encoded here). Several statements when there are
-   * more rows than {@link rowsPerStatement}.
+   * `withIds`), values decoded as clients see them (encoded here; datetimes already in their
+   * stored form). Several statements when there are more rows than {@link rowsPerStatement}.
    */
   async insert(tx: SqlExecutor, resource: ResourceModel, rows: readonly StoredRecord[], withIds: boolean): Promise<void> {
     const columns = withIds ? columnNames(resource) : columnNames(resource).filter((name) => name !== 'id');
@@ -82,7 +82,12 @@ export class BulkRows {
       const chunk = rows.slice(start, start + per);
       const parameters: unknown[] = [];
       for (const row of chunk) {
-        for (const field of fields) parameters.push(rules.encode(field, row[field.name]));
+        for (const field of fields) {
+          const value = row[field.name];
+          // Datetimes come normalised (ISO 8601 UTC, as every dialect stores them): parsing each
+          // again took a tenth of an import.
+          parameters.push(field.type === 'datetime' && typeof value === 'string' ? value : rules.encode(field, value));
+        }
       }
       await tx.run({ sql: this.#insertText(resource, columns, chunk.length), parameters, reuse: chunk.length === per });
     }
