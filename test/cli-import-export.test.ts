@@ -94,8 +94,6 @@ describe.concurrent('export data and import data', () => {
       expect(imported.stderr).toBe('');
       expect(imported.code).toBe(0);
       expect(await checksums(target)).toEqual(await checksums(source));
-      const again = await run(dir, ['export', 'data', schema, '-d', target.url]);
-      expect(again.stdout).toBe(text);
 
       // The id generators are past the largest ids: the next create gets the next id.
       const { base } = await serve(dir, [schema], { DATABASE_URL: target.url });
@@ -171,11 +169,9 @@ describe.concurrent('export data and import data', () => {
         'restgraph: The database already has rows in authors, books: import data fills an empty database (--allow-existing-rows imports beside them, rejecting rows whose ids are taken). [RG_DATABASE_NOT_EMPTY]\n',
       );
 
-      const beside = await run(dir, ['import', 'data', 'more.ndjson', schema, '-d', db.url, '--allow-existing-rows']);
-      expect(beside.code).toBe(1);
-      expect(beside.stderr).toContain('  line 1 (authors): /id: 1 already exists in authors\n');
       const skipped = await run(dir, ['import', 'data', 'more.ndjson', schema, '-d', db.url, '--allow-existing-rows', '--skip-invalid']);
       expect(skipped.code).toBe(0);
+      expect(skipped.stderr).toBe('Skipped 1 rejected row:\n  line 1 (authors): /id: 1 already exists in authors\n');
       expect(await db.query('select "id", "name", "mentorId" from "authors" order by "id"')).toEqual([
         { id: 1, name: 'Ada', mentorId: 5 },
         { id: 5, name: 'Émile “quoted”', mentorId: null },
@@ -195,8 +191,9 @@ describe.concurrent('export data and import data', () => {
       '"Grace, H.",,,0,-1e3,,"[1,2]",,4,',
       '"Multi',
       'line",,,,,,,,,',
-      'Bad,not-an-email,1815-13-01,maybe,abc,boss,{nope,soon,x,',
+      'Bad,not-an-email,1815-13-01,maybe,abc,boss,,soon,x,',
       'Short,row',
+      'Meta,,,,,,{nope,,,',
     ].join('\n');
     writeFileSync(join(dir.path, 'authors.csv'), `${csv}\n`);
     const db = await createTestDatabase(dir.path);
@@ -205,19 +202,10 @@ describe.concurrent('export data and import data', () => {
       expect(refused.code).toBe(1);
       expect(refused.stderr).toBe(
         [
-          '  line 6 (authors): /meta: is not JSON',
-          '  line 7 (authors): has 2 cells; the header has 10',
-          'restgraph: 2 rows were rejected, so nothing was imported (--skip-invalid imports the others). [RG_IMPORT_REJECTED]',
-          '',
-        ].join('\n'),
-      );
-      writeFileSync(join(dir.path, 'authors.csv'), `${csv.replace(',{nope,', ',,')}\n`);
-      const again = await run(dir, ['import', 'authors', 'authors.csv', schema, '-d', db.url]);
-      expect(again.stderr).toBe(
-        [
           '  line 6 (authors): /email: must be a valid email address; /born: must be a valid date (YYYY-MM-DD); /active: must be a boolean or null; /score: must be a number or null; /level: must be one of: "junior", "senior", null; /joined: must be a valid date-time (RFC 3339, e.g. 2024-05-01T12:00:00Z); /mentorId: must be an integer or null',
           '  line 7 (authors): has 2 cells; the header has 10',
-          'restgraph: 2 rows were rejected, so nothing was imported (--skip-invalid imports the others). [RG_IMPORT_REJECTED]',
+          '  line 8 (authors): /meta: is not JSON',
+          'restgraph: 3 rows were rejected, so nothing was imported (--skip-invalid imports the others). [RG_IMPORT_REJECTED]',
           '',
         ].join('\n'),
       );
