@@ -235,7 +235,7 @@ describe.concurrent('export data and import data', () => {
     try {
       const authors = await run(dir, ['import', 'authors', 'authors.json', schema, '-d', db.url]);
       expect(authors.stderr).toBe('  line 6 (authors): /name: must be a string\nrestgraph: 1 row was rejected, so nothing was imported (--skip-invalid imports the others). [RG_IMPORT_REJECTED]\n');
-      expect((await run(dir, ['import', 'authors', 'authors.json', schema, '-d', db.url, '--skip-invalid'])).code).toBe(0);
+      expect((await run(dir, ['import', 'authors', 'authors.json', schema, '-d', db.url, '--skip-invalid', '--events'])).code).toBe(0);
       expect(await db.query('select "id", "name" from "authors" order by "id"')).toEqual([
         { id: 10, name: 'Grace' },
         { id: 11, name: 'Ada' },
@@ -246,13 +246,17 @@ describe.concurrent('export data and import data', () => {
           'restgraph: 2 rows were rejected, so nothing was imported (--skip-invalid imports the others). [RG_IMPORT_REJECTED]\n',
       );
       expect(await count(db, 'books')).toBe(0);
-      expect((await run(dir, ['import', 'books', 'books.ndjson', schema, '-d', db.url, '--skip-invalid'])).code).toBe(0);
+      expect((await run(dir, ['import', 'books', 'books.ndjson', schema, '-d', db.url, '--skip-invalid', '--events'])).code).toBe(0);
       // The rows without ids are numbered after the largest id written (3, taken out again at the
       // end when its reference was found nowhere: its id is spent, as a deleted row's is).
       expect(await db.query('select "id", "title", "authorId" from "books" order by "id"')).toEqual([
         { id: 4, title: 'One', authorId: 10 },
         { id: 5, title: 'Two', authorId: 11 },
       ]);
+      // --events: one created event per row imported, with ids given or assigned; none for the row taken out again.
+      const events = await db.query<{ type: string; recordId: number; data: string }>('select "type", "recordId", "data" from "_restgraph_events" order by "id"');
+      expect(events.map((e) => `${e.type}:${e.recordId}`)).toEqual(['author.created:10', 'author.created:11', 'book.created:4', 'book.created:5']);
+      expect((JSON.parse(events[3]?.data ?? '') as { object: unknown }).object).toMatchObject({ id: 5, title: 'Two', authorId: 11, pages: null });
     } finally {
       await db.drop();
     }

@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { accessSync, constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
@@ -82,6 +82,7 @@ export interface ImportDataFlags {
  * to the schema first (created if missing, as `migrate` does): one transaction, ids kept.
  */
 export async function runImportData(flags: ImportDataFlags): Promise<void> {
+  mustBeReadable(flags.file);
   const schemaChoice = chooseSchema(flags.schemaFile, process.env);
   const schema = loadSchemaFile(schemaChoice.path);
   const database = databaseToCreate(flags.databaseUrl, process.env, schemaChoice);
@@ -125,6 +126,15 @@ async function* dataLines(file: string, schema: SchemaModel): AsyncGenerator<Imp
     if (!isObject(parsed) || typeof name !== 'string') yield { line, resource: '?', unreadable: 'must be {"resource": "<name>", "record": {…}}' };
     else if (resource === undefined) yield { line, resource: name, unreadable: `${name} is not a resource of the schema` };
     else yield { line, resource, record: parsed.record };
+  }
+}
+
+/** Before any database is opened (or created): the file to import must be there. */
+function mustBeReadable(file: string): void {
+  try {
+    accessSync(file, fsConstants.R_OK);
+  } catch (error) {
+    throw new ConfigError('<file>', `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
 }
 
@@ -184,6 +194,7 @@ type FileFormat = (typeof FORMATS)[number];
  * transaction, ids kept when given, else assigned.
  */
 export async function runImportResource(flags: ImportResourceFlags): Promise<void> {
+  mustBeReadable(flags.file);
   const schemaChoice = chooseSchema(flags.schemaFile, process.env);
   const schema = loadSchemaFile(schemaChoice.path);
   const resource = schema.resources.get(flags.resource);
