@@ -336,7 +336,7 @@ class ImportRun {
         return typeof value === 'number' && !imported.has(value);
       });
       if (unknown.length === 0) continue;
-      const inTable = (this.#hadRowsBefore(target)) ? await this.#rows.existingIds(this.#tx, target, unknown.map((row) => row.record[field.name] as number)) : new Set<number>();
+      const inTable = this.#hadRowsBefore(target) ? await this.#rows.existingIds(this.#tx, target, unknown.map((row) => row.record[field.name] as number)) : new Set<number>();
       for (const row of unknown) {
         const value = row.record[field.name] as number;
         if (inTable.has(value) || reported.has(row)) continue;
