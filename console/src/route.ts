@@ -16,17 +16,26 @@ export type Route =
   | { page: 'status' }
   | { page: 'unknown'; hash: string };
 
+const ID = /^[1-9][0-9]{0,15}$/;
+
 export function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?', 2);
-  const parts = path.split('/').filter((part) => part !== '').map((part) => decodeURIComponent(part));
+  let parts: string[];
+  try {
+    parts = path.split('/').filter((part) => part !== '').map((part) => decodeURIComponent(part));
+  } catch {
+    // A malformed escape (a hand-edited address): an unknown page, not a blank console.
+    return { page: 'unknown', hash };
+  }
   const [first, second, third] = parts;
   if (parts.length === 0) return { page: 'home' };
   if (first === 'r' && second !== undefined && parts.length === 2) return { page: 'list', resource: second, query: new URLSearchParams(search) };
   if (first === 'r' && second !== undefined && third === 'new' && parts.length === 3) return { page: 'new', resource: second };
-  if (first === 'r' && second !== undefined && third !== undefined && parts.length === 3) return { page: 'record', resource: second, id: third };
+  // Ids are positive integers: anything else (such as `..`) must never become part of a request's path.
+  if (first === 'r' && second !== undefined && third !== undefined && ID.test(third) && parts.length === 3) return { page: 'record', resource: second, id: third };
   if (first === 'keys' && parts.length === 1) return { page: 'keys' };
   if (first === 'webhooks' && parts.length === 1) return { page: 'webhooks' };
-  if (first === 'webhooks' && second !== undefined && parts.length === 2) return { page: 'webhook', id: second };
+  if (first === 'webhooks' && second !== undefined && ID.test(second) && parts.length === 2) return { page: 'webhook', id: second };
   if (first === 'events' && parts.length === 1) return { page: 'events' };
   if (first === 'status' && parts.length === 1) return { page: 'status' };
   return { page: 'unknown', hash };

@@ -1,6 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { ServiceUnavailableError } from '../errors.js';
 import { BrowserAssets, sendBrowserPage, STRICT_CSP, type AssetSource } from '../http/browser-assets.js';
@@ -36,7 +35,9 @@ export function registerAdminConsoleRoutes(app: FastifyInstance, build: URL = AD
   if (html !== undefined && existsSync(assetsDir)) {
     for (const file of readdirSync(assetsDir)) {
       const type = TYPES[extname(file)];
-      if (type !== undefined) sources[file] = { path: fileURLToPath(new URL(file, assetsDir)), type };
+      // Read now, not on first request: a rebuild replaces the hashed files, and the page this
+      // server sends names the ones it started with.
+      if (type !== undefined) sources[file] = { bytes: readFileSync(new URL(file, assetsDir)), type };
     }
   }
   const assets = new BrowserAssets(sources, 'No such asset of the admin console.');
