@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-function mtime(path) {
+/** A file's or folder's modification time, or undefined when it does not exist. */
+export function mtime(path) {
   try {
     return statSync(path).mtimeMs;
   } catch {
@@ -14,13 +15,21 @@ function mtime(path) {
   }
 }
 
-/** The newest modification time among console/'s files (and preact's, which the bundle holds). */
-function newestInput() {
-  let newest = mtime(`${root}node_modules/preact/package.json`) ?? 0;
-  for (const entry of readdirSync(`${root}console`, { recursive: true, withFileTypes: true })) {
+/**
+ * The newest modification time under `folder` (relative to the repository), the folder itself
+ * included: a directory's time changes when a file in it is added, renamed or deleted.
+ */
+export function newestUnder(folder) {
+  let newest = mtime(`${root}${folder}`) ?? 0;
+  for (const entry of readdirSync(`${root}${folder}`, { recursive: true, withFileTypes: true })) {
     newest = Math.max(newest, statSync(`${entry.parentPath ?? entry.path}/${entry.name}`).mtimeMs);
   }
   return newest;
+}
+
+/** The newest modification time among console/'s files (and preact's, which the bundle holds). */
+function newestInput() {
+  return Math.max(mtime(`${root}node_modules/preact/package.json`) ?? 0, newestUnder('console'));
 }
 
 /** Whether dist/console/ is missing or older than console/. */

@@ -5,29 +5,15 @@
 // TypeScript compile. `tsc -b` keeps the final say: it rebuilds incrementally, and also when an
 // output is missing.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { buildConsoleIfStale } from './console-build.mjs';
+import { buildConsoleIfStale, mtime, newestUnder } from './console-build.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const buildInfo = `${root}dist/.tsbuildinfo`;
 
-function mtime(path) {
-  try {
-    return statSync(path).mtimeMs;
-  } catch {
-    return undefined;
-  }
-}
-
 /** The newest modification time of the build's inputs: src/ and the TypeScript configuration. */
 function newestInput() {
-  let newest = Math.max(mtime(`${root}tsconfig.json`) ?? 0, mtime(`${root}tsconfig.build.json`) ?? 0);
-  for (const entry of readdirSync(`${root}src`, { recursive: true, withFileTypes: true })) {
-    // A directory's time changes when a file in it is added, renamed or deleted.
-    newest = Math.max(newest, statSync(`${entry.parentPath ?? entry.path}/${entry.name}`).mtimeMs);
-  }
-  return Math.max(newest, mtime(`${root}src`) ?? 0);
+  return Math.max(mtime(`${root}tsconfig.json`) ?? 0, mtime(`${root}tsconfig.build.json`) ?? 0, newestUnder('src'));
 }
 
 const built = mtime(buildInfo);
