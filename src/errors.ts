@@ -353,3 +353,34 @@ export class MigrationFailedError extends RestgraphError {
   readonly status = 500;
   readonly title = 'Migration failed';
 }
+
+/**
+ * `restgraph import data` found rows in the database it was to fill: a whole-database import goes
+ * into an empty database only, unless told otherwise.
+ */
+export class DatabaseNotEmptyError extends RestgraphError {
+  readonly code = 'RG_DATABASE_NOT_EMPTY';
+  readonly status = 500;
+  readonly title = 'Database not empty';
+}
+
+/** One row a bulk import rejected: where it is in the file and why. */
+export interface RejectedRow {
+  /** Line of the file (1 for the first; a CSV file's header is line 1). */
+  line: number;
+  resource: string;
+  reason: string;
+}
+
+/** A bulk import rejected rows, and imported nothing: `rows` says which and why. */
+export class ImportRejectedError extends RestgraphError {
+  readonly code = 'RG_IMPORT_REJECTED';
+  readonly status = 500;
+  readonly title = 'Import rejected';
+  readonly rows: readonly RejectedRow[];
+
+  constructor(detail: string, options: { rows?: readonly RejectedRow[] } = {}) {
+    super(detail);
+    this.rows = options.rows ?? [];
+  }
+}

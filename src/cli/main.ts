@@ -50,7 +50,19 @@ program
     process.exitCode = await runMigrate({ schemaFile, ...flags });
   });
 
-const exporter = program.command('export').description('Print a description of the API generated from the schema.');
+const exporter = program.command('export').description('Print a description of the API generated from the schema, or the data of a database.');
+
+exporter
+  .command('data')
+  .description('Write every record of the database as NDJSON, one {"resource":…,"record":{…}} a line: referenced resources first, rows by id (what `import data` reads).')
+  .argument('[schema-file]', TOKEN_SCHEMA)
+  .option('-o, --output <file>', 'write to this file (default stdout)')
+  .option('-d, --database-url <url>', OPENING_DATABASE)
+  .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
+  .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string }) => {
+    const { runExportData } = await import('./data-command.js');
+    await runExportData({ schemaFile, ...flags });
+  });
 
 exporter
   .command('graphql')
@@ -71,6 +83,41 @@ exporter
   .action(async (schemaFile: string | undefined, flags: { version?: string }) => {
     const { runExportOpenapi } = await import('./export-command.js');
     runExportOpenapi({ schemaFile, ...flags });
+  });
+
+const importer = program
+  .command('import')
+  .description('Load records in bulk: one resource from CSV, JSON or NDJSON, or a whole export (import data).')
+  .argument('<resource>', 'the resource the records are of (as in its URL: users)')
+  .argument('<file>', 'a .csv file (a header row of field names), a .json array of records, or .ndjson (one record a line)')
+  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .option('-d, --database-url <url>', CREATING_DATABASE)
+  .option('--format <format>', 'csv, json or ndjson (default: from the file name)')
+  .option('--skip-invalid', 'import the valid rows when some are rejected (each rejected row is still reported)')
+  .option('--events', 'write a created event to the outbox for each record (default: none)')
+  .addHelpText(
+    'after',
+    '\nValues are converted by field type (CSV text to integer, number, boolean, json); an empty CSV cell is no value. Ids are kept when given, else assigned. ' +
+      'Every rejected row is reported with its line; nothing is imported if any is rejected, unless --skip-invalid.\n\nExamples:\n  restgraph import users users.csv my-schema.yaml\n  restgraph import data backup.ndjson my-schema.yaml',
+  )
+  .action(async (resource: string, file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; format?: string; skipInvalid?: boolean; events?: boolean }) => {
+    const { runImportResource } = await import('./data-command.js');
+    await runImportResource({ resource, file, schemaFile, ...flags });
+  });
+
+importer
+  .command('data')
+  .description('Read an export of `export data` into the database (migrated to the schema first, created if missing): one transaction, ids kept, references checked, id generators moved past the largest ids. Nothing is imported if any row is rejected.')
+  .argument('<file>', 'the NDJSON file `export data` wrote')
+  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .option('-d, --database-url <url>', CREATING_DATABASE)
+  .option('--events', 'write a created event to the outbox for each record (default: none)')
+  .option('--skip-invalid', 'import the valid rows when some are rejected (each rejected row is still reported)')
+  .option('--allow-existing-rows', 'import into tables that already have rows (rows whose ids are taken are rejected)')
+  .addHelpText('after', '\nExample:\n  restgraph import data backup.ndjson my-schema.yaml -d sqlite:./data/copy.db')
+  .action(async (file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; events?: boolean; skipInvalid?: boolean; allowExistingRows?: boolean }) => {
+    const { runImportData } = await import('./data-command.js');
+    await runImportData({ file, schemaFile, ...flags });
   });
 
 const token = program

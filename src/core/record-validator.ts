@@ -6,13 +6,19 @@ import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { isPlainObject } from './merge-patch.js';
 
-export type WriteKind = 'create' | 'replace' | 'update';
+/**
+ * `restore`: a record as an export wrote it (bulk import of a whole database): like create, but
+ * any field may be null, required ones included, as stored rows older than a rule may be.
+ */
+export type WriteKind = 'create' | 'replace' | 'update' | 'restore';
 
 interface CompiledValidators {
   /** A whole record (create and replace): required fields present and not null. */
   whole: ValidateFunction;
   /** Some fields (merge patch): only the fields given, required ones not null. */
   partial: ValidateFunction;
+  /** A record as exported: any field may be null or absent. */
+  restore: ValidateFunction;
 }
 
 /**
@@ -27,16 +33,19 @@ export class RecordValidator {
     for (const resource of resources) {
       const properties: Record<string, JsonSchema> = {};
       const partialProperties: Record<string, JsonSchema> = {};
+      const restoreProperties: Record<string, JsonSchema> = {};
       for (const field of resource.writableFields) {
         const value = fieldJsonSchema(field);
         const nullable = field.type === 'json' ? value : nullableSchema(value);
         properties[field.name] = field.required ? value : nullable;
         partialProperties[field.name] = field.required ? value : nullable;
+        restoreProperties[field.name] = nullable;
       }
       const base = { type: 'object', additionalProperties: false };
       this.#validators.set(resource.name, {
         whole: ajv.compile({ ...base, properties, required: resource.writableFields.filter((f) => f.required).map((f) => f.name) }),
         partial: ajv.compile({ ...base, properties: partialProperties }),
+        restore: ajv.compile({ ...base, properties: restoreProperties }),
       });
     }
   }
@@ -74,7 +83,7 @@ export class RecordValidator {
       input[name] = value;
       const pointer = `/${escapePointer(name)}`;
       // Said as such, whatever the field's type (JSON Schema would say "must be a string").
-      if (value === null && field?.required === true) {
+      if (value === null && field?.required === true && kind !== 'restore') {
         problems.push({ pointer, detail: REQUIRED_NOT_NULL });
         nullRequired.add(pointer);
       }
@@ -83,7 +92,7 @@ export class RecordValidator {
     }
     const validators = this.#validators.get(resource.name);
     if (validators === undefined) throw new Error(`no validator for ${resource.name}`);
-    const validate = kind === 'update' ? validators.partial : validators.whole;
+    const validate = kind === 'update' ? validators.partial : kind === 'restore' ? validators.restore : validators.whole;
     if (!validate(input)) {
       for (const error of validate.errors ?? []) {
         if (!nullRequired.has(error.instancePath)) problems.push(describe(resource, error));

@@ -43,6 +43,12 @@ export interface SqlDialectRules {
   indexKey(column: string): string;
   /** Column definition of `id`: an integer key the database assigns and never reuses. */
   idColumnDefinition(): string;
+  /**
+   * The statement that moves the id generator of `table` past its largest id, after rows were
+   * inserted with ids of their own (bulk imports); undefined where the database does so itself
+   * (SQLite's AUTOINCREMENT keeps sqlite_sequence at the largest id inserted).
+   */
+  moveIdGenerator(table: string): { sql: string; parameters: readonly unknown[] } | undefined;
   /** JS value (validated) → bound parameter. */
   encode(field: FieldModel, value: unknown): unknown;
   /** Whether a field's raw column values need {@link decode} (false: they are what clients see as they are). */

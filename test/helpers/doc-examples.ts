@@ -135,6 +135,9 @@ const VOLATILE: { name: string; pattern: string; mapped: boolean; loose?: boolea
   { name: 'quota left', pattern: '(?<=;r=)\\d+', mapped: false },
   { name: 'retry after', pattern: '(?<=^retry-after: )\\d+', mapped: false },
   { name: 'seconds to wait', pattern: '(?<=try again in )\\d+(?= s)', mapped: false },
+  // restgraph import: "… in 0.01 s (200 rows/s)."
+  { name: 'import time', pattern: '(?<= in )\\d+\\.\\d\\d(?= s \\d*)', mapped: false },
+  { name: 'import rate', pattern: '\\d+(?= rows/s)', mapped: false },
 ];
 
 const VOLATILE_ANY = new RegExp(VOLATILE.map((v) => `(${v.pattern})`).join('|'), 'gm');

@@ -43,6 +43,11 @@ export const sqliteDialectRules: SqlDialectRules = {
     return '"id" integer primary key autoincrement';
   },
 
+  moveIdGenerator(): undefined {
+    // An insert with an id larger than sqlite_sequence's raises it: nothing left to do.
+    return undefined;
+  },
+
   encode(field: FieldModel, value: unknown): unknown {
     if (value === null || value === undefined) return null;
     switch (field.type) {

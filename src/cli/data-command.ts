@@ -1,0 +1,313 @@
+import { accessSync, constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { CsvError, parse as parseCsv } from 'csv-parse';
+import type { Writable } from 'node:stream';
+import { exportLines } from '../core/bulk-export.js';
+import { BulkImport, type BulkImportResult, type ImportItem, type UnreadableItem } from '../core/bulk-import.js';
+import { columnFields, recordFromCells } from '../core/text-values.js';
+import { ConfigError, DatabaseNotFoundError, ImportRejectedError, SchemaError, type RejectedRow } from '../errors.js';
+import { compileSchema } from '../schema/compile-schema.js';
+import { loadSchemaFile } from '../schema/load-schema.js';
+import type { FieldModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import { BulkRows } from '../store/bulk-rows.js';
+import { applyMigration, planMigration, recordedSchema } from '../store/migrate.js';
+import { openDatabase, type OpenedDatabase } from '../store/open-database.js';
+import { chooseSchema, databaseToCreate, databaseToOpen, sameCommandWith } from './schema-and-database.js';
+
+export interface ExportDataFlags {
+  schemaFile?: string | undefined;
+  databaseUrl?: string;
+  output?: string;
+}
+
+/**
+ * `restgraph export data [-o file]`: every record of the database as NDJSON (see core/bulk-export.ts),
+ * to the file or stdout. The resources are those the database was last migrated to.
+ */
+export async function runExportData(flags: ExportDataFlags): Promise<void> {
+  const schemaChoice = chooseSchema(flags.schemaFile, process.env);
+  const database = databaseToOpen(flags.databaseUrl, process.env, schemaChoice, sameCommandWith);
+  const opened = await openDatabase(database.url, { existing: true });
+  try {
+    const schema = await schemaOfDatabase(opened, schemaChoice.argument);
+    const out: Writable = flags.output === undefined ? process.stdout : createWriteStream(flags.output);
+    let count = 0;
+    let chunk = '';
+    for await (const line of exportLines(schema, new BulkRows(opened.db))) {
+      chunk += `${line}\n`;
+      count++;
+      if (chunk.length >= 64 * 1024) {
+        if (!out.write(chunk)) await once(out, 'drain');
+        chunk = '';
+      }
+    }
+    if (chunk !== '') out.write(chunk);
+    if (out !== process.stdout) {
+      out.end();
+      await once(out, 'finish');
+      process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'} to ${flags.output ?? ''}.\n`);
+    }
+  } finally {
+    await opened.db.close();
+  }
+}
+
+/** The schema the database was last migrated to (what its tables hold). */
+async function schemaOfDatabase({ db, description }: OpenedDatabase, schemaArgument: string | undefined): Promise<SchemaModel> {
+  const definition = await recordedSchema(db);
+  if (definition === undefined) {
+    throw new DatabaseNotFoundError(
+      `The database ${description} holds no restgraph schema (only \`restgraph serve\` and \`restgraph migrate\` create one): ` +
+        `npx restgraph migrate${schemaArgument === undefined ? ' <schema-file>' : ` ${schemaArgument}`} -d ${description}`,
+    );
+  }
+  const { model, problems } = compileSchema(definition);
+  if (model === undefined) throw new SchemaError(description, problems);
+  return model;
+}
+
+export interface ImportDataFlags {
+  file: string;
+  schemaFile?: string | undefined;
+  databaseUrl?: string;
+  events?: boolean;
+  skipInvalid?: boolean;
+  allowExistingRows?: boolean;
+}
+
+/**
+ * `restgraph import data <file>`: an export (see {@link runExportData}) into the database, migrated
+ * to the schema first (created if missing, as `migrate` does): one transaction, ids kept.
+ */
+export async function runImportData(flags: ImportDataFlags): Promise<void> {
+  mustBeReadable(flags.file);
+  const schemaChoice = chooseSchema(flags.schemaFile, process.env);
+  const schema = loadSchemaFile(schemaChoice.path);
+  const database = databaseToCreate(flags.databaseUrl, process.env, schemaChoice);
+  if (database.notice !== undefined) process.stderr.write(`restgraph: ${database.notice}\n`);
+  const { db, rules, description } = await openDatabase(database.url);
+  try {
+    await db.exclusively(async () => {
+      const plan = await planMigration(db, rules, schema);
+      await applyMigration(db, schema, plan);
+    });
+    const started = performance.now();
+    const result = await reportRejected(
+      new BulkImport(db, schema).run(dataLines(flags.file, schema), {
+        mode: 'restore',
+        requireEmpty: flags.allowExistingRows !== true,
+        skipInvalid: flags.skipInvalid === true,
+        events: flags.events === true,
+      }),
+    );
+    printImported(result, description, performance.now() - started);
+  } finally {
+    await db.close();
+  }
+}
+
+/** The lines of a data export as import items (blank lines skipped). */
+async function* dataLines(file: string, schema: SchemaModel): AsyncGenerator<ImportItem | UnreadableItem> {
+  let line = 0;
+  for await (const text of linesOf(file)) {
+    line++;
+    if (text.trim() === '') continue;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      yield { line, resource: '?', unreadable: 'is not JSON' };
+      continue;
+    }
+    const name = isObject(parsed) ? parsed.resource : undefined;
+    const resource = typeof name === 'string' ? schema.resources.get(name) : undefined;
+    if (!isObject(parsed) || typeof name !== 'string') yield { line, resource: '?', unreadable: 'must be {"resource": "<name>", "record": {…}}' };
+    else if (resource === undefined) yield { line, resource: name, unreadable: `${name} is not a resource of the schema` };
+    else yield { line, resource, record: parsed.record };
+  }
+}
+
+/** Before any database is opened (or created): the file to import must be there. */
+function mustBeReadable(file: string): void {
+  try {
+    accessSync(file, fsConstants.R_OK);
+  } catch (error) {
+    throw new ConfigError('<file>', `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
+/** A file's lines, read as a stream. */
+function linesOf(file: string): AsyncIterable<string> {
+  return createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+}
+
+/** Prints every rejected row of a failed import to stderr before the error itself. */
+async function reportRejected(importing: Promise<BulkImportResult>): Promise<BulkImportResult> {
+  try {
+    const result = await importing;
+    if (result.rejected.length > 0) {
+      process.stderr.write(`Skipped ${result.rejected.length} rejected row${result.rejected.length === 1 ? '' : 's'}:\n`);
+      printRows(result.rejected);
+    }
+    return result;
+  } catch (error) {
+    if (error instanceof ImportRejectedError) printRows(error.rows);
+    throw error;
+  }
+}
+
+function printRows(rows: readonly RejectedRow[]): void {
+  let text = '';
+  for (const row of rows) text += `  line ${row.line} (${row.resource}): ${row.reason}\n`;
+  process.stderr.write(text);
+}
+
+function printImported(result: BulkImportResult, description: string, ms: number): void {
+  const total = [...result.imported.values()].reduce((a, b) => a + b, 0);
+  const parts = [...result.imported].map(([name, n]) => `${name} ${n}`).join(', ');
+  const rate = ms > 0 ? Math.round((total * 1000) / ms) : 0;
+  process.stdout.write(`Imported ${total} record${total === 1 ? '' : 's'}${parts === '' ? '' : ` (${parts})`} into ${description} in ${(ms / 1000).toFixed(2)} s (${rate} rows/s).\n`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export interface ImportResourceFlags {
+  resource: string;
+  file: string;
+  schemaFile?: string | undefined;
+  databaseUrl?: string;
+  format?: string;
+  events?: boolean;
+  skipInvalid?: boolean;
+}
+
+const FORMATS = ['csv', 'json', 'ndjson'] as const;
+type FileFormat = (typeof FORMATS)[number];
+
+/**
+ * `restgraph import <resource> <file>`: records of one resource from CSV (a header row of field
+ * names), a JSON array, or NDJSON, into the database (migrated to the schema first): one
+ * transaction, ids kept when given, else assigned.
+ */
+export async function runImportResource(flags: ImportResourceFlags): Promise<void> {
+  mustBeReadable(flags.file);
+  const schemaChoice = chooseSchema(flags.schemaFile, process.env);
+  const schema = loadSchemaFile(schemaChoice.path);
+  const resource = schema.resources.get(flags.resource);
+  if (resource === undefined) throw new ConfigError('<resource>', `must be a resource of ${schemaChoice.argument ?? 'the built-in example'} (${[...schema.resources.keys()].join(', ')}), not "${flags.resource}"`);
+  const format = formatOf(flags.file, flags.format);
+  const database = databaseToCreate(flags.databaseUrl, process.env, schemaChoice);
+  if (database.notice !== undefined) process.stderr.write(`restgraph: ${database.notice}\n`);
+  const { db, rules, description } = await openDatabase(database.url);
+  try {
+    await db.exclusively(async () => {
+      await applyMigration(db, schema, await planMigration(db, rules, schema));
+    });
+    const started = performance.now();
+    const items = format === 'csv' ? csvItems(flags.file, resource) : format === 'json' ? jsonArrayItems(flags.file, resource) : ndjsonItems(flags.file, resource);
+    const result = await reportRejected(new BulkImport(db, schema).run(items, { mode: 'create', skipInvalid: flags.skipInvalid === true, events: flags.events === true }));
+    printImported(result, description, performance.now() - started);
+  } finally {
+    await db.close();
+  }
+}
+
+function formatOf(file: string, flag: string | undefined): FileFormat {
+  const given = flag ?? /\.(csv|json|ndjson|jsonl)$/i.exec(file)?.[1]?.toLowerCase().replace('jsonl', 'ndjson');
+  const format = FORMATS.find((f) => f === given);
+  if (format === undefined) {
+    throw new ConfigError('--format', flag === undefined ? `cannot tell the format of ${file} from its name: name it .csv, .json or .ndjson, or say --format csv|json|ndjson` : `must be csv, json or ndjson, not "${flag}"`);
+  }
+  return format;
+}
+
+/** CSV rows (after the header, line 1) as records converted by field type; a row's line is the line it ends on. */
+async function* csvItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
+  const parser = createReadStream(file).pipe(parseCsv({ bom: true, skip_empty_lines: true, info: true, relax_column_count: true }));
+  let columns: FieldModel[] | undefined;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      if (columns === undefined) {
+        const fields = columnFields(resource, record);
+        if (typeof fields === 'string') throw new ImportRejectedError('The header row names no field of the resource, so nothing was imported.', { rows: [{ line: info.lines, resource: resource.name, reason: fields }] });
+        columns = fields;
+        continue;
+      }
+      const converted = recordFromCells(columns, record);
+      yield typeof converted === 'string' ? { line: info.lines, resource: resource.name, unreadable: converted } : { line: info.lines, resource, record: converted };
+    }
+  } catch (error) {
+    if (!(error instanceof CsvError)) throw error;
+    // A syntax error (an unclosed quote, …) ends the reading: the rows after it cannot be told apart.
+    const where = (error as CsvError & { lines?: number }).lines;
+    yield { line: where ?? 0, resource: resource.name, unreadable: `is not valid CSV (${error.message}); the rows after it were not read` };
+  }
+}
+
+/** NDJSON: one record a line. */
+async function* ndjsonItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
+  let line = 0;
+  for await (const text of linesOf(file)) {
+    line++;
+    if (text.trim() === '') continue;
+    try {
+      yield { line, resource, record: JSON.parse(text) as unknown };
+    } catch {
+      yield { line, resource: resource.name, unreadable: 'is not JSON' };
+    }
+  }
+}
+
+/** A JSON array of records (read whole), each with the line its element starts on. */
+async function* jsonArrayItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
+  const text = await readFile(file, 'utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    yield { line: 1, resource: resource.name, unreadable: `the file is not JSON (${error instanceof Error ? error.message : String(error)})` };
+    return;
+  }
+  if (!Array.isArray(parsed)) {
+    yield { line: 1, resource: resource.name, unreadable: 'the file must be a JSON array of records (or NDJSON, one record a line: --format ndjson)' };
+    return;
+  }
+  const lines = elementLines(text);
+  for (const [i, record] of (parsed as unknown[]).entries()) yield { line: lines[i] ?? 1, resource, record };
+}
+
+/** The line each element of a top-level JSON array starts on. */
+function elementLines(text: string): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let expecting = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) line++;
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 92) escaped = true;
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 32 || c === 9 || c === 10 || c === 13) continue;
+    if (depth === 1 && expecting && c !== 93) {
+      lines.push(line);
+      expecting = false;
+    }
+    if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      depth++;
+      if (depth === 1) expecting = true;
+    } else if (c === 93 || c === 125) depth--;
+    else if (c === 44 && depth === 1) expecting = true;
+  }
+  return lines;
+}
