@@ -32,26 +32,54 @@ export async function runExportData(flags: ExportDataFlags): Promise<void> {
   const opened = await openDatabase(database.url, { existing: true });
   try {
     const schema = await schemaOfDatabase(opened, schemaChoice.argument);
-    const out: Writable = flags.output === undefined ? process.stdout : createWriteStream(flags.output);
-    let count = 0;
-    let chunk = '';
-    for await (const line of exportLines(schema, new BulkRows(opened.db))) {
-      chunk += `${line}\n`;
-      count++;
-      if (chunk.length >= 64 * 1024) {
-        if (!out.write(chunk)) await once(out, 'drain');
-        chunk = '';
+    const out = flags.output === undefined ? process.stdout : await openOutput(flags.output);
+    const rows = new BulkRows(opened.db);
+    const count = await opened.db.snapshot(async (reader) => {
+      let n = 0;
+      let chunk = '';
+      for await (const line of exportLines(schema, rows, reader)) {
+        chunk += `${line}\n`;
+        n++;
+        if (chunk.length >= 64 * 1024) {
+          if (!out.write(chunk)) await drained(out, flags.output);
+          chunk = '';
+        }
       }
-    }
-    if (chunk !== '') out.write(chunk);
+      if (chunk !== '') out.write(chunk);
+      return n;
+    });
     if (out !== process.stdout) {
       out.end();
-      await once(out, 'finish');
+      await drained(out, flags.output, 'finish');
       process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'} to ${flags.output ?? ''}.\n`);
     }
   } finally {
     await opened.db.close();
   }
+}
+
+/** The output file, opened (or why not, as a coded error naming --output). */
+async function openOutput(file: string): Promise<Writable> {
+  const out = createWriteStream(file);
+  try {
+    await once(out, 'open');
+  } catch (error) {
+    throw outputError(file, error);
+  }
+  return out;
+}
+
+/** Waits for `event` ('drain' by default) on the output; a write error (a full disk) rejects, as a coded error. */
+async function drained(out: Writable, file: string | undefined, event = 'drain'): Promise<void> {
+  try {
+    await once(out, event);
+  } catch (error) {
+    throw outputError(file ?? 'stdout', error);
+  }
+}
+
+function outputError(file: string, error: unknown): ConfigError {
+  return new ConfigError('--output', `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
 }
 
 /** The schema the database was last migrated to (what its tables hold). */
@@ -147,20 +175,22 @@ function linesOf(file: string): AsyncIterable<string> {
 async function reportRejected(importing: Promise<BulkImportResult>): Promise<BulkImportResult> {
   try {
     const result = await importing;
-    if (result.rejected.length > 0) {
-      process.stderr.write(`Skipped ${result.rejected.length} rejected row${result.rejected.length === 1 ? '' : 's'}:\n`);
-      printRows(result.rejected);
+    if (result.rejectedCount > 0) {
+      process.stderr.write(`Skipped ${result.rejectedCount} rejected row${result.rejectedCount === 1 ? '' : 's'}:\n`);
+      printRows(result.rejected, result.rejectedCount);
     }
     return result;
   } catch (error) {
-    if (error instanceof ImportRejectedError) printRows(error.rows);
+    if (error instanceof ImportRejectedError) printRows(error.rows, error.count);
     throw error;
   }
 }
 
-function printRows(rows: readonly RejectedRow[]): void {
+/** The rejected rows reported, then how many more there were. */
+function printRows(rows: readonly RejectedRow[], count: number): void {
   let text = '';
   for (const row of rows) text += `  line ${row.line} (${row.resource}): ${row.reason}\n`;
+  if (count > rows.length) text += `  … and ${count - rows.length} more rejected row${count - rows.length === 1 ? '' : 's'}\n`;
   process.stderr.write(text);
 }
 

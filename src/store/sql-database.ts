@@ -89,6 +89,11 @@ export interface SqlDatabase extends SqlExecutor {
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
+   * Runs `work` on one consistent snapshot of the database, reading only (an export: every page of
+   * a long read sees the same rows, whatever commits meanwhile). Not cut short by statement timeouts.
+   */
+  snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
    * Runs `work`, which must not wait, at the end of this event-loop turn, in one transaction with
    * the other work handed in during the turn (group commit: one commit, one write of the pages they
    * share, for all of them). Each work is atomic on its own (a savepoint): one that throws is undone

@@ -131,6 +131,26 @@ export class SqliteDatabase implements SqlDatabase {
     return this.#groupCommit.transaction(work);
   }
 
+  /**
+   * A read transaction on the reader connection (WAL: it sees the database as of its first read,
+   * whatever the writer commits meanwhile). Reads of the process outside `work` share it while it
+   * runs: meant for commands (export), not for a serving process.
+   */
+  async snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
+    if (this.#reader === this.#writer) return this.transaction(work);
+    const reader: SqlExecutor = {
+      all: (statement) => this.all(statement),
+      one: (statement) => this.one(statement),
+      run: () => Promise.reject(new Error('a snapshot reads only')),
+    };
+    this.#reader.exec('BEGIN');
+    try {
+      return await work(reader);
+    } finally {
+      this.#reader.exec('COMMIT');
+    }
+  }
+
   /** Runs `work` in the transaction of this turn's shared work: see {@link SqliteGroupCommit.transactionShared}. */
   transactionShared<T>(work: (tx: ImmediateExecutor) => T): Promise<T> {
     return this.#groupCommit.transactionShared(work);

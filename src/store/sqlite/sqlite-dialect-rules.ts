@@ -43,9 +43,13 @@ export const sqliteDialectRules: SqlDialectRules = {
     return '"id" integer primary key autoincrement';
   },
 
-  moveIdGenerator(): undefined {
-    // An insert with an id larger than sqlite_sequence's raises it: nothing left to do.
-    return undefined;
+  reserveIds(table: string, floor: number) {
+    // One writer at a time, and an insert with an id above sqlite_sequence's raises it: the next
+    // id is past the largest of the table's ids, its sequence (ids of deleted rows) and `floor`.
+    return {
+      sql: `select max(coalesce((select max("id") from "${table.replace(/"/g, '""')}"), 0), coalesce((select "seq" from sqlite_sequence where "name" = ?), 0), ?) + 1 as "first"`,
+      parameters: [table, floor],
+    };
   },
 
   encode(field: FieldModel, value: unknown): unknown {
