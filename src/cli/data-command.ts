@@ -1,6 +1,6 @@
 import { accessSync, constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { CsvError, parse as parseCsv } from 'csv-parse';
 import type { Writable } from 'node:stream';
@@ -113,6 +113,11 @@ export async function runImportData(flags: ImportDataFlags): Promise<void> {
   mustBeReadable(flags.file);
   const schemaChoice = chooseSchema(flags.schemaFile, process.env);
   const schema = loadSchemaFile(schemaChoice.path);
+  if (schema.resources.has('data') && !(await isDataExport(flags.file))) {
+    // A resource named data: `import data <file>` is its records, unless the file is an export.
+    await runImportResource({ ...flags, resource: 'data' });
+    return;
+  }
   const database = databaseToCreate(flags.databaseUrl, process.env, schemaChoice);
   if (database.notice !== undefined) process.stderr.write(`restgraph: ${database.notice}\n`);
   const { db, rules, description } = await openDatabase(database.url);
@@ -155,6 +160,20 @@ async function* dataLines(file: string, schema: SchemaModel): AsyncGenerator<Imp
     else if (resource === undefined) yield { line, resource: name, unreadable: `${name} is not a resource of the schema` };
     else yield { line, resource, record: parsed.record };
   }
+}
+
+/** Whether the file's first line is a line of `export data` (`{"resource":…,"record":…}`). */
+async function isDataExport(file: string): Promise<boolean> {
+  for await (const text of linesOf(file)) {
+    if (text.trim() === '') continue;
+    try {
+      const first = JSON.parse(text) as unknown;
+      return isObject(first) && typeof first.resource === 'string' && 'record' in first;
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
 
 /** Before any database is opened (or created): the file to import must be there. */
@@ -255,9 +274,14 @@ function formatOf(file: string, flag: string | undefined): FileFormat {
   return format;
 }
 
+/** The largest CSV record read (a quote never closed would otherwise take the rest of the file into one cell). */
+const MAX_CSV_RECORD = 16 * 1024 * 1024;
+/** The largest .json array read (it is read whole; NDJSON is read a line at a time). */
+const MAX_JSON_FILE = 256 * 1024 * 1024;
+
 /** CSV rows (after the header, line 1) as records converted by field type; a row's line is the line it ends on. */
 async function* csvItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
-  const parser = createReadStream(file).pipe(parseCsv({ bom: true, skip_empty_lines: true, info: true, relax_column_count: true }));
+  const parser = createReadStream(file).pipe(parseCsv({ bom: true, skip_empty_lines: true, info: true, relax_column_count: true, max_record_size: MAX_CSV_RECORD }));
   let columns: FieldModel[] | undefined;
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
@@ -294,6 +318,10 @@ async function* ndjsonItems(file: string, resource: ResourceModel): AsyncGenerat
 
 /** A JSON array of records (read whole), each with the line its element starts on. */
 async function* jsonArrayItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
+  const { size } = await stat(file);
+  if (size > MAX_JSON_FILE) {
+    throw new ConfigError('<file>', `${file} is ${Math.ceil(size / 1024 / 1024)} MiB: a JSON array is read whole, up to ${MAX_JSON_FILE / 1024 / 1024} MiB; write larger files as NDJSON (one record a line, --format ndjson)`);
+  }
   const text = await readFile(file, 'utf8');
   let parsed: unknown;
   try {
