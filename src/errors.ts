@@ -364,6 +364,17 @@ export class DatabaseNotEmptyError extends RestgraphError {
   readonly title = 'Database not empty';
 }
 
+/**
+ * `restgraph serve db.json` or `restgraph init --from db.json` cannot make a schema of the file: it
+ * is not JSON, its top level is not collections, or a collection cannot become a resource (ids
+ * given twice, items that are not objects). The message names the file and every problem.
+ */
+export class DbJsonError extends RestgraphError {
+  readonly code = 'RG_DB_JSON_INVALID';
+  readonly status = 500;
+  readonly title = 'Invalid db.json';
+}
+
 /** One row a bulk import rejected: where it is in the file and why. */
 export interface RejectedRow {
   /** Line of the file (1 for the first; a CSV file's header is line 1). */

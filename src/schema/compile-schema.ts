@@ -53,8 +53,9 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     if (RESERVED_RESOURCE_NAMES.includes(name) || /^v[0-9]+$/.test(name)) {
       problems.push({ path: at, message: `"${name}" is reserved by restgraph; choose another resource name` });
     }
-    const singular = resource.singular ?? pluralize.singular(name);
-    if (singular === name && resource.singular === undefined) {
+    const singleton = resource.singleton === true;
+    const singular = resource.singular ?? (singleton ? name : pluralize.singular(name));
+    if (singular === name && resource.singular === undefined && !singleton) {
       problems.push({ path: at, message: `cannot derive a singular from "${name}"; resource names are plural, or set "singular"` });
     }
     const typeName = singular.charAt(0).toUpperCase() + singular.slice(1);
@@ -93,7 +94,9 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       writableFields.push(model);
     }
 
-    if (resource.owner !== undefined) {
+    if (singleton && resource.owner !== undefined) {
+      problems.push({ path: `${at}.owner`, message: 'a singleton has one record, which no token owns; leave out owner' });
+    } else if (resource.owner !== undefined) {
       const ownerField = fields.get(resource.owner);
       if (ownerField === undefined || ownerField.system) {
         problems.push({ path: `${at}.owner`, message: `"${resource.owner}" is not a declared field of ${name}` });
@@ -109,6 +112,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       fields,
       writableFields,
       relations: new Map(),
+      singleton,
       access: compileAccess(resource.access ?? {}),
       rateLimits: compileResourceRateLimits(name, resource.rateLimits ?? {}, `${at}.rateLimits`, problems),
       ...(resource.owner === undefined ? {} : { owner: resource.owner }),

@@ -88,6 +88,12 @@ export function isDateTime(text: string): boolean {
   return dateTimeFormat.validate(text) && !Number.isNaN(Date.parse(text));
 }
 
+/** Whether `text` is a date a `date` field accepts: `YYYY-MM-DD`, a day of the calendar. */
+export function isDateText(text: string): boolean {
+  const date = fullFormats.date as { validate: (text: string) => boolean };
+  return date.validate(text);
+}
+
 let defaultsAjv: Ajv2020 | undefined;
 
 /** Returns why a field's declared default does not fit the field, or undefined when it does. */

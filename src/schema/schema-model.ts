@@ -63,6 +63,8 @@ export type RateLimitDefinition = string;
 
 export interface ResourceDefinition {
   description?: string;
+  /** One record, not a collection: GET, PUT and PATCH on `/<name>` (json-server's `/profile`). */
+  singleton?: boolean;
   singular?: string;
   access?: Partial<Record<AccessOperation | 'write', AccessRuleDefinition>>;
   owner?: string;
@@ -132,6 +134,8 @@ export interface ResourceModel {
   access: Readonly<Record<AccessOperation, AccessRule>>;
   /** Field holding the owner's subject, when rows belong to tokens. */
   owner?: string;
+  /** One record (id {@link SINGLETON_ID}), served at `/<name>` with GET, PUT and PATCH: no list, create or delete. */
+  singleton: boolean;
   /** Quotas of REST operations on this resource (named `<resource>.<operation or group>`). */
   rateLimits: Readonly<Partial<Record<RestOperation, RateLimitPolicy>>>;
 }
@@ -164,6 +168,9 @@ export interface SchemaModel {
   /** The definition it was compiled from (recorded by migrations). */
   definition: SchemaDefinition;
 }
+
+/** The id of a singleton resource's one record. */
+export const SINGLETON_ID = 1;
 
 export const SYSTEM_FIELDS: readonly FieldModel[] = Object.freeze([
   { name: 'id', type: 'integer', required: false, unique: true, system: true, description: 'Assigned by the server.' },
