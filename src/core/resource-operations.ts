@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError } from '../errors.js';
-import { fieldNamed, resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
+import { fieldNamed, resourceNamed, SINGLETON_ID, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type SortKey, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
@@ -188,6 +188,15 @@ export class ResourceOperations {
     const keep = options.keep;
     const values = keep === undefined ? validated : Object.fromEntries(Object.entries(validated).filter(([name]) => !keep.includes(name)));
     return this.#writes.run(resource, async (tx, emit) => {
+      if (resource.singleton && id === SINGLETON_ID && options.precondition === undefined && (await this.#store.findById(resource, id, tx, { forUpdate: true })) === undefined) {
+        // A singleton that has no record yet gets it from its first PUT.
+        await this.#references.check(tx, resource, values);
+        const now = new Date().toISOString();
+        const created = await this.#store.insert(tx, resource, { ...values, id, createdAt: now, updatedAt: now });
+        emit(eventOf('created', resource, created));
+        await options.beforeCommit?.(tx, created);
+        return created;
+      }
       const current = await this.#currentForWrite(ctx, resource, id, tx);
       options.precondition?.(current);
       await this.#references.check(tx, resource, values);

@@ -21,6 +21,7 @@ import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery
 import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
+import { singletonMutations, singletonQuery } from './singleton-fields.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, describe, idOf, pascal } from './schema-parts.js';
@@ -308,6 +309,11 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     const singular = camel(resource.singular);
     const plural = camel(resource.name);
     const typeName = resource.typeName;
+    if (resource.singleton) {
+      Object.assign(query, singletonQuery(resource, t.object));
+      Object.assign(mutation, singletonMutations(resource, t));
+      continue;
+    }
     query[singular] = {
       type: t.object,
       description: `One ${resource.singular} by id (null, with a not-found error, when there is none).`,
@@ -374,3 +380,4 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
   });
 }
+

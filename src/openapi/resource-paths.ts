@@ -26,6 +26,12 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
   const byId = { parameters: [idParameter('id', resource.singular)] };
 
   const paths: Record<string, PathItemObject> = {};
+  const item = itemOperations(resource);
+  if (resource.model.singleton) {
+    // One record at the resource's own path (src/rest/resource-routes.ts).
+    paths[base] = { get: item.get, put: item.put, patch: item.patch };
+    return paths;
+  }
   paths[base] = {
     get: operation(
       { operationId: `list${capitalize(resource.name)}`, summary: `List ${resource.name}`, description: listDescription(ownerNote), tags, parameters: listParameterRefs(resource, parameters) },
@@ -42,8 +48,26 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
       writes,
     ),
   };
-  paths[`${base}/{id}`] = {
-    ...byId,
+  paths[`${base}/{id}`] = { ...byId, ...item };
+  for (const relation of resource.relations) {
+    paths[`${base}/{id}/${relation.name}`] = { ...byId, get: relationOperation(resource, relation, parameters) };
+  }
+  return paths;
+}
+
+/** GET, PUT, PATCH and DELETE of one row: at /{id}, or (GET, PUT, PATCH) at a singleton's own path. */
+function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, 'get' | 'put' | 'patch' | 'delete'>> {
+  const names = schemaNames(resource);
+  const record = ref('schemas', names.record);
+  const tags = [resource.name];
+  const rule = (op: AccessOperation): AccessRule => resource.model.access[op];
+  const deprecated = { deprecated: resource.deprecated };
+  const writes = { ...deprecated, ownerRule: resource.owner !== undefined };
+  const ownerNote = resource.owner !== undefined ? ownerSentence(resource) : undefined;
+  const includeRules = resource.relations.map((r) => r.target.model.access.read);
+  const T = capitalize(resource.singular);
+  const putNote = resource.model.singleton ? `Creates the ${resource.singular} when it has none yet.` : ownerNote;
+  return {
     get: operation(
       { operationId: `get${T}`, summary: `Get a ${resource.singular}`, description: ownerNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
       [rule('read')],
@@ -52,7 +76,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
       { rules: includeRules, ...deprecated },
     ),
     put: operation(
-      { operationId: `replace${T}`, summary: `Replace a ${resource.singular}`, description: ownerNote, tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
+      { operationId: `replace${T}`, summary: `Replace a ${resource.singular}`, description: putNote, tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
       [rule('update')],
       { 200: success(`The ${resource.singular}, wholly replaced.`, record, [['ETag', true]]) },
       mergeFailures(BODY, { 404: ['not-found'], 409: ['unique-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
@@ -86,10 +110,6 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
       writes,
     ),
   };
-  for (const relation of resource.relations) {
-    paths[`${base}/{id}/${relation.name}`] = { ...byId, get: relationOperation(resource, relation, parameters) };
-  }
-  return paths;
 }
 
 /** GET /users/{id}/posts (a list of the target) or /posts/{id}/user (one object or 404). */

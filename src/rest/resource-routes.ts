@@ -3,7 +3,7 @@ import { InvalidQueryError } from '../errors.js';
 import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
 import type { ListResult, ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
-import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
+import { resourceNamed, SINGLETON_ID, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { assertIfMatch, entityTag, noneMatch } from '../http/conditional-requests.js';
@@ -84,6 +84,61 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     return { rateLimits };
   };
 
+  // A replace through a version that lacks some fields leaves them as they are.
+  const keep = tr.view.hidden.length === 0 ? {} : { keep: tr.view.hidden };
+  /** GET, PUT, PATCH and DELETE of one row, whose id `idOf` reads from the request. */
+  const itemMethods = (idOf: (request: FastifyRequest) => number): Record<'GET' | 'PUT' | 'PATCH' | 'DELETE', RouteHandler> => ({
+    // Synchronous when the read is (SQLite): the response goes out without a promise in between.
+    GET: handler((request, reply) => {
+      const id = idOf(request);
+      const query = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
+      const found = operations.get(context(request), resource, id, query.include);
+      if (isPromise(found)) return found.then((record) => void sendRecord(request, reply, record, query));
+      sendRecord(request, reply, found, query);
+      return undefined;
+    }),
+    PUT: handler(async (request, reply) => {
+      assertPlainJsonBody(request);
+      const id = idOf(request);
+      const precondition = ifMatch(request);
+      const body = tr.body(request.body, (translated) => operations.check(context(request), resource, 'replace', translated, id));
+      const record = await operations.replace(context(request), resource, id, body, precondition === undefined ? keep : { ...keep, precondition });
+      const response = prepared(200, record);
+      return reply.code(200).headers(response.headers).send(response.body);
+    }),
+    PATCH: handler(async (request, reply) => {
+      assertHasBody(request);
+      const id = idOf(request);
+      const precondition = ifMatch(request);
+      return runIdempotent(request, reply, idempotency, async (commit) => {
+        let response: PreparedResponse | undefined;
+        const patch = tr.body(request.body, (translated) => operations.check(context(request), resource, 'update', translated, id));
+        const record = await operations.update(context(request), resource, id, patch, {
+          ...(precondition === undefined ? {} : { precondition }),
+          beforeCommit: async (tx, updated) => {
+            if (updated === undefined || commit === undefined) return;
+            response = prepared(200, updated);
+            await commit(tx, response);
+          },
+        });
+        return response ?? prepared(200, record);
+      });
+    }),
+    DELETE: handler(async (request, reply) => {
+      const id = idOf(request);
+      const precondition = ifMatch(request);
+      await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
+      return reply.code(204).send();
+    }),
+  });
+
+  if (resource.singleton) {
+    // One record at the resource's own path: no list, create or delete.
+    const { GET, PUT, PATCH } = itemMethods(() => SINGLETON_ID);
+    registerPath(app, base, { GET, PUT, PATCH }, quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update' }));
+    return;
+  }
+
   registerPath(app, base, {
     GET: handler(async (request, reply) => {
       const query = parseListQuery(resource, tr.query(request.query as RawQuery), listLimits);
@@ -113,52 +168,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     }),
   }, quotas(resource, { GET: 'list', POST: 'create' }));
 
-  // A replace through a version that lacks some fields leaves them as they are.
-  const keep = tr.view.hidden.length === 0 ? {} : { keep: tr.view.hidden };
-  registerPath(app, `${base}/:id`, {
-    // Synchronous when the read is (SQLite): the response goes out without a promise in between.
-    GET: handler((request, reply) => {
-      const id = parseId(resource.singular, (request.params as IdParams).id);
-      const query = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
-      const found = operations.get(context(request), resource, id, query.include);
-      if (isPromise(found)) return found.then((record) => void sendRecord(request, reply, record, query));
-      sendRecord(request, reply, found, query);
-      return undefined;
-    }),
-    PUT: handler(async (request, reply) => {
-      assertPlainJsonBody(request);
-      const id = parseId(resource.singular, (request.params as IdParams).id);
-      const precondition = ifMatch(request);
-      const body = tr.body(request.body, (translated) => operations.check(context(request), resource, 'replace', translated, id));
-      const record = await operations.replace(context(request), resource, id, body, precondition === undefined ? keep : { ...keep, precondition });
-      const response = prepared(200, record);
-      return reply.code(200).headers(response.headers).send(response.body);
-    }),
-    PATCH: handler(async (request, reply) => {
-      assertHasBody(request);
-      const id = parseId(resource.singular, (request.params as IdParams).id);
-      const precondition = ifMatch(request);
-      return runIdempotent(request, reply, idempotency, async (commit) => {
-        let response: PreparedResponse | undefined;
-        const patch = tr.body(request.body, (translated) => operations.check(context(request), resource, 'update', translated, id));
-        const record = await operations.update(context(request), resource, id, patch, {
-          ...(precondition === undefined ? {} : { precondition }),
-          beforeCommit: async (tx, updated) => {
-            if (updated === undefined || commit === undefined) return;
-            response = prepared(200, updated);
-            await commit(tx, response);
-          },
-        });
-        return response ?? prepared(200, record);
-      });
-    }),
-    DELETE: handler(async (request, reply) => {
-      const id = parseId(resource.singular, (request.params as IdParams).id);
-      const precondition = ifMatch(request);
-      await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
-      return reply.code(204).send();
-    }),
-  }, quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }));
+  registerPath(app, `${base}/:id`, itemMethods((request) => parseId(resource.singular, (request.params as IdParams).id)), quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }));
 
   for (const relation of tr.view.relations.values()) {
     const target = resourceNamed(schema, relation.target);

@@ -1,0 +1,39 @@
+import { GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
+import { SINGLETON_ID, type ResourceModel } from '../schema/schema-model.js';
+import type { GraphqlContext } from './graphql-context.js';
+import { bodyOf, camel } from './schema-parts.js';
+
+/**
+ * The GraphQL fields of a singleton resource (`singleton: true`, one record): the query field
+ * `profile` and the mutations `updateProfile` and `replaceProfile`, without ids; no list, create
+ * or delete. They call the same core operations as REST's GET, PATCH and PUT on `/profile`.
+ */
+/** A singleton's query field (`profile`): its one record, without arguments. */
+export function singletonQuery(resource: ResourceModel, object: GraphQLObjectType): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+  return {
+    [camel(resource.singular)]: {
+      type: object,
+      description: `The ${resource.singular} (null, with a not-found error, when it has none yet).`,
+      resolve: (_root, _args, ctx) => ctx.operations.get(ctx.operation, resource, SINGLETON_ID),
+    },
+  };
+}
+
+/** A singleton's mutations: `update<Type>` and `replace<Type>` (which creates it when it has none), without ids. */
+export function singletonMutations(resource: ResourceModel, t: { object: GraphQLObjectType; createInput: GraphQLInputObjectType; updateInput: GraphQLInputObjectType }): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+  return {
+    [`update${resource.typeName}`]: {
+      type: t.object,
+      description: `Changes only the given fields of the ${resource.singular} (null clears a field).`,
+      args: { input: { type: new GraphQLNonNull(t.updateInput) } },
+      resolve: (_root, args: { input: Record<string, unknown> }, ctx) =>
+        ctx.operations.update(ctx.operation, resource, SINGLETON_ID, bodyOf(resource, args.input), { mergeJson: false }),
+    },
+    [`replace${resource.typeName}`]: {
+      type: t.object,
+      description: `Replaces every field of the ${resource.singular}, creating it when it has none yet.`,
+      args: { input: { type: new GraphQLNonNull(t.createInput) } },
+      resolve: (_root, args: { input: Record<string, unknown> }, ctx) => ctx.operations.replace(ctx.operation, resource, SINGLETON_ID, bodyOf(resource, args.input)),
+    },
+  };
+}
