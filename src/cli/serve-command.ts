@@ -4,6 +4,8 @@ import { optionsFromEnv } from '../app/options-from-env.js';
 import { checkCredentialSettings } from '../auth/credential-settings.js';
 import { DestructiveMigrationError, PortUnavailableError } from '../errors.js';
 import { loadSchemaFile } from '../schema/load-schema.js';
+import { readDbJson } from './db-json-file.js';
+import { inferDbJson, publicAccessWarning, startDbJsonDatabase } from './db-json-serve.js';
 import { destructiveRefusal } from './destructive-advice.js';
 import { handleProcessFaults, logToStderr, type LogNow } from './process-faults.js';
 import { chooseSchema, commandLineWith, databaseToCreate } from './schema-and-database.js';
@@ -38,23 +40,34 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const database = databaseToCreate(flags.databaseUrl, process.env, schema);
   // A schema with mistakes is told first (buildApp loads it again, from the validator cached now),
   // then credential settings that cannot work (the authenticator checks them again).
-  loadSchemaFile(schema.path);
+  // A json-server database (db.json) is served with the schema inferred from it (db-json-serve.ts).
+  const source = readDbJson(schema.path);
+  const dbJson = source === undefined ? undefined : inferDbJson(source);
+  if (dbJson === undefined) loadSchemaFile(schema.path);
   checkCredentialSettings(env);
   // Before anything is created (the database, its tables, the first admin key): a port in use
   // fails the start with nothing changed.
   if (port !== 0) await tryListening(port, host);
+  // Imported on the first start only; later starts serve the database as it is.
+  const dbJsonStart = dbJson === undefined ? undefined : await startDbJsonDatabase(dbJson, database);
   // Loaded once the settings are known to be good: a mistake in them is told in a fraction of a
   // second, not after Fastify, GraphQL and the stores have loaded (0.8 s, most of a failed start).
   const { buildApp } = await import('../app/build-app.js');
   let app: FastifyInstance;
   try {
-    app = await buildApp({ ...env, ...(schema.argument === undefined ? {} : { schema: schema.argument }), databaseUrl: database.url });
+    const served = dbJsonStart?.schema ?? schema.argument;
+    // json-server compatibility (issue 26, point 2): when the app takes `compat: 'json-server'`,
+    // pass it here for a db.json, so that json-server's query parameters and answers work too.
+    app = await buildApp({ ...env, ...(served === undefined ? {} : { schema: served }), databaseUrl: database.url });
   } catch (error) {
     if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, error.changes);
     throw error;
   }
   logNow = (level, details, message) => app.logNow(level, details, message);
   if (database.notice !== undefined) app.log.warn(database.notice);
+  for (const line of dbJsonStart?.lines ?? []) app.log[line.level](line.level === 'warn' ? `warning: ${line.text}` : line.text);
+  const unauthenticated = dbJsonStart === undefined ? undefined : publicAccessWarning(schema.argument ?? schema.path, dbJsonStart.schema);
+  if (unauthenticated !== undefined) app.log.warn(`warning: ${unauthenticated}`);
   let address: string;
   try {
     address = await app.listen({ port, host });
