@@ -28,7 +28,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 program
   .command('serve')
   .description('Migrate the database to the schema, then serve the API. Stops cleanly on SIGTERM.')
-  .argument('[schema-file]', 'schema file (YAML or JSON); default $RESTGRAPH_SCHEMA, else the built-in example')
+  .argument('[schema-file]', 'schema file (YAML or JSON), or a json-server database (db.json: its schema inferred, its data imported on the first start); default $RESTGRAPH_SCHEMA, else the built-in example')
   .option('-p, --port <port>', 'port to listen on (default $PORT or 3000)', parsePort)
   .option('-H, --host <host>', 'address to listen on (default $HOST or 127.0.0.1)')
   .option('-d, --database-url <url>', CREATING_DATABASE)
@@ -36,6 +36,18 @@ program
   .action(async (schemaFile: string | undefined, flags: { port?: number; host?: string; databaseUrl?: string }) => {
     const { runServe } = await import('./serve-command.js');
     await runServe({ schemaFile, ...flags });
+  });
+
+program
+  .command('init')
+  .description('Write a schema file to edit: the schema inferred from a json-server database (db.json), with comments saying what was inferred and why.')
+  .requiredOption('--from <db.json>', "a json-server database: a .json file whose top level is collections ({\"posts\": [...], \"profile\": {...}})")
+  .option('-o, --output <file>', 'the schema file to write (default: the data file\'s name with .yaml, db.json → db.yaml, whose default database is the one serve db.json fills)')
+  .option('--force', 'replace the output file if it exists')
+  .addHelpText('after', '\nExample:\n  restgraph init --from db.json\n  restgraph serve db.yaml')
+  .action(async (flags: { from: string; output?: string; force?: boolean }) => {
+    const { runInit } = await import('./init-command.js');
+    runInit(flags);
   });
 
 program
