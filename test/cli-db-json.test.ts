@@ -1,0 +1,180 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { freePort, itWithFolder, logLines, waitReady, type CliFolder, type Running } from './helpers/cli-process.js';
+import { ADMIN_TOKEN, run, start } from './helpers/cli-serve.js';
+
+/**
+ * `restgraph serve db.json` and `restgraph init --from db.json` as a json-server user runs them: a
+ * child process of dist/cli/main.js in a folder holding db.json, with the default database
+ * (./data/db.db), requests without a token, real sockets.
+ */
+
+const it = itWithFolder('restgraph-dbjson-');
+
+/** json-server 0.17's README db.json. */
+const README_0_17 = `{
+  "posts": [ { "id": 1, "title": "json-server", "author": "typicode" } ],
+  "comments": [ { "id": 1, "body": "some comment", "postId": 1 } ],
+  "profile": { "name": "typicode" }
+}
+`;
+
+/** json-server 1.x's README db.json: ids are strings of digits. */
+const README_1 = `{
+  "posts": [
+    { "id": "1", "title": "a title", "views": 100 },
+    { "id": "2", "title": "another title", "views": 200 }
+  ],
+  "comments": [
+    { "id": "1", "text": "a comment about post 1", "postId": "1" },
+    { "id": "2", "text": "another comment about post 1", "postId": "1" }
+  ],
+  "profile": { "name": "typicode" }
+}
+`;
+
+/** `serve <args>` in the folder with the default database, on a fresh port, until /readyz answers. */
+async function serveIn(dir: CliFolder, args: string[]): Promise<{ running: Running; base: string }> {
+  const port = await freePort();
+  const running = start(dir, ['serve', ...args], { PORT: String(port), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN });
+  await waitReady(running, port);
+  return { running, base: `http://127.0.0.1:${port}` };
+}
+
+async function stop(running: Running): Promise<string[]> {
+  running.child.kill('SIGTERM');
+  expect(await running.exited).toEqual({ code: 0, signal: null });
+  return logLines(running.stdout()).map((l) => String(l.msg));
+}
+
+/** A request without a token, as a json-server client sends it. */
+async function call(base: string, path: string, method = 'GET', body?: unknown): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: response.status === 204 ? undefined : await response.json() };
+}
+
+describe.concurrent('serve db.json', () => {
+  it("serves json-server 0.17's README db.json without a token, and says it is public", async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), README_0_17);
+    const { running, base } = await serveIn(dir, ['db.json']);
+    expect(await call(base, '/posts')).toEqual({ status: 200, body: [expect.objectContaining({ id: 1, title: 'json-server', author: 'typicode' })] });
+    expect(await call(base, '/posts/1')).toMatchObject({ status: 200, body: { id: 1, title: 'json-server' } });
+    expect(await call(base, '/comments?postId=1')).toEqual({ status: 200, body: [expect.objectContaining({ id: 1, body: 'some comment', postId: 1 })] });
+    expect(await call(base, '/profile')).toMatchObject({ status: 200, body: { name: 'typicode' } });
+    expect(await call(base, '/posts', 'POST', { title: 'second', author: 'me' })).toMatchObject({ status: 201, body: { id: 2, title: 'second' } });
+    expect(await call(base, '/profile', 'PATCH', { name: 'changed' })).toMatchObject({ status: 200, body: { name: 'changed' } });
+    expect(await call(base, '/posts/1/comments')).toMatchObject({ status: 200, body: [{ id: 1 }] });
+    const lines = await stop(running);
+    expect(lines).toContain(
+      'warning: db.json is served without authentication: anyone who can reach this port can read and change posts, comments, profile. Run npx restgraph init --from db.json to write a schema you can tighten.',
+    );
+    expect(lines.find((l) => l.startsWith('Imported db.json into'))).toMatch(/\(posts 1, comments 1, profile 1\)/);
+    expect(existsSync(join(dir.path, 'data', 'db.db'))).toBe(true);
+    expect(readFileSync(join(dir.path, 'db.json'), 'utf8')).toBe(README_0_17);
+  });
+
+  it("serves json-server 1.x's README db.json: ids that are strings of digits are kept as integers", async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), README_1);
+    const { running, base } = await serveIn(dir, ['db.json']);
+    expect(await call(base, '/posts/2')).toMatchObject({ status: 200, body: { id: 2, title: 'another title', views: 200 } });
+    expect(await call(base, '/comments?postId=1')).toMatchObject({ status: 200, body: [{ id: 1, postId: 1 }, { id: 2, postId: 1 }] });
+    expect(await call(base, '/profile')).toMatchObject({ status: 200, body: { name: 'typicode' } });
+    expect(await call(base, '/posts', 'POST', { title: 'third', views: 0 })).toMatchObject({ status: 201, body: { id: 3 } });
+    expect(await call(base, '/profile', 'PUT', { name: 'replaced' })).toMatchObject({ status: 200, body: { id: 1, name: 'replaced' } });
+    await stop(running);
+  });
+
+  it('keeps writes across restarts, never imports over them, and warns when db.json has changed', async ({ folder: dir }) => {
+    const file = join(dir.path, 'db.json');
+    writeFileSync(file, README_0_17);
+    const first = await serveIn(dir, ['db.json']);
+    await call(first.base, '/posts', 'POST', { title: 'written', author: 'me' });
+    await stop(first.running);
+
+    const second = await serveIn(dir, ['db.json']);
+    expect(((await call(second.base, '/posts')).body as unknown[]).length).toBe(2);
+    const secondLines = await stop(second.running);
+    expect(secondLines.some((l) => l.startsWith('Imported'))).toBe(false);
+    expect(secondLines.some((l) => l.includes('has changed'))).toBe(false);
+
+    writeFileSync(file, README_0_17.replace('"json-server"', '"edited"'));
+    const third = await serveIn(dir, ['db.json']);
+    expect(await call(third.base, '/posts/1')).toMatchObject({ body: { title: 'json-server' } });
+    expect(((await call(third.base, '/posts')).body as unknown[]).length).toBe(2);
+    const thirdLines = await stop(third.running);
+    const warning = thirdLines.find((l) => l.includes('has changed')) ?? '';
+    expect(warning).toMatch(/^warning: db\.json has changed since it was imported into sqlite:.*data\/db\.db on \d{4}-\d\d-\d\d \d\d:\d\d UTC; serving the database as it is/);
+    expect(warning).toContain('To import db.json again, stop the server, move the database away (mv ');
+  });
+
+  it('writes the schema with init --from, which then serves the same data and writes', async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), README_0_17);
+    const served = await serveIn(dir, ['db.json']);
+    await call(served.base, '/comments', 'POST', { body: 'second comment', postId: 1 });
+    await stop(served.running);
+
+    const init = await run(dir, ['init', '--from', 'db.json']);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain('Wrote db.yaml (posts, comments, profile)');
+    expect(init.stdout).toContain('  npx restgraph serve db.yaml\n');
+    const text = readFileSync(join(dir.path, 'db.yaml'), 'utf8');
+    expect(text).toContain('postId: { type: integer, required: true, references: posts, onDelete: cascade }  # reference: every postId is an id of posts');
+    expect(text).toContain('title: { type: string, required: true }  # string: every value is a string; required: present in the 1 post');
+
+    // Tightened: anonymous clients may read, not write.
+    writeFileSync(join(dir.path, 'db.yaml'), text.replaceAll('write: public', 'write: authenticated'));
+    const again = await serveIn(dir, ['db.yaml']);
+    expect(await call(again.base, '/comments?postId=1')).toMatchObject({ status: 200, body: [{ id: 1 }, { id: 2, body: 'second comment' }] });
+    expect((await call(again.base, '/posts', 'POST', { title: 'x', author: 'y' })).status).toBe(401);
+    const lines = await stop(again.running);
+    expect(lines.some((l) => l.includes('without authentication'))).toBe(false);
+
+    const refused = await run(dir, ['init', '--from', 'db.json']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('db.yaml exists; restgraph init does not overwrite it. Name another file with -o, or add --force to replace it. [RG_CONFIG_INVALID]');
+    expect((await run(dir, ['init', '--from', 'db.json', '-o', 'other.yaml'])).stdout).toContain('  npx restgraph serve other.yaml -d sqlite:./data/db.db\n');
+    expect((await run(dir, ['init', '--from', 'db.json', '--force'])).code).toBe(0);
+  });
+
+  it('serves a generated db.json of 100,000 posts', async ({ folder: dir }) => {
+    const posts = Array.from({ length: 100_000 }, (_, i) => ({ id: i + 1, title: `post ${i + 1}`, views: i % 1000, published: i % 2 === 0, at: '2026-01-02T03:04:05Z' }));
+    const comments = Array.from({ length: 1000 }, (_, i) => ({ id: i + 1, body: `comment ${i + 1}`, postId: (i % 100_000) + 1 }));
+    writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ posts, comments, profile: { name: 'big' } }));
+    const started = performance.now();
+    const { running, base } = await serveIn(dir, ['db.json']);
+    const first = await call(base, '/posts/100000');
+    console.log(`db.json of 100,000 posts: first answer ${((performance.now() - started) / 1000).toFixed(2)} s after the start`);
+    expect(first).toMatchObject({ status: 200, body: { id: 100000, title: 'post 100000', views: 999, published: false } });
+    const lines = await stop(running);
+    const imported = lines.find((l) => l.startsWith('Imported')) ?? '';
+    console.log(`db.json of 100,000 posts: ${imported.replace(/\. The data lives.*/, '')}`);
+    expect(imported).toContain('(posts 100000, comments 1000, profile 1)');
+  }, 120_000);
+
+  it('refuses a file that is not JSON, with the line and column, and creates nothing', async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), '{\n  "posts": [\n    { "id": 1, }\n  ]\n}\n');
+    const result = await run(dir, ['serve', 'db.json']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^restgraph: db\.json is not JSON: .* at line 3, column 16\. \[RG_DB_JSON_INVALID\]\n$/);
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+
+  it('refuses a missing file and collections that cannot be resources, naming each problem', async ({ folder: dir }) => {
+    expect((await run(dir, ['serve', 'missing.json'])).stderr).toBe('restgraph: Cannot read missing.json (ENOENT). [RG_DB_JSON_INVALID]\n');
+    writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ title: 'x', posts: [{ id: 1 }, { id: 1 }] }));
+    const result = await run(dir, ['serve', 'db.json']);
+    expect(result.stderr).toBe(
+      'restgraph: db.json cannot be served: [RG_DB_JSON_INVALID]\n' +
+        '  "title" is a string ("x"): a top-level member must be an array (a collection) or an object (a singleton)\n',
+    );
+    writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ posts: [{ id: 1 }, { id: 1 }] }));
+    expect((await run(dir, ['init', '--from', 'db.json'])).stderr).toContain('  "posts"[1] has the id 1 of "posts"[0]: ids must be unique within a collection\n');
+    writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ posts: [{ id: 1, deep: JSON.parse('['.repeat(70) + ']'.repeat(70)) as unknown }] }));
+    expect((await run(dir, ['serve', 'db.json'])).stderr).toContain('restgraph: db.json: "posts"[0] nests objects and arrays more than 64 levels deep');
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+});
