@@ -165,11 +165,13 @@ describe.concurrent('serve db.json', () => {
 
   it('refuses a missing file and collections that cannot be resources, naming each problem', async ({ folder: dir }) => {
     expect((await run(dir, ['serve', 'missing.json'])).stderr).toBe('restgraph: Cannot read missing.json (ENOENT). [RG_DB_JSON_INVALID]\n');
-    writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ title: 'x', posts: [{ id: 1 }, { id: 1 }] }));
+    writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ title: 'x', tags: ['a'], posts: [{ id: 1 }, { id: 1 }] }));
     const result = await run(dir, ['serve', 'db.json']);
+    // As docs/errors.md shows it.
     expect(result.stderr).toBe(
       'restgraph: db.json cannot be served: [RG_DB_JSON_INVALID]\n' +
-        '  "title" is a string ("x"): a top-level member must be an array (a collection) or an object (a singleton)\n',
+        '  "title" is a string ("x"): a top-level member must be an array (a collection) or an object (a singleton)\n' +
+        '  "tags"[0] is a string ("a"): every item of a collection must be an object\n',
     );
     writeFileSync(join(dir.path, 'db.json'), JSON.stringify({ posts: [{ id: 1 }, { id: 1 }] }));
     expect((await run(dir, ['init', '--from', 'db.json'])).stderr).toContain('  "posts"[1] has the id 1 of "posts"[0]: ids must be unique within a collection\n');

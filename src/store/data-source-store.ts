@@ -12,11 +12,12 @@ export interface DataSource {
   importedAt: string;
 }
 
-const TABLE = '_restgraph_data_sources';
+const STATE = '_restgraph_state';
+const KEY = 'restgraph.dataSource';
 
 /**
- * The record of data files imported into the database (system migration 3): written once their
- * import has committed, read at each start to tell whether the file has changed since.
+ * The record of the data file imported into the database, in restgraph's state table: written
+ * once its import has committed, read at each start to tell whether the file has changed since.
  */
 export class DataSourceStore {
   readonly #db: SqlDatabase;
@@ -25,15 +26,16 @@ export class DataSourceStore {
     this.#db = db;
   }
 
-  /** The latest import, if the database was ever filled from a data file. */
+  /** The import that filled the database, if a data file ever did. */
   async latest(): Promise<DataSource | undefined> {
-    const rows = await this.#db.all(this.#db.builder.selectFrom(TABLE).select(['file', 'sha256', 'records', 'importedAt']).orderBy('id', 'desc').limit(1).compile());
-    const row = rows[0];
+    const row = await this.#db.one(this.#db.builder.selectFrom(STATE).select('value').where('key', '=', KEY).compile());
     if (row === undefined) return undefined;
-    return { file: String(row.file), sha256: String(row.sha256), records: Number(row.records), importedAt: String(row.importedAt) };
+    const value = JSON.parse(String(row.value)) as Partial<DataSource>;
+    return { file: String(value.file), sha256: String(value.sha256), records: Number(value.records), importedAt: String(value.importedAt) };
   }
 
   async record(source: DataSource): Promise<void> {
-    await this.#db.run(this.#db.builder.insertInto(TABLE).values({ ...source }).compile());
+    const value = JSON.stringify(source);
+    await this.#db.run(this.#db.builder.insertInto(STATE).values({ key: KEY, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).compile());
   }
 }

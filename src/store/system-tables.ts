@@ -138,19 +138,4 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
     // a request whose key was taken over changes nothing (null: a claim made before version 2).
     statements: everywhere([`alter table "_restgraph_idempotency_keys" add column "claim" text`]),
   },
-  {
-    version: 3,
-    name: 'data files imported by serve db.json',
-    // Which json-server file filled the database, and its SHA-256 then: a later start tells
-    // whether the file has changed since (store/data-source-store.ts).
-    statements: (rules) => [
-      `create table if not exists "_restgraph_data_sources" (
-        ${rules.idColumnDefinition()},
-        "file" text not null,
-        "sha256" text not null,
-        "records" bigint not null,
-        "importedAt" text not null
-      )`,
-    ],
-  },
 ];
