@@ -149,10 +149,10 @@ describe.concurrent('serve db.json', () => {
     const first = await call(base, '/posts/100000');
     console.log(`db.json of 100,000 posts: first answer ${((performance.now() - started) / 1000).toFixed(2)} s after the start`);
     expect(first).toMatchObject({ status: 200, body: { id: 100000, title: 'post 100000', views: 999, published: false } });
-    const lines = await stop(running);
-    const imported = lines.find((l) => l.startsWith('Imported')) ?? '';
-    console.log(`db.json of 100,000 posts: ${imported.replace(/\. The data lives.*/, '')}`);
-    expect(imported).toContain('(posts 100000, comments 1000, profile 1)');
+    await stop(running);
+    const imported = logLines(running.stdout()).find((l) => String(l.msg).startsWith('Imported'));
+    console.log(`db.json of 100,000 posts: imported in ${String(imported?.durationMs)} ms`);
+    expect(imported?.msg).toContain('(posts 100000, comments 1000, profile 1)');
   }, 120_000);
 
   it('refuses a file that is not JSON, with the line and column, and creates nothing', async ({ folder: dir }) => {

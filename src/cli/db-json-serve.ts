@@ -29,7 +29,7 @@ export function inferDbJson(source: DbJsonSource): InferredDbJson {
 export interface DbJsonStart {
   schema: SchemaModel;
   /** Lines for the log at start, with their level. */
-  lines: { level: 'info' | 'warn'; text: string }[];
+  lines: { level: 'info' | 'warn'; text: string; fields?: Record<string, unknown> }[];
 }
 
 /** Opens the database, imports the file into it on the first start, and says what happened. */
@@ -58,8 +58,11 @@ export async function startDbJsonDatabase({ source, inferred, model }: InferredD
   const lines: DbJsonStart['lines'] = [];
   if (prepared.imported !== undefined) {
     const counts = [...prepared.imported].map(([name, n]) => `${name} ${n}`).join(', ');
-    const seconds = ((performance.now() - started) / 1000).toFixed(2);
-    lines.push({ level: 'info', text: `Imported ${source.file} into ${description} (${counts === '' ? 'no records' : counts}) in ${seconds} s. The data lives there from now on: changes made through the API are kept, and ${source.file} is neither read again nor written.` });
+    lines.push({
+      level: 'info',
+      text: `Imported ${source.file} into ${description} (${counts === '' ? 'no records' : counts}). The data lives there from now on: changes made through the API are kept, and ${source.file} is neither read again nor written.`,
+      fields: { durationMs: Math.round(performance.now() - started) },
+    });
     const renames = inferred.resources.flatMap((r) => [
       ...(r.key === r.name ? [] : [`"${r.key}" → /${r.name}`]),
       ...r.fields.filter((f) => f.key !== f.name && !(f.key === 'id' && !r.singleton)).map((f) => `${r.key}."${f.key}" → ${r.name}.${f.name}`),

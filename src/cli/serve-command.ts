@@ -65,7 +65,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   }
   logNow = (level, details, message) => app.logNow(level, details, message);
   if (database.notice !== undefined) app.log.warn(database.notice);
-  for (const line of dbJsonStart?.lines ?? []) app.log[line.level](line.level === 'warn' ? `warning: ${line.text}` : line.text);
+  for (const line of dbJsonStart?.lines ?? []) app.log[line.level](line.fields ?? {}, line.level === 'warn' ? `warning: ${line.text}` : line.text);
   const unauthenticated = dbJsonStart === undefined ? undefined : publicAccessWarning(schema.argument ?? schema.path, dbJsonStart.schema);
   if (unauthenticated !== undefined) app.log.warn(`warning: ${unauthenticated}`);
   let address: string;
