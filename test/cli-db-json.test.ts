@@ -107,7 +107,7 @@ describe.concurrent('serve db.json', () => {
     expect(((await call(third.base, '/posts')).body as unknown[]).length).toBe(2);
     const thirdLines = await stop(third.running);
     const warning = thirdLines.find((l) => l.includes('has changed')) ?? '';
-    expect(warning).toMatch(/^warning: db\.json has changed since it was imported into sqlite:.*data\/db\.db on \d{4}-\d\d-\d\d \d\d:\d\d UTC; serving the database as it is/);
+    expect(warning).toMatch(/^warning: db\.json has changed since it was imported into sqlite:.*data\/db\.db on \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z; serving the database as it is/);
     expect(warning).toContain('To import db.json again, stop the server, move the database away (mv ');
   });
 

@@ -49,7 +49,7 @@ describe('inferSchema', () => {
         fields: { body: { type: 'string', required: true }, postId: { type: 'integer', required: true, references: 'posts', onDelete: 'cascade' } },
         relations: { post: { belongsTo: 'posts', foreignKey: 'postId' } },
       },
-      profile: { singleton: true, singular: 'profile', access: { read: 'public', write: 'public' }, fields: { name: { type: 'string', required: true } } },
+      profile: { singleton: true, access: { read: 'public', write: 'public' }, fields: { name: { type: 'string', required: true } } },
     });
     const comments = resources.find((r) => r.name === 'comments');
     expect(comments?.ids).toEqual({ kind: 'kept' });

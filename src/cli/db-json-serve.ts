@@ -70,14 +70,13 @@ export async function startDbJsonDatabase({ source, inferred, model }: InferredD
     if (renames.length > 0) lines.push({ level: 'warn', text: `Names restgraph cannot take as they are were renamed: ${renames.join(', ')} (restgraph init --from ${source.file} writes the schema with the reasons).` });
   }
   if (prepared.changedSince !== undefined) {
-    const when = prepared.changedSince.importedAt.replace('T', ' ').replace(/:\d\d\.\d+Z$/, ' UTC');
     const again =
       sqliteFile !== undefined && database.argument === undefined
         ? `stop the server, move the database away (mv ${sqliteFile} ${sqliteFile}.bak) and start again`
         : `start with an empty database (-d <another database>)`;
     lines.push({
       level: 'warn',
-      text: `${source.file} has changed since it was imported into ${description} on ${when}; serving the database as it is, with the changes made through the API since (${source.file} is not imported over them). To import ${source.file} again, ${again}.`,
+      text: `${source.file} has changed since it was imported into ${description} on ${prepared.changedSince.importedAt}; serving the database as it is, with the changes made through the API since (${source.file} is not imported over them). To import ${source.file} again, ${again}.`,
     });
   }
   return { schema: prepared.schema, lines };

@@ -103,7 +103,7 @@ export function inferSchema(data: unknown, file: string): InferredSchema {
       }
       const required = field.definition.required === true;
       field.definition = { type: 'integer', ...(required ? { required } : {}), references: target.name, onDelete: 'cascade' };
-      field.notes.splice(0, 1, `reference: every ${field.key} is an id of ${target.key}; deleting a ${pluralize.singular(target.key)} deletes its ${resource.key}, as json-server does`);
+      field.notes.splice(0, 1, `reference: every ${field.key} is an id of ${target.key}; deleting a ${pluralize.singular(target.key)} deletes its ${resource.key}, as json-server 0.17 did`);
       const ownName = relationName(field.name.replace(/Id$/, ''), taken.get(resource));
       if (ownName !== undefined) (relations.get(resource) ?? {})[ownName] = { belongsTo: target.name, foreignKey: field.name };
       const inverse = relationName(resource.name, taken.get(target)) ?? relationName(`${resource.name}By${capitalize(field.name)}`, taken.get(target));
@@ -242,10 +242,8 @@ const resourceSingular = new WeakMap<InferredResource, string>();
 /** Singulars restgraph cannot derive (`news`), singletons' own names, and clashes (`profile` and `profiles`). */
 function assignSingulars(resources: readonly InferredResource[]): void {
   const used = new Set<string>();
-  for (const resource of resources.filter((r) => r.singleton)) {
-    resourceSingular.set(resource, resource.name);
-    used.add(resource.name.toLowerCase());
-  }
+  // A singleton's singular is its name (compile-schema.ts).
+  for (const resource of resources.filter((r) => r.singleton)) used.add(resource.name.toLowerCase());
   for (const resource of resources.filter((r) => !r.singleton)) {
     let singular = singularFor(resource.name) ?? pluralize.singular(resource.name);
     if (used.has(singular.toLowerCase())) singular = `${resource.name}Item`;
