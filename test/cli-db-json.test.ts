@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { freePort, itWithFolder, logLines, waitReady, type CliFolder, type Running } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, run, start } from './helpers/cli-serve.js';
+import { createTestDatabase } from './helpers/test-database.js';
 
 /**
  * `restgraph serve db.json` and `restgraph init --from db.json` as a json-server user runs them: a
@@ -109,6 +110,27 @@ describe.concurrent('serve db.json', () => {
     const warning = thirdLines.find((l) => l.includes('has changed')) ?? '';
     expect(warning).toMatch(/^warning: db\.json has changed since it was imported into sqlite:.*data\/db\.db on \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z; serving the database as it is/);
     expect(warning).toContain('To import db.json again, stop the server, move the database away (mv ');
+  });
+
+  it("serves from the database -d names (the suite's: PostgreSQL in its pass), keeping writes and warning about a changed file", async ({ folder: dir }) => {
+    const database = await createTestDatabase(dir.path);
+    try {
+      const file = join(dir.path, 'db.json');
+      writeFileSync(file, README_1);
+      const first = await serveIn(dir, ['db.json', '-d', database.url]);
+      expect(await call(first.base, '/posts', 'POST', { title: 'third', views: 3 })).toMatchObject({ status: 201, body: { id: 3 } });
+      expect(await call(first.base, '/profile', 'PATCH', { name: 'me' })).toMatchObject({ status: 200 });
+      await stop(first.running);
+      writeFileSync(file, README_1.replace('"a title"', '"edited"'));
+      const second = await serveIn(dir, ['db.json', '-d', database.url]);
+      expect(await call(second.base, '/posts/3')).toMatchObject({ status: 200, body: { title: 'third' } });
+      expect(await call(second.base, '/profile')).toMatchObject({ body: { name: 'me' } });
+      const lines = await stop(second.running);
+      expect(lines.find((l) => l.includes('has changed'))).toMatch(/To import db\.json again, start with an empty database \(-d <another database>\)\.$/);
+      expect(existsSync(join(dir.path, 'data'))).toBe(false);
+    } finally {
+      await database.drop();
+    }
   });
 
   it('writes the schema with init --from, which then serves the same data and writes', async ({ folder: dir }) => {
