@@ -177,6 +177,21 @@ describe.concurrent('serve db.json', () => {
     expect(imported?.msg).toContain('(posts 100000, comments 1000, profile 1)');
   }, 120_000);
 
+  it('refuses a database that holds another schema, changing nothing', async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), README_0_17);
+    writeFileSync(join(dir.path, 'notes.yaml'), 'resources:\n  notes:\n    fields:\n      text: { type: string }\n');
+    const other = await serveIn(dir, ['notes.yaml', '-d', 'sqlite:other.db']);
+    await stop(other.running);
+    const result = await run(dir, ['serve', 'db.json', '-d', 'sqlite:other.db']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('The schema inferred from db.json makes destructive changes to the database sqlite:');
+    expect(result.stderr).toContain('  - drop resource notes and every row in it\n');
+    expect(result.stderr).toContain('npx restgraph serve db.json -d sqlite:./data/<new name>.db');
+    const again = await serveIn(dir, ['notes.yaml', '-d', 'sqlite:other.db']);
+    expect((await fetch(`${again.base}/notes`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
+    await stop(again.running);
+  });
+
   it('refuses a file that is not JSON, with the line and column, and creates nothing', async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'db.json'), '{\n  "posts": [\n    { "id": 1, }\n  ]\n}\n');
     const result = await run(dir, ['serve', 'db.json']);
