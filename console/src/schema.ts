@@ -121,6 +121,8 @@ export function schemaInfo(document: OpenApiDocument): SchemaInfo {
   for (const [typeName, record] of Object.entries(schemas)) {
     const name = record['x-restgraph-resource'];
     if (name === undefined) continue;
+    // A singleton (one record at /<name>, no POST there) is not a table: the console leaves it out for now.
+    if (document.paths[`/${name}`]?.post === undefined) continue;
     const create = schemas[`${typeName}Create`];
     const required = new Set(create?.required ?? []);
     const fields: FieldInfo[] = [];
