@@ -177,6 +177,24 @@ describe.concurrent('serve db.json', () => {
     expect(imported?.msg).toContain('(posts 100000, comments 1000, profile 1)');
   }, 120_000);
 
+  it('gives string ids integer ids, keeping the originals and rewriting references; renames keys; keeps date-time timestamps', async ({ folder: dir }) => {
+    const data = {
+      users: [
+        { id: 'ab12', 'first-name': 'Ann', createdAt: '2025-01-02T03:04:05Z' },
+        { id: 'cd34', 'first-name': 'Bob', createdAt: '2025-02-03T04:05:06+01:00' },
+      ],
+      posts: [{ id: 7, title: 'by Bob', userId: 'cd34', sort: 3 }, { id: 9, title: 'by nobody', userId: null }],
+    };
+    writeFileSync(join(dir.path, 'db.json'), JSON.stringify(data));
+    const { running, base } = await serveIn(dir, ['db.json']);
+    expect(await call(base, '/users/2')).toMatchObject({ status: 200, body: { id: 2, originalId: 'cd34', firstName: 'Bob', createdAt: '2025-02-03T03:05:06.000Z' } });
+    expect(await call(base, '/posts/7?include=user')).toMatchObject({ status: 200, body: { id: 7, userId: 2, sortValue: 3, user: { originalId: 'cd34' } } });
+    expect(await call(base, '/posts/9')).toMatchObject({ status: 200, body: { userId: null } });
+    expect(await call(base, '/users', 'POST', { 'firstName': 'Cy' })).toMatchObject({ status: 201, body: { id: 3, originalId: null } });
+    const lines = await stop(running);
+    expect(lines).toContain('warning: Names restgraph cannot take as they are were renamed: users."first-name" → users.firstName, posts."sort" → posts.sortValue (restgraph init --from db.json writes the schema with the reasons).');
+  });
+
   it('refuses a database that holds another schema, changing nothing', async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'db.json'), README_0_17);
     writeFileSync(join(dir.path, 'notes.yaml'), 'resources:\n  notes:\n    fields:\n      text: { type: string }\n');

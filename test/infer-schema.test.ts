@@ -138,7 +138,7 @@ describe('inferSchema', () => {
       posts: [{ id: 1, userId: 'cd34' }, { id: 2, userId: 'ab12' }],
     });
     expect(resources[0]?.ids).toEqual({ kind: 'assigned', originalField: 'originalId' });
-    expect(definition.resources.users?.fields).toEqual({ originalId: { type: 'string', required: true, unique: true }, name: { type: 'string', required: true } });
+    expect(definition.resources.users?.fields).toEqual({ originalId: { type: 'string', unique: true }, name: { type: 'string', required: true } });
     expect(definition.resources.posts?.fields?.userId).toEqual({ type: 'integer', required: true, references: 'users', onDelete: 'cascade' });
     expect(infer({ a: [{ id: 0 }, { id: 1 }] }).resources[0]?.ids.kind).toBe('assigned');
     expect(infer({ a: [{ id: 1.5 }] }).resources[0]?.ids.kind).toBe('assigned');

@@ -146,14 +146,13 @@ function inferResource(key: string, name: string, rows: readonly Record<string, 
     if (resource.ids.kind === 'assigned') {
       const original = keys.has('id') ? fieldNameFor(ORIGINAL_ID, taken).name : undefined;
       resource.ids = { kind: 'assigned', originalField: original };
-      const present = keys.get('id')?.present ?? 0;
       resource.notes.push(`ids assigned 1, 2, 3 … in file order: not every id is a positive integer${original === undefined ? '' : `; the original ids are kept in ${original}`}`);
       if (original !== undefined) {
         resource.fields.push({
           key: 'id',
           name: original,
-          definition: { type: 'string', ...(present === rows.length ? { required: true } : {}), unique: true },
-          notes: [`the original id of each ${pluralize.singular(key)} (unique), references to it rewritten to the new ids`],
+          definition: { type: 'string', unique: true },
+          notes: [`the original id of each ${pluralize.singular(key)} (unique; optional: records created through the API have none), references to it rewritten to the new ids`],
         });
       }
     } else {
