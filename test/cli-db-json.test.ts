@@ -160,6 +160,9 @@ describe.concurrent('serve db.json', () => {
     expect(refused.stderr).toContain('db.yaml exists; restgraph init does not overwrite it. Name another file with -o, or add --force to replace it. [RG_CONFIG_INVALID]');
     expect((await run(dir, ['init', '--from', 'db.json', '-o', 'other.yaml'])).stdout).toContain('  npx restgraph serve other.yaml -d sqlite:./data/db.db\n');
     expect((await run(dir, ['init', '--from', 'db.json', '--force'])).code).toBe(0);
+    expect((await run(dir, ['init', '--from', 'db.json', '-o', 'no/such/folder/db.yaml'])).stderr).toBe(
+      'restgraph: Invalid configuration -o: cannot write no/such/folder/db.yaml (ENOENT) [RG_CONFIG_INVALID]\n',
+    );
   });
 
   it('serves a generated db.json of 100,000 posts', async ({ folder: dir }) => {
@@ -208,6 +211,17 @@ describe.concurrent('serve db.json', () => {
     const again = await serveIn(dir, ['notes.yaml', '-d', 'sqlite:other.db']);
     expect((await fetch(`${again.base}/notes`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).toBe(200);
     await stop(again.running);
+  });
+
+  it('refuses to import into a database that has rows but no record of the import', async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), README_0_17);
+    expect((await run(dir, ['init', '--from', 'db.json'])).code).toBe(0);
+    const schema = await serveIn(dir, ['db.yaml', '-d', 'sqlite:other.db']);
+    expect((await call(schema.base, '/posts', 'POST', { title: 'made here', author: 'me' })).status).toBe(201);
+    await stop(schema.running);
+    const result = await run(dir, ['serve', 'db.json', '-d', 'sqlite:other.db']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^restgraph: The database sqlite:.*other\.db already has rows, but no record of an import from db\.json: .* Nothing was imported\. .* \[RG_DATABASE_NOT_EMPTY\]\n$/);
   });
 
   it('refuses a file that is not JSON, with the line and column, and creates nothing', async ({ folder: dir }) => {

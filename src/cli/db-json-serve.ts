@@ -1,5 +1,5 @@
 import { prepareDbJsonDatabase, type DbJsonSource } from '../core/db-json-import.js';
-import { DestructiveMigrationError, ImportRejectedError, SchemaError } from '../errors.js';
+import { DatabaseNotEmptyError, DestructiveMigrationError, ImportRejectedError, SchemaError } from '../errors.js';
 import { compileSchema } from '../schema/compile-schema.js';
 import { inferSchema, type InferredSchema } from '../schema/infer-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -47,6 +47,12 @@ export async function startDbJsonDatabase({ source, inferred, model }: InferredD
         database: description,
         advice: ['Nothing was changed. This database holds another schema; serve the file from a database of its own, e.g.', `  npx restgraph serve ${source.file} -d sqlite:./data/<new name>.db`],
       });
+    }
+    if (error instanceof DatabaseNotEmptyError) {
+      throw new DatabaseNotEmptyError(
+        `The database ${description} already has rows, but no record of an import from ${source.file}: it is not where ${source.file} was imported. ` +
+          `Nothing was imported. Serve the file from a database of its own, e.g. npx restgraph serve ${source.file} -d sqlite:./data/<new name>.db`,
+      );
     }
     if (error instanceof ImportRejectedError) {
       process.stderr.write(error.rows.map((row) => `  "${row.resource}"[${row.line - 1}]: ${row.reason}\n`).join(''));

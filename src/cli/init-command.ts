@@ -35,7 +35,11 @@ export function runInit(flags: InitFlags): void {
     `Serve it with the data \`npx restgraph serve ${flags.from}\` imported into ${dataDatabase.slice('sqlite:'.length)} (and the changes made since):`,
     `  ${serve}`,
   ];
-  writeFileSync(output, inferredSchemaText(inferred, { source: flags.from, usage }));
+  try {
+    writeFileSync(output, inferredSchemaText(inferred, { source: flags.from, usage }));
+  } catch (error) {
+    throw new ConfigError('-o', `cannot write ${output} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
   const resources = inferred.resources.map((r) => r.name).join(', ');
   process.stdout.write(`Wrote ${output} (${resources}): the schema inferred from ${flags.from}, with what was inferred and why in comments.\nEdit it, then serve it with the data of ${flags.from}:\n  ${serve}\n`);
 }
