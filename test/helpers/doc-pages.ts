@@ -106,7 +106,7 @@ RG_SERVER_PID=
 rg_stop_server() { if [ -n "$RG_SERVER_PID" ]; then kill -TERM "$RG_SERVER_PID" 2>/dev/null; wait "$RG_SERVER_PID" 2>/dev/null; RG_SERVER_PID=; fi; }
 rg_wait_server() {
   for _ in $(seq 1 300); do
-    grep -q 'restgraph listening' .server.log && { sleep 0.05; cat .server.log; return; }
+    grep -qs 'restgraph listening' .server.log && { sleep 0.05; cat .server.log; return; }
     kill -0 "$RG_SERVER_PID" 2>/dev/null || { wait "$RG_SERVER_PID"; rg_status=$?; cat .server.log; [ "$rg_status" -gt 1 ] && echo "(the server exited with status $rg_status)"; RG_SERVER_PID=; return; }
     sleep 0.05
   done
