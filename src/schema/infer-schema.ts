@@ -110,10 +110,10 @@ export function inferSchema(data: unknown, file: string): InferredSchema {
       if (inverse !== undefined) (relations.get(target) ?? {})[inverse] = { hasMany: resource.name, foreignKey: field.name };
     }
   }
-  assignSingulars(resources);
+  const singulars = singularsOf(resources);
   const definition: SchemaDefinition = { resources: {} };
   for (const resource of resources) {
-    const singular = resourceSingular.get(resource);
+    const singular = singulars.get(resource);
     const own = relations.get(resource) ?? {};
     const entry: ResourceDefinition = {
       ...(resource.singleton ? { singleton: true } : {}),
@@ -236,10 +236,9 @@ function relationName(name: string, taken: Set<string> | undefined): string | un
   return name;
 }
 
-const resourceSingular = new WeakMap<InferredResource, string>();
-
-/** Singulars restgraph cannot derive (`news`), singletons' own names, and clashes (`profile` and `profiles`). */
-function assignSingulars(resources: readonly InferredResource[]): void {
+/** The singulars to declare: those restgraph cannot derive (`news`), and clashes (`profile` and `profiles`). */
+function singularsOf(resources: readonly InferredResource[]): Map<InferredResource, string> {
+  const declared = new Map<InferredResource, string>();
   const used = new Set<string>();
   // A singleton's singular is its name (compile-schema.ts).
   for (const resource of resources.filter((r) => r.singleton)) used.add(resource.name.toLowerCase());
@@ -248,10 +247,11 @@ function assignSingulars(resources: readonly InferredResource[]): void {
     if (used.has(singular.toLowerCase())) singular = `${resource.name}Item`;
     used.add(singular.toLowerCase());
     if (singular !== pluralize.singular(resource.name)) {
-      resourceSingular.set(resource, singular);
+      declared.set(resource, singular);
       resource.notes.push(`singular "${singular}": restgraph derives none it can use from "${resource.name}"`);
     }
   }
+  return declared;
 }
 
 function cannotServe(file: string, problems: readonly string[]): DbJsonError {
