@@ -130,6 +130,8 @@ describe('inferSchema', () => {
     expect(definition.resources.data?.singular).toBeUndefined();
     expect(definition.resources.people?.singular).toBeUndefined();
     expect(definition.resources.profiles?.singular).toBe('profilesItem');
+    const graphqlNames = infer({ queries: [{ id: 1 }], pageInfos: [], mutation: {} }).definition;
+    expect([graphqlNames.resources.queries?.singular, graphqlNames.resources.pageInfos?.singular, graphqlNames.resources.mutation?.singular]).toEqual(['queriesItem', 'pageInfosItem', 'mutationItem']);
   });
 
   it('assigns integer ids to collections whose ids are not positive integers, keeping the originals and rewriting references', () => {

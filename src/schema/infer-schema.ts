@@ -236,15 +236,21 @@ function relationName(name: string, taken: Set<string> | undefined): string | un
   return name;
 }
 
+/** Type names GraphQL schemas already have (a resource's singular names its type): `queries` → `queriesItem`, not `Query`. */
+const GRAPHQL_TYPE_NAMES = new Set(['query', 'mutation', 'subscription', 'pageinfo', 'datetime', 'date', 'safeint', 'json', 'string', 'int', 'float', 'boolean', 'id']);
+
 /** The singulars to declare: those restgraph cannot derive (`news`), and clashes (`profile` and `profiles`). */
 function singularsOf(resources: readonly InferredResource[]): Map<InferredResource, string> {
   const declared = new Map<InferredResource, string>();
   const used = new Set<string>();
   // A singleton's singular is its name (compile-schema.ts).
-  for (const resource of resources.filter((r) => r.singleton)) used.add(resource.name.toLowerCase());
+  for (const resource of resources.filter((r) => r.singleton)) {
+    used.add(resource.name.toLowerCase());
+    if (GRAPHQL_TYPE_NAMES.has(resource.name.toLowerCase())) declared.set(resource, `${resource.name}Item`);
+  }
   for (const resource of resources.filter((r) => !r.singleton)) {
     let singular = singularFor(resource.name) ?? pluralize.singular(resource.name);
-    if (used.has(singular.toLowerCase())) singular = `${resource.name}Item`;
+    if (used.has(singular.toLowerCase()) || GRAPHQL_TYPE_NAMES.has(singular.toLowerCase())) singular = `${resource.name}Item`;
     used.add(singular.toLowerCase());
     if (singular !== pluralize.singular(resource.name)) {
       declared.set(resource, singular);
