@@ -46,8 +46,9 @@ interface TypesOfResource {
   connection: GraphQLObjectType;
   filter: GraphQLInputObjectType;
   sort: GraphQLEnumType;
-  createInput: GraphQLInputObjectType;
-  updateInput: GraphQLInputObjectType;
+  /** Undefined when the resource has no writable field (GraphQL allows no empty input type). */
+  createInput: GraphQLInputObjectType | undefined;
+  updateInput: GraphQLInputObjectType | undefined;
   /** Sort enum value → sort key. */
   sortKeys: Map<string, SortKey>;
 }
@@ -204,12 +205,13 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
           return [field.name, { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field), ...deprecated }];
         }),
       );
-    const createInput = new GraphQLInputObjectType({ name: `${typeName}CreateInput`, description: `A whole ${resource.singular} (create and replace).`, fields: () => inputFields(true) });
-    const updateInput = new GraphQLInputObjectType({
-      name: `${typeName}UpdateInput`,
-      description: `Only the fields to change; null clears a field.`,
-      fields: () => inputFields(false),
-    });
+    const writable = resource.writableFields.some((field) => latest(resource).apiNameOf.has(field.name));
+    const createInput = writable
+      ? new GraphQLInputObjectType({ name: `${typeName}CreateInput`, description: `A whole ${resource.singular} (create and replace).`, fields: () => inputFields(true) })
+      : undefined;
+    const updateInput = writable
+      ? new GraphQLInputObjectType({ name: `${typeName}UpdateInput`, description: `Only the fields to change; null clears a field.`, fields: () => inputFields(false) })
+      : undefined;
     types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys });
   }
 
@@ -341,10 +343,16 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     mutation[`create${typeName}`] = {
       type: t.object,
       description: `Creates a ${resource.singular}.`,
-      args: { input: { type: new GraphQLNonNull(t.createInput) } },
-      resolve: (_root, args: { input: Record<string, unknown> }, ctx) =>
-        ctx.operations.create(ctx.operation, resource, bodyOf(resource, args.input)),
+      // A resource without writable fields is created without input.
+      args: t.createInput === undefined ? {} : { input: { type: new GraphQLNonNull(t.createInput) } },
+      resolve: (_root, args: { input?: Record<string, unknown> }, ctx) =>
+        ctx.operations.create(ctx.operation, resource, bodyOf(resource, args.input ?? {})),
     };
+    // Nothing to change or replace in a resource without writable fields.
+    if (t.createInput === undefined || t.updateInput === undefined) {
+      mutation[`delete${typeName}`] = deleteMutation(resource);
+      continue;
+    }
     mutation[`update${typeName}`] = {
       type: t.object,
       description: `Changes only the given fields of a ${resource.singular} (null clears a field).`,
@@ -360,16 +368,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
         ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
     };
-    mutation[`delete${typeName}`] = {
-      type: GraphQLID,
-      description: `Deletes a ${resource.singular} (with the rows its references cascade to); returns its id.`,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) } },
-      resolve: async (_root, args: { id: string }, ctx) => {
-        const id = idOf(resource, args.id);
-        await ctx.operations.delete(ctx.operation, resource, id);
-        return id;
-      },
-    };
+    mutation[`delete${typeName}`] = deleteMutation(resource);
   }
 
   const subscription = subscriptionFields(model, (resource) => typeOf(resource).object);
@@ -381,3 +380,16 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
   });
 }
 
+/** `delete<Type>(id)`: deletes a row (and those its references cascade to), returning its id. */
+function deleteMutation(resource: ResourceModel): GraphQLFieldConfig<unknown, GraphqlContext, { id: string }> {
+  return {
+    type: GraphQLID,
+    description: `Deletes a ${resource.singular} (with the rows its references cascade to); returns its id.`,
+    args: { id: { type: new GraphQLNonNull(GraphQLID) } },
+    resolve: async (_root, args: { id: string }, ctx) => {
+      const id = idOf(resource, args.id);
+      await ctx.operations.delete(ctx.operation, resource, id);
+      return id;
+    },
+  };
+}

@@ -19,8 +19,10 @@ export function singletonQuery(resource: ResourceModel, object: GraphQLObjectTyp
   };
 }
 
-/** A singleton's mutations: `update<Type>` and `replace<Type>` (which creates it when it has none), without ids. */
-export function singletonMutations(resource: ResourceModel, t: { object: GraphQLObjectType; createInput: GraphQLInputObjectType; updateInput: GraphQLInputObjectType }): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+/** A singleton's mutations: `update<Type>` and `replace<Type>` (which creates it when it has none), without ids; none without writable fields. */
+export function singletonMutations(resource: ResourceModel, t: { object: GraphQLObjectType; createInput: GraphQLInputObjectType | undefined; updateInput: GraphQLInputObjectType | undefined }): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+  // A singleton without writable fields has nothing to change.
+  if (t.createInput === undefined || t.updateInput === undefined) return {};
   return {
     [`update${resource.typeName}`]: {
       type: t.object,
