@@ -364,6 +364,24 @@ export class DatabaseNotEmptyError extends RestgraphError {
   readonly title = 'Database not empty';
 }
 
+/**
+ * `restgraph copy` found the source's internal tables at another version than this release's: it
+ * would misread them (older: a column missing; newer: one it does not know). The source is not
+ * upgraded by a copy: it is only read.
+ */
+export class SystemTablesVersionError extends RestgraphError {
+  readonly code = 'RG_SYSTEM_TABLES_VERSION';
+  readonly status = 500;
+  readonly title = 'Internal tables at another version';
+}
+
+/** `restgraph copy` failed while writing the rows: its transaction was rolled back, so the target holds none of them. */
+export class CopyFailedError extends RestgraphError {
+  readonly code = 'RG_COPY_FAILED';
+  readonly status = 500;
+  readonly title = 'Copy failed';
+}
+
 /** One row a bulk import rejected: where it is in the file and why. */
 export interface RejectedRow {
   /** Line of the file (1 for the first; a CSV file's header is line 1). */

@@ -120,6 +120,21 @@ importer
     await runImportData({ file, schemaFile, ...flags });
   });
 
+program
+  .command('copy')
+  .description(
+    'Copy a whole database into another (SQLite to PostgreSQL, and back): records, API keys, webhooks and their pending deliveries, the event outbox and its positions, idempotency keys. ' +
+      'The source is read in one snapshot; the target is migrated to the schema recorded in the source, then written in one transaction, its id generators past the largest ids.',
+  )
+  .requiredOption('--from <url>', 'the database to copy (sqlite:<file> or postgres://…); never created, only read')
+  .requiredOption('--to <url>', 'the database to fill (a SQLite file is created if missing); must have no rows, unless --replace')
+  .option('--replace', "delete the target's rows in the copy's transaction (the target must have been migrated to the same schema)")
+  .addHelpText('after', '\nStop writes to the source first (stop its server), so that no write is left behind.\n\nExample:\n  restgraph copy --from sqlite:./data/restgraph.db --to postgres://app:secret@db.internal:5432/app')
+  .action(async (flags: { from: string; to: string; replace?: boolean }) => {
+    const { runCopy } = await import('./copy-command.js');
+    await runCopy(flags);
+  });
+
 const token = program
   .command('token')
   .description('Create, list and revoke API keys (works on a database `serve` or `migrate` made; changes no schema).');

@@ -96,6 +96,13 @@ export interface SqlDatabase extends SqlExecutor {
    * Only where statements answer at once (SQLite); elsewhere the method is absent.
    */
   transactionShared?<T>(work: (tx: ImmediateExecutor) => T): Promise<T>;
+  /**
+   * Runs `work` with reads that all see one committed state of the database, however long it
+   * takes, while other connections go on writing: a read-only transaction (PostgreSQL: REPEATABLE
+   * READ READ ONLY; SQLite: a read transaction on a connection of its own). For tools that read a
+   * whole database (`restgraph copy`); writes through `reader` fail.
+   */
+  snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs a script of DDL statements outside any transaction (migrations manage their own). */
   exec(sql: string): Promise<void>;
   /**

@@ -135,6 +135,16 @@ export class PostgresDatabase implements SqlDatabase {
   }
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    // Schema changes may take long on big tables: exclusive work is not cut short.
+    return this.#inTransaction(this.#unbounded > 0 ? 'begin; set local statement_timeout = 0' : 'begin', work);
+  }
+
+  /** One snapshot for every read of `work` (REPEATABLE READ), which writes nothing (READ ONLY). */
+  async snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
+    return this.#inTransaction('begin isolation level repeatable read, read only', work);
+  }
+
+  async #inTransaction<T>(begin: string, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     const client = await this.#connect();
     let open = true;
     const guard = (): void => {
@@ -156,8 +166,7 @@ export class PostgresDatabase implements SqlDatabase {
     };
     let broken = false;
     try {
-      // Schema changes may take long on big tables: exclusive work is not cut short.
-      await this.#query(client, { sql: this.#unbounded > 0 ? 'begin; set local statement_timeout = 0' : 'begin', parameters: [] });
+      await this.#query(client, { sql: begin, parameters: [] });
       try {
         const result = await work(tx);
         await this.#query(client, { sql: 'commit', parameters: [] });
