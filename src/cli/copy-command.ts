@@ -24,9 +24,10 @@ export async function runCopy(flags: CopyFlags): Promise<void> {
   let copied = false;
   try {
     target = await open('--to', flags.to);
-    out(`Copying ${source.description} to ${target.description}`);
+    const into = target.description;
     const summary = await copyDatabase(source, target, {
       replace: flags.replace === true,
+      onStart: () => out(`Copying ${source.description} to ${into}:`),
       onTable: (table, rows) => out(`  ${table.padEnd(30)} ${rows}`),
     });
     copied = true;

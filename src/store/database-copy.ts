@@ -33,6 +33,8 @@ export interface CopyOptions {
    * copy's transaction (the target must have been migrated to the source's schema).
    */
   replace?: boolean;
+  /** Told once the checks have passed and the target is migrated, as the rows begin to be copied. */
+  onStart?: () => void;
   /** Told when a table is copied, with its rows. */
   onTable?: (table: string, rows: number) => void;
 }
@@ -62,6 +64,7 @@ export async function copyDatabase(source: CopySide, target: CopySide, options: 
     if (model === undefined) throw new SchemaError(`the schema recorded in ${source.description}`, problems);
     const tables = copiedTables(model);
     const replace = await prepareTarget(target, definition, model, options.replace === true);
+    options.onStart?.();
     try {
       return await target.db.transaction((tx) => copyRows(reader, tx, source, target, tables, replace, options.onTable));
     } catch (error) {
@@ -86,7 +89,12 @@ function copiedTables(model: SchemaModel): CopiedTable[] {
 }
 
 async function refuseSameDatabase(source: CopySide, target: CopySide): Promise<void> {
-  const identity = async ({ db }: CopySide): Promise<string> => String((await db.all(db.rules.databaseIdentity()))[0]?.identity);
+  // A database without the functions the statement uses (CockroachDB has no pg_control_system) is known by its URL.
+  const identity = async ({ db, description }: CopySide): Promise<string> =>
+    db.all(db.rules.databaseIdentity()).then(
+      (rows) => String(rows[0]?.identity),
+      () => description,
+    );
   const [from, to] = await Promise.all([identity(source), identity(target)]);
   if (from === to) throw new ConfigError('--to', `is the database of --from (${target.description}): copy into another database`);
 }
