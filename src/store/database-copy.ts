@@ -57,22 +57,23 @@ const MIGRATIONS_TABLE = '_restgraph_migrations';
  * @throws CopyFailedError when writing the rows fails (nothing is written).
  */
 export async function copyDatabase(source: CopySide, target: CopySide, options: CopyOptions = {}): Promise<CopySummary> {
-  await refuseSameDatabase(source, target);
-  return source.db.snapshot(async (reader) => {
-    const definition = await sourceSchema(reader, source);
-    const { model, problems } = compileSchema(definition);
-    if (model === undefined) throw new SchemaError(`the schema recorded in ${source.description}`, problems);
-    const tables = copiedTables(model);
-    const replace = await prepareTarget(target, definition, model, options.replace === true);
-    options.onStart?.();
-    try {
-      return await target.db.transaction((tx) => copyRows(reader, tx, source, target, tables, replace, options.onTable));
-    } catch (error) {
-      if (error instanceof RestgraphError) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new CopyFailedError(`The copy failed, and was rolled back: the target ${target.description} holds none of its rows. ${reason}`, { cause: error });
-    }
-  });
+  try {
+    await refuseSameDatabase(source, target);
+    return await source.db.snapshot(async (reader) => {
+      const definition = await sourceSchema(reader, source);
+      const { model, problems } = compileSchema(definition);
+      if (model === undefined) throw new SchemaError(`the schema recorded in ${source.description}`, problems);
+      const tables = copiedTables(model);
+      const replace = await prepareTarget(target, definition, model, options.replace === true);
+      options.onStart?.();
+      return target.db.transaction((tx) => copyRows(reader, tx, source, target, tables, replace, options.onTable));
+    });
+  } catch (error) {
+    // Coded errors say what happened; anything else (a connection lost, a statement refused) is the copy failing.
+    if (error instanceof RestgraphError) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new CopyFailedError(`The copy failed: the target ${target.description} holds none of its rows. ${reason}`, { cause: error });
+  }
 }
 
 /** Every table a copy carries: restgraph's own, then the resources'. */
