@@ -192,10 +192,28 @@ describe.concurrent('restgraph copy', () => {
       moved.running.child.kill('SIGTERM');
       await moved.running.exited;
 
-      // The same on the other kind of database, in the middle.
+      // The same on the other kind of database, in the middle, and the generators of restgraph's
+      // own tables: webhooks, API keys, the outbox and the deliveries go on past the copied ids.
       const middle = await serve(dir, [schema], { DATABASE_URL: b.url, RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1' });
+      const second = await call(middle.base, 'POST', '/v1/webhooks', ADMIN_TOKEN, { url: receiver.url('/other'), events: ['*'] });
+      expect(second.status).toBe(201);
+      const secondHook = (await second.json()) as { id: number; secret: string };
+      expect(secondHook.id).toBe(webhookId + 1);
+      receiver.verifyWith('/other', secondHook.secret);
+      expect((await run(dir, ['token', 'create', schema, '--scopes', 'admin', '-d', b.url])).code).toBe(0);
+      const keys = JSON.parse((await run(dir, ['token', 'list', schema, '--json', '-d', b.url])).stdout) as { id: number }[];
+      expect(keys.map((k) => k.id).sort()).toEqual([1, 2]);
       expect(await idOf(await call(middle.base, 'POST', '/authors', key, { name: 'Next' }))).toBe(gone + 1);
       expect(await idOf(await call(middle.base, 'POST', '/books', key, { title: 'Next', authorId: ada }))).toBe(onceId + 1);
+      await receiver.waitFor((r) => r.to('/other').filter((request) => request.answered === 200).length === 2, 'the two new events delivered to the new endpoint');
+      const newer = receiver.to('/other').map((request) => ({ delivery: deliveryIdOf(request), event: signed(request).type }));
+      expect(newer.map((n) => n.event)).toEqual(['author.created', 'book.created']);
+      expect(Math.min(...newer.map((n) => n.delivery))).toBeGreaterThan(6);
+      // Events 7 and 8 after the 6 copied.
+      expect(await b.query('select "id", "type" from "_restgraph_events" where "id" > 6 order by "id"')).toEqual([
+        { id: 7, type: 'author.created' },
+        { id: 8, type: 'book.created' },
+      ]);
     } finally {
       await receiver.close();
       await a.drop();
