@@ -3,6 +3,9 @@ import { ConfigError } from '../errors.js';
 import { copyDatabase } from '../store/database-copy.js';
 import { databaseTarget, openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../store/open-database.js';
 
+/** How often a table being copied says how many rows it has copied so far. */
+const PROGRESS_EVERY_MS = 5000;
+
 export interface CopyFlags {
   from: string;
   to: string;
@@ -25,10 +28,20 @@ export async function runCopy(flags: CopyFlags): Promise<void> {
   try {
     target = await open('--to', flags.to);
     const into = target.description;
+    // A big table says how far it has got, every few seconds.
+    let said = performance.now();
     const summary = await copyDatabase(source, target, {
       replace: flags.replace === true,
       onStart: () => out(`Copying ${source.description} to ${into}:`),
-      onTable: (table, rows) => out(`  ${table.padEnd(30)} ${rows}`),
+      onProgress: (table, rows) => {
+        if (performance.now() - said < PROGRESS_EVERY_MS) return;
+        said = performance.now();
+        out(`  ${table.padEnd(30)} ${rows} so far…`);
+      },
+      onTable: (table, rows) => {
+        said = performance.now();
+        out(`  ${table.padEnd(30)} ${rows}`);
+      },
     });
     copied = true;
     const ms = performance.now() - started;

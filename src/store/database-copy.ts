@@ -37,6 +37,8 @@ export interface CopyOptions {
   onStart?: () => void;
   /** Told when a table is copied, with its rows. */
   onTable?: (table: string, rows: number) => void;
+  /** Told while a table is being copied, after each page of rows, with its rows so far. */
+  onProgress?: (table: string, rows: number) => void;
 }
 
 export interface CopySummary {
@@ -66,7 +68,7 @@ export async function copyDatabase(source: CopySide, target: CopySide, options: 
       const tables = copiedTables(model);
       const replace = await prepareTarget(target, definition, model, options.replace === true);
       options.onStart?.();
-      return target.db.transaction((tx) => copyRows(reader, tx, source, target, tables, replace, options.onTable));
+      return target.db.transaction((tx) => copyRows(reader, tx, source, target, tables, replace, options));
     });
   } catch (error) {
     // Coded errors say what happened; anything else (a connection lost, a statement refused) is the copy failing.
@@ -165,7 +167,7 @@ async function copyRows(
   target: CopySide,
   tables: CopiedTable[],
   replace: boolean,
-  onTable: CopyOptions['onTable'],
+  { onTable, onProgress }: CopyOptions,
 ): Promise<CopySummary> {
   const db = target.db;
   // The schema history comes from the source (the migration above recorded one of its own); a
@@ -179,7 +181,7 @@ async function copyRows(
   for (const table of tables) {
     let rows: number;
     try {
-      rows = await copier.copy(table, reader, tx);
+      rows = await copier.copy(table, reader, tx, onProgress && ((copied) => onProgress(table.name, copied)));
       if (table.generatedId) {
         const position = Number((await reader.all(source.db.rules.idGeneratorPosition(table.name)))[0]?.position ?? 0);
         for (const statement of db.rules.moveIdGeneratorPast(table.name, position)) await tx.all(statement);

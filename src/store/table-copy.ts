@@ -55,9 +55,10 @@ export class TableCopy {
   /**
    * Copies every row of `table` read through `from` (a snapshot of the source) into the same
    * table through `to` (the target's transaction), in key order; resolves to the number of rows.
-   * Memory holds one page (at most 1,000 rows, fewer when they are big).
+   * Memory holds one page (at most 1,000 rows, fewer when they are big). `onPage` is told the
+   * rows copied so far after each page but the last.
    */
-  async copy(table: CopiedTable, from: SqlExecutor, to: SqlExecutor): Promise<number> {
+  async copy(table: CopiedTable, from: SqlExecutor, to: SqlExecutor, onPage?: (copied: number) => void): Promise<number> {
     const conversions = table.columns.map((column) => this.#conversionOf(column));
     const perInsert = Math.max(1, Math.min(MAX_ROWS_PER_INSERT, Math.floor(MAX_PARAMETERS / table.columns.length)));
     let after: unknown[] | undefined;
@@ -80,6 +81,7 @@ export class TableCopy {
       }
       copied += page.length;
       if (page.length < pageRows) return copied;
+      onPage?.(copied);
       const last = page[page.length - 1] as SqlRow;
       after = table.key.map((name) => last[name]);
       pageRows = Math.max(1, Math.min(MAX_PAGE_ROWS, Math.floor(PAGE_BYTES / Math.max(1, bytes / page.length))));
