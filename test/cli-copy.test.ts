@@ -286,6 +286,14 @@ describe.concurrent('restgraph copy', () => {
       const newer = await copy(dir, a, empty);
       expect(newer.stderr).toMatch(/has its internal tables at version 3, newer than this release knows \(up to 2\): .* \[RG_SYSTEM_TABLES_VERSION\]\n$/);
       expect(await empty.tables()).toEqual([]);
+
+      // A target a newer release has upgraded is refused before anything is written to it.
+      await a.run('delete from "_restgraph_system_migrations" where "version" = 3');
+      expect((await run(dir, ['migrate', schema, '-d', empty.url])).code).toBe(0);
+      await empty.run('insert into "_restgraph_system_migrations" ("version", "name", "appliedAt") values (3, ?, ?)', ['from the future', 'now']);
+      const newerTarget = await copy(dir, a, empty);
+      expect(newerTarget.stderr).toMatch(/internal tables are at version 3, newer than this release of restgraph knows .* \[RG_MIGRATION_FAILED\]\n$/);
+      expect(await empty.query('select "id" from "_restgraph_migrations"')).toHaveLength(1);
     } finally {
       await a.drop();
       await empty.drop();
