@@ -360,4 +360,25 @@ describe.concurrent('restgraph copy', () => {
       await b.drop();
     }
   });
+  it('memory stays bounded: 100 MB of rows copy in a 40 MB heap', { timeout: 120_000 }, async ({ folder: dir }) => {
+    const schema = writeSchema(dir, SCHEMA);
+    const a = await createTestDatabase(dir.path, 'a');
+    const b = await createDatabaseOf(OTHER, dir.path, 'b');
+    try {
+      expect((await run(dir, ['migrate', schema, '-d', a.url])).code).toBe(0);
+      // 50,000 authors of 2 KB each (statements both databases read).
+      await a.run(
+        `with recursive "n"("i") as (select 1 union all select "i" + 1 from "n" where "i" < 50000)
+         insert into "authors" ("name", "createdAt", "updatedAt") select 'author ' || "i" || ' ' || ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' from "n"`,
+        ['x'.repeat(2000)],
+      );
+      const copied = await run(dir, ['copy', '--from', a.url, '--to', b.url], { NODE_OPTIONS: '--max-old-space-size=40' }, 100_000);
+      expect(copied.stderr).toBe('');
+      expect(copied.stdout).toContain('\n  authors                        50000\n');
+      expect((await b.query('select count(*) as "n" from "authors"'))[0]?.n).toBe(50000);
+    } finally {
+      await a.drop();
+      await b.drop();
+    }
+  });
 });
