@@ -355,8 +355,8 @@ export class MigrationFailedError extends RestgraphError {
 }
 
 /**
- * `restgraph import data` found rows in the database it was to fill: a whole-database import goes
- * into an empty database only, unless told otherwise.
+ * `restgraph import data` or `restgraph copy` found rows in the database it was to fill: a
+ * whole-database import or copy goes into an empty database only, unless told otherwise.
  */
 export class DatabaseNotEmptyError extends RestgraphError {
   readonly code = 'RG_DATABASE_NOT_EMPTY';
