@@ -60,4 +60,6 @@ export interface SqlDialectRules {
   contains(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   /** Case-sensitive prefix test. */
   startsWith(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /** `LIKE` ignoring case, with a backslash as the escape character of `pattern`. */
+  likeIgnoringCase(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool>;
 }

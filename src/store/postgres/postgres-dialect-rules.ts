@@ -102,4 +102,8 @@ export const postgresDialectRules: SqlDialectRules = {
   startsWith(column: Expression<unknown>, value: string) {
     return sql<boolean>`left(${column}, ${Array.from(value).length}) = ${value}`;
   },
+
+  likeIgnoringCase(column: Expression<unknown>, pattern: string) {
+    return sql<boolean>`${column}::text ilike ${pattern} escape '\\'`;
+  },
 };

@@ -89,4 +89,9 @@ export const sqliteDialectRules: SqlDialectRules = {
   startsWith(column: Expression<unknown>, value: string) {
     return sql<boolean>`substr(${column}, 1, ${Array.from(value).length}) = ${value}`;
   },
+
+  // SQLite's LIKE folds the case of ASCII letters only (no ICU): É and é stay different.
+  likeIgnoringCase(column: Expression<unknown>, pattern: string) {
+    return sql<boolean>`${column} like ${pattern} escape '\\'`;
+  },
 };
