@@ -78,6 +78,13 @@ function comparable(body: unknown, stringIds: boolean): unknown {
   return stringIds ? withStringIds(stripped) : stripped;
 }
 
+/** Without the `id` members (restgraph never reuses an id; json-server 0.17 takes the largest id left plus one). */
+function withoutIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutIds);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'id').map(([k, v]) => [k, withoutIds(v)]));
+}
+
 let t: TestApp;
 const oracles = new Map<JsonServerVersion, JsonServer>();
 const dir = tempDir('restgraph-json-server-');
@@ -124,15 +131,20 @@ async function restgraph(method: string, path: string, body?: unknown): Promise<
   };
 }
 
-/** Sends the request to restgraph and to json-server `version`, and expects the same answer. */
-async function expectSame(version: JsonServerVersion, method: string, path: string, body?: unknown): Promise<Answer> {
+/**
+ * Sends the request to restgraph and to json-server `version`, and expects the same answer. `stringIds`
+ * compares ids as strings (1.x's ids are strings; 0.17's nested POST stores the parent id as the
+ * path's string).
+ */
+async function expectSame(version: JsonServerVersion, method: string, path: string, body?: unknown, options: { stringIds?: boolean; idsAside?: boolean } = {}): Promise<Answer> {
+  const stringIds = options.stringIds ?? version === '1.x';
   const oracle = oracles.get(version);
   if (oracle === undefined) throw new Error(`no json-server ${version}`);
-  const stringIds = version === '1.x';
-  const [ours, theirs] = await Promise.all([restgraph(method, path, body), oracle.request(method, stringIds ? String(withStringIds(path)) : path, stringIds ? withStringIds(body) : body)]);
+  const [ours, theirs] = await Promise.all([restgraph(method, path, body), oracle.request(method, path, version === '1.x' ? withStringIds(body) : body)]);
   // 0.17 sends an empty Link header with a page that has no links (res.links({})); restgraph sends none.
   const link = theirs.link === '' ? undefined : theirs.link;
-  expect({ ...ours, body: comparable(ours.body, stringIds) }, `${method} ${path}`).toEqual({ ...theirs, link, body: comparable(theirs.body, stringIds) });
+  const seen = (answer: unknown): unknown => (options.idsAside === true ? withoutIds(comparable(answer, stringIds)) : comparable(answer, stringIds));
+  expect({ ...ours, body: seen(ours.body) }, `${method} ${path}`).toEqual({ ...theirs, link, body: seen(theirs.body) });
   return ours;
 }
 
@@ -289,5 +301,160 @@ describe("json-server 1.x's README examples", () => {
     await expectSame(v, 'GET', '/comments?_embed=post');
     await expectSame(v, 'GET', '/posts/3?_embed=comments');
     await expectSame(v, 'GET', '/comments/4?_embed=post');
+  });
+});
+
+describe('hostile and odd input, as json-server 0.17 answers it', () => {
+  const v = '0.17';
+
+  it('negative, NaN and zero slice and page numbers read as Array.prototype.slice and parseInt read them', async () => {
+    expect(ids(await expectSame(v, 'GET', '/posts?_start=-3&_end=-1'))).toEqual([10, 11]);
+    await expectSame(v, 'GET', '/posts?_start=-2&_limit=1');
+    await expectSame(v, 'GET', '/posts?_start=abc&_end=3');
+    await expectSame(v, 'GET', '/posts?_end=abc');
+    await expectSame(v, 'GET', '/posts?_limit=0');
+    await expectSame(v, 'GET', '/posts?_limit=-5');
+    await expectSame(v, 'GET', '/posts?_start=5');
+    await expectSame(v, 'GET', '/posts?_start=99999999999999999999&_end=1');
+    await expectSame(v, 'GET', '/posts?_page=0&_limit=5');
+    await expectSame(v, 'GET', '/posts?_page=-1&_limit=5');
+    await expectSame(v, 'GET', '/posts?_page=abc&_limit=5');
+    await expectSame(v, 'GET', '/posts?_page=1&_limit=abc');
+  });
+
+  it('unknown fields: a plain filter is ignored, one with an operator matches nothing', async () => {
+    await expectSame(v, 'GET', '/posts?nope=1');
+    await expectSame(v, 'GET', '/posts?nope_like=1');
+    await expectSame(v, 'GET', '/posts?nope_gte=1');
+    await expectSame(v, 'GET', '/posts?views=abc');
+    await expectSame(v, 'GET', '/posts?views_gte=abc');
+    await expectSame(v, 'GET', '/posts?_sort=nope&_order=desc');
+    await expectSame(v, 'GET', '/posts?_=123&callback=');
+  });
+
+  it('q and _like match % and _ as text (LIKE wildcards escaped)', async () => {
+    expect(ids(await expectSame(v, 'GET', '/posts?q=50%25'))).toEqual([6]);
+    expect(ids(await expectSame(v, 'GET', '/posts?q=_'))).toEqual([7]);
+    await expectSame(v, 'GET', '/posts?title_like=%25');
+    await expectSame(v, 'GET', '/posts?title_like=0_0');
+    await expectSame(v, 'GET', '/posts?q=%5C');
+  });
+
+  it('_like: a pattern that would backtrack for ever as a regular expression is text (0.17 runs it: zebra ends in a)', async () => {
+    const started = Date.now();
+    const evil = encodeURIComponent(`${'(a+)+'.repeat(200)}$`);
+    expect((await restgraph('GET', `/posts?title_like=${evil}`)).body).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(5000);
+    const theirs = await oracles.get(v)?.request('GET', `/posts?title_like=${encodeURIComponent('(a+)+$')}`);
+    expect((theirs?.body as { id: number }[]).map((p) => p.id)).toEqual([9]);
+  });
+
+  it('_like reads ^ and $ only: other regular-expression syntax is text (0.17 runs the RegExp; deliberate: no ReDoS)', async () => {
+    const theirs = await oracles.get(v)?.request('GET', '/posts?title_like=a.title');
+    expect((theirs?.body as { id: number }[]).map((p) => p.id)).toEqual([1]);
+    expect((await restgraph('GET', '/posts?title_like=a.title')).body).toEqual([]);
+    const anchored = await restgraph('GET', '/posts?title_like=^a title$');
+    expect(ids(anchored)).toEqual([1]);
+  });
+
+  it('q of 7 KB answers at once; a URL past 8 KiB is refused (414), as every restgraph URL is', async () => {
+    expect((await restgraph('GET', `/posts?q=${'x'.repeat(7000)}`)).body).toEqual([]);
+    const long = await restgraph('GET', `/posts?q=${'x'.repeat(10 * 1024)}`);
+    expect(long.status).toBe(414);
+  });
+
+  it('a parameter given twice: the first value counts for _sort, _page and the like (0.17 fails with a 500 on a repeated _sort)', async () => {
+    const theirs = await oracles.get(v)?.request('GET', '/posts?_sort=views&_sort=title');
+    expect(theirs?.status).toBe(500);
+    const ours = await restgraph('GET', '/posts?_sort=views&_sort=title&_limit=3');
+    expect(ids(ours)).toEqual([11, 12, 8]);
+  });
+
+  it('filters on json fields and paths into them are refused with 400 invalid-query (json-server compares their text)', async () => {
+    for (const path of ['/settings?prefs.theme=dark', '/settings?prefs=x', '/settings?prefs_like=x']) {
+      const answer = await restgraph('GET', path);
+      expect(answer.status, path).toBe(400);
+      expect(answer.body).toMatchObject({ code: 'invalid-query' });
+    }
+  });
+
+  it("restgraph's own parameters keep working beside json-server's, and the two ways of paging or sorting do not mix", async () => {
+    expect((await restgraph('GET', '/posts?sort=-views&limit=2&fields=id,title')).body).toEqual([{ id: 9, title: 'zebra' }, { id: 2, title: 'another title' }]);
+    expect(ids(await restgraph('GET', '/posts?views[gte]=200&title_like=zebra'))).toEqual([9]);
+    expect(ids(await restgraph('GET', '/posts?_sort=views&_order=desc&fields=id&_limit=2'))).toEqual([9, 2]);
+    expect((await restgraph('GET', '/posts?_sort=views&sort=title')).status).toBe(400);
+    expect((await restgraph('GET', '/posts?_page=1&limit=3')).status).toBe(400);
+    expect((await restgraph('GET', '/posts?_start=1&_end=2&offset=3')).status).toBe(400);
+    expect((await restgraph('GET', '/posts?include=comments&_embed=comments&_start=0&_end=1')).body).toMatchObject([{ id: 1, comments: [{ id: 1 }, { id: 2 }] }]);
+  });
+});
+
+describe('writes, nested create and deletes with dependents', () => {
+  it('DELETE /posts/3?_dependent=comments: 200 {} as 0.17 answers (1.x answers the deleted post); its comments are gone in all three', async () => {
+    const [ours, old, v1] = await Promise.all([
+      restgraph('DELETE', '/posts/3?_dependent=comments'),
+      oracles.get('0.17')?.request('DELETE', '/posts/3?_dependent=comments'),
+      oracles.get('1.x')?.request('DELETE', '/posts/3?_dependent=comments'),
+    ]);
+    expect(ours).toEqual(old);
+    expect(ours).toMatchObject({ status: 200, body: {} });
+    expect(v1).toMatchObject({ status: 200, body: { id: '3', title: 'json-server' } });
+    for (const version of ['0.17', '1.x'] as const) {
+      await expectSame(version, 'GET', '/comments');
+      await expectSame(version, 'GET', '/posts');
+    }
+  });
+
+  it('an unknown id: 404 as json-server answers, with a problem document instead of {} (errors stay problem+json)', async () => {
+    for (const [method, body] of [['GET', undefined], ['PATCH', { title: 'x' }], ['PUT', { title: 'x' }], ['DELETE', undefined]] as const) {
+      const [ours, theirs] = await Promise.all([restgraph(method, '/posts/99', body), oracles.get('0.17')?.request(method, '/posts/99', body)]);
+      expect(theirs).toMatchObject({ status: 404, body: {} });
+      expect(ours).toMatchObject({ status: 404, body: { code: 'not-found' } });
+    }
+  });
+
+  it('POST /posts: 201 with the created post; PUT and PATCH: 200 with the post', async () => {
+    const created = await expectSame('0.17', 'POST', '/posts', { title: 'new post', views: 7 });
+    expect(created).toMatchObject({ status: 201, body: { id: 13, title: 'new post', views: 7 } });
+    await expectSame('0.17', 'PUT', '/posts/13', { title: 'renamed', views: 8 });
+    await expectSame('0.17', 'PATCH', '/posts/13', { views: 9 });
+    await expectSame('0.17', 'GET', '/posts/13');
+  });
+
+  it('PUT with fields left out: json-server drops them, restgraph sets them to null (every post has every field of the schema)', async () => {
+    const [ours, theirs] = await Promise.all([restgraph('PUT', '/posts/13', { title: 'only a title' }), oracles.get('0.17')?.request('PUT', '/posts/13', { title: 'only a title' })]);
+    expect(theirs?.body).toEqual({ id: 13, title: 'only a title' });
+    expect(comparable(ours.body, false)).toEqual({ id: 13, title: 'only a title', views: null });
+  });
+
+  it('_ne leaves out rows where the field is empty, as 0.17 does; sorting puts them first ascending (0.17: last)', async () => {
+    await expectSame('0.17', 'GET', '/posts?views_ne=100');
+    const ours = await restgraph('GET', '/posts?_sort=views&_limit=2');
+    const theirs = await oracles.get('0.17')?.request('GET', '/posts?_sort=views&_limit=2');
+    expect(ids(ours)).toEqual([13, 11]);
+    expect((theirs?.body as { id: number }[]).map((p) => p.id)).toEqual([11, 12]);
+  });
+
+  it('nested routes: POST /posts/1/comments creates a comment of post 1, then GET /posts/1/comments lists it', async () => {
+    // 0.17 stores the parent's id as the path's text ("1"); restgraph's postId is an integer field.
+    // The new comment's id: restgraph's 6 (ids are never reused), 0.17's 4 (the largest left plus one).
+    const same = { stringIds: true, idsAside: true };
+    const created = await expectSame('0.17', 'POST', '/posts/1/comments', { text: 'nested', postId: 2 }, same);
+    expect(created).toMatchObject({ status: 201, body: { id: 6, text: 'nested', postId: 1 } });
+    expect(ids(await expectSame('0.17', 'GET', '/posts/1/comments', undefined, same))).toEqual([1, 2, 6]);
+    await expectSame('0.17', 'GET', '/posts/1/comments?text_like=NEST', undefined, same);
+  });
+
+  it('DELETE /posts/1 without _dependent: its comments go too (0.17 removes rows left pointing nowhere; restgraph cascades)', async () => {
+    await expectSame('0.17', 'DELETE', '/posts/1');
+    expect(ids(await expectSame('0.17', 'GET', '/comments', undefined, { stringIds: true, idsAside: true }))).toEqual([3]);
+  });
+
+  it('a nested route of a post that does not exist: 404 (json-server lists nothing, or creates the comment pointing nowhere)', async () => {
+    const theirs = await oracles.get('0.17')?.request('GET', '/posts/1/comments');
+    expect(theirs).toMatchObject({ status: 200, body: [] });
+    expect(await restgraph('GET', '/posts/1/comments')).toMatchObject({ status: 404, body: { code: 'not-found' } });
+    const post = await restgraph('POST', '/posts/1/comments', { text: 'orphan' });
+    expect(post.status).toBe(422);
   });
 });

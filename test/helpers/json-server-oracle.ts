@@ -62,7 +62,7 @@ export async function startJsonServer(version: JsonServerVersion, db: unknown, d
       const text = await response.text();
       return {
         status: response.status,
-        body: text === '' ? undefined : (JSON.parse(text) as unknown),
+        body: text === '' ? undefined : response.headers.get('content-type')?.includes('json') === true ? (JSON.parse(text) as unknown) : text,
         totalCount: response.headers.get('x-total-count') ?? undefined,
         link: response.headers.get('link')?.replaceAll(origin, '') ?? undefined,
       };
