@@ -301,6 +301,29 @@ describe("json-server 1.x's README examples", () => {
     await expectSame(v, 'GET', '/posts?_page=2&_per_page=3&_sort=-views&views:gte=20');
   });
 
+  it('complex filter: _where, which takes the place of the other filters when it is a JSON object', async () => {
+    const where = (value: unknown): string => `/posts?_where=${encodeURIComponent(JSON.stringify(value))}`;
+    await expectSame(v, 'GET', where({ or: [{ views: { gt: 100 } }, { author: { name: { lt: 'm' } } }] }));
+    expect(ids(await expectSame(v, 'GET', where({ or: [{ views: { gt: 100 } }, { title: { contains: 'WORLD' } }] })))).toEqual([2, 4, 6, 9, 10]);
+    await expectSame(v, 'GET', where({ views: { gte: 20, lte: 100 }, title: { startsWith: 'a' } }));
+    await expectSame(v, 'GET', `${where({ views: { lt: 10 } })}&views=100`);
+    await expectSame(v, 'GET', '/posts?_where=not-json&views=100');
+    await expectSame(v, 'GET', where({ or: [] }));
+    await expectSame(v, 'GET', where({ nope: { eq: 1 } }));
+    await expectSame(v, 'GET', where({ or: [{ or: [{ views: { in: [1, 2] } }] }, { title: { eq: 'zebra' } }] }));
+  });
+
+  it('_where with a plain value is equality (1.x matches nothing); one nested too deep or too large is refused', async () => {
+    const theirs = await oracles.get(v)?.request('GET', `/posts?_where=${encodeURIComponent('{"views":100}')}`);
+    expect(theirs?.body).toEqual([]);
+    expect(ids(await restgraph('GET', `/posts?_where=${encodeURIComponent('{"views":100}')}`))).toEqual([1, 7]);
+    let deep: unknown = { views: { gt: 1 } };
+    for (let i = 0; i < 20; i++) deep = { or: [deep] };
+    expect(await restgraph('GET', `/posts?_where=${encodeURIComponent(JSON.stringify(deep))}`)).toMatchObject({ status: 400, body: { code: 'invalid-query' } });
+    const wide = { or: Array.from({ length: 150 }, (_, i) => ({ views: { eq: i } })) };
+    expect(await restgraph('GET', `/posts?_where=${encodeURIComponent(JSON.stringify(wide))}`)).toMatchObject({ status: 400, body: { code: 'invalid-query' } });
+  });
+
   it('embed: _embed=comments (children) and _embed=post (parent)', async () => {
     await expectSame(v, 'GET', '/posts?_embed=comments');
     await expectSame(v, 'GET', '/comments?_embed=post');

@@ -1,7 +1,9 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
-import { parseFilterValue, parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
-import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import type { FilterCondition, TextMatch } from '../store/list-spec.js';
+import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
+import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
+import type { FilterCondition } from '../store/list-spec.js';
+import { anyOf, conditionsOf, NONE } from './json-server-conditions.js';
+import { parseWhere } from './json-server-where.js';
 
 /**
  * json-server's list query language (0.17 and 1.x), translated into restgraph's {@link ListQuery}.
@@ -26,9 +28,9 @@ export interface JsonServerList {
   paging: JsonServerPaging;
 }
 
-/** json-server's own parameters: never filters. `_` (jQuery) and `callback` (JSONP) are ignored as 0.17 does. */
+/** json-server's own parameters: never filters. `_` (jQuery), `callback` (JSONP) and `_delay` are ignored as 0.17 does. */
 const PAGING = ['_start', '_end', '_limit', '_page', '_per_page'] as const;
-const IGNORED = new Set(['_', 'callback', '_delay', '_dependent']);
+const OWN = new Set(['_', 'callback', '_delay', '_dependent', '_embed', '_expand', '_sort', '_order', 'q', '_where']);
 const NATIVE = new Set(['sort', 'limit', 'offset', 'after', 'count', 'fields', 'include']);
 const NATIVE_FILTER = /^[A-Za-z][A-Za-z0-9]*\[[A-Za-z]*\]$/;
 /** 0.17's operator suffixes (and 1.x's `_gt`/`_lt`, which 1.x reads in the same style). */
@@ -46,10 +48,14 @@ export function parseJsonServerList(schema: SchemaModel, resource: ResourceModel
   const native: RawQuery = {};
   const filters: FilterCondition[] = [];
   for (const [key, value] of Object.entries(raw)) {
-    if (value === undefined || IGNORED.has(key) || key === '_embed' || key === '_expand' || key === '_sort' || key === '_order' || key === 'q' || (PAGING as readonly string[]).includes(key)) continue;
+    if (value === undefined || OWN.has(key) || (PAGING as readonly string[]).includes(key)) continue;
     if (NATIVE.has(key) || NATIVE_FILTER.test(key)) native[key] = value;
     else filters.push(...filterOf(resource, key, values(value), limits, problems));
   }
+  const whereText = first(raw._where);
+  const where = whereText === undefined ? undefined : parseWhere(resource, whereText, problems);
+  // 1.x: a _where that is a JSON object takes the place of the other filter parameters.
+  if (where !== undefined) filters.splice(0, filters.length, where);
   const q = first(raw.q);
   if (q !== undefined && q !== '') filters.push(searchOf(resource, q));
   const sort = sortOf(resource, first(raw._sort), first(raw._order));
@@ -136,61 +142,6 @@ function filterOf(resource: ResourceModel, key: string, given: string[], limits:
     return [];
   }
   return conditionsOf(field, op, texts);
-}
-
-const NONE: FilterCondition = Object.freeze({ field: 'id', op: 'none', value: null });
-
-/** The conditions of one field's parameter; a value that is not of the field's type matches no row, as in json-server. */
-function conditionsOf(field: FieldModel, op: string, texts: string[]): FilterCondition[] {
-  const name = field.name;
-  const typed = (): unknown[] => texts.flatMap((text) => {
-    const parsed = parseFilterValue(field, text);
-    return parsed.problem === undefined ? [parsed.value] : [];
-  });
-  switch (op) {
-    case 'eq':
-    case 'in': {
-      const found = typed();
-      if (found.length === 0) return [NONE];
-      return [found.length === 1 ? { field: name, op: 'eq', value: found[0] } : { field: name, op: 'in', value: found }];
-    }
-    case 'ne':
-      // 0.17: every value must differ, and an empty (null) field matches none of them.
-      return [{ field: name, op: 'isNull', value: false }, ...typed().map((value): FilterCondition => ({ field: name, op: 'ne', value }))];
-    case 'like':
-    case 'contains':
-    case 'startsWith':
-    case 'endsWith': {
-      if (field.type !== 'string' && field.type !== 'enum') return [NONE];
-      const matches = texts.map((text): FilterCondition => ({ field: name, op: 'textMatch', value: textMatchOf(op, text) }));
-      return [anyOf(matches)];
-    }
-    default: {
-      // lt, lte, gt, gte: repeated values are alternatives (0.17 ORs them).
-      const branches = typed().map((value): FilterCondition => ({ field: name, op: op as 'lt', value }));
-      return [anyOf(branches)];
-    }
-  }
-}
-
-function anyOf(branches: FilterCondition[]): FilterCondition {
-  if (branches.length === 0) return NONE;
-  return branches.length === 1 ? (branches[0] as FilterCondition) : { field: 'id', op: 'any', value: branches };
-}
-
-/**
- * 0.17's `_like` is a case-insensitive regular expression. A pattern from the query string could take
- * exponential time (ReDoS), so restgraph reads only its anchors: `^text` starts with, `text$` ends with,
- * `^text$` is the whole value, anything else is a case-insensitive substring.
- */
-function textMatchOf(op: string, text: string): TextMatch {
-  if (op === 'startsWith') return { text, at: 'start' };
-  if (op === 'endsWith') return { text, at: 'end' };
-  if (op === 'contains') return { text, at: 'anywhere' };
-  const start = text.startsWith('^');
-  const end = text.endsWith('$') && text.length > (start ? 1 : 0);
-  const body = text.slice(start ? 1 : 0, end ? -1 : undefined);
-  return { text: body, at: start ? 'start' : end ? 'end' : 'anywhere' };
 }
 
 /** `q`: a case-insensitive substring of any text field (string or enum), as one SQL condition. */

@@ -12,18 +12,19 @@ export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | '
 /**
  * Operators no query string names directly: `none` matches no row (access rules, filters that can
  * match nothing); `textMatch` is a case-insensitive text test ({@link TextMatch}); `any` matches a
- * row that one of its conditions matches (json-server's repeated parameters and `q`).
+ * row that one of its conditions matches (json-server's repeated parameters and `q`), `all` a row
+ * all of them match (json-server 1.x's `_where`).
  */
-export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'any';
+export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'any' | 'all';
 
 /** One filter, already checked against the schema; values are decoded JS values of the field's type. */
 export interface FilterCondition {
-  /** The field tested; ignored by `none` and `any`. */
+  /** The field tested; ignored by `none`, `any` and `all`. */
   field: string;
   op: FilterOperator;
   /**
    * A value; an array for `in`; a boolean for `isNull`; a {@link TextMatch} for `textMatch`;
-   * FilterConditions for `any`; ignored by `none`.
+   * FilterConditions for `any` and `all`; ignored by `none`.
    */
   value: unknown;
 }

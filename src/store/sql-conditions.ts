@@ -20,9 +20,10 @@ export function whereClause(eb: Builder, rules: SqlDialectRules, resource: Resou
 
 function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
   if (filter.op === 'none') return sql<SqlBool>`1 = 0`;
-  if (filter.op === 'any') {
-    const branches = filter.value as readonly FilterCondition[];
-    return branches.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(branches.map((branch) => condition(eb, rules, resource, branch)));
+  if (filter.op === 'any' || filter.op === 'all') {
+    const parts = (filter.value as readonly FilterCondition[]).map((part) => condition(eb, rules, resource, part));
+    if (filter.op === 'all') return eb.and(parts);
+    return parts.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(parts);
   }
   const field = fieldNamed(resource, filter.field);
   const column = eb.ref(field.name);
