@@ -482,6 +482,8 @@ describe('writes, nested create and deletes with dependents', () => {
     const theirs = await oracles.get('0.17')?.request('GET', '/posts/1/comments');
     expect(theirs).toMatchObject({ status: 200, body: [] });
     expect(await restgraph('GET', '/posts/1/comments')).toMatchObject({ status: 404, body: { code: 'not-found' } });
+    expect(await restgraph('GET', '/posts/1/comments?_start=0&_end=5')).toMatchObject({ status: 404, body: { code: 'not-found' } });
+    expect(await restgraph('GET', '/posts/1/comments?_page=1&_per_page=5')).toMatchObject({ status: 404, body: { code: 'not-found' } });
     const post = await restgraph('POST', '/posts/1/comments', { text: 'orphan' });
     expect(post.status).toBe(422);
   });

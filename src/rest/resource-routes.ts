@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { RawQuery } from '../core/list-query.js';
-import type { ResourceOperations } from '../core/resource-operations.js';
+import type { ListQuery, RawQuery } from '../core/list-query.js';
+import type { ListResult, ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
 import { resourceNamed, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
@@ -174,15 +174,15 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       const id = parseId(resource.singular, (request.params as IdParams).id);
       const raw = targetTr.query(request.query as RawQuery);
       if (relation.kind === 'hasMany') {
-        const linked = { field: relation.foreignKey, op: 'eq' as const, value: id };
-        const reader: ListReader = {
-          page: async (query) => {
-            const result = await operations.related(context(request), resource, id, relation, query);
-            if (result.kind !== 'many') throw new Error(`relation ${relation.name} read one row`);
-            return result.page;
-          },
-          count: (filters) => operations.count(context(request), target, [...filters, linked]),
+        const page = async (query: ListQuery): Promise<ListResult> => {
+          const result = await operations.related(context(request), resource, id, relation, query);
+          if (result.kind !== 'many') throw new Error(`relation ${relation.name} read one row`);
+          return result.page;
         };
+        // Counting goes through the relation too: a parent that does not exist is a 404 either way.
+        const count = async (filters: ListQuery['filters']): Promise<number> =>
+          (await page({ filters, sort: [{ field: 'id', direction: 'asc' }], limit: 1, include: [], count: true })).total ?? 0;
+        const reader: ListReader = { page, count };
         return queryStyle.list(request, reply, target, raw, reader, targetTr);
       }
       const query = queryStyle.item(target, raw);
