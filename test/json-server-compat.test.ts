@@ -472,6 +472,17 @@ describe('writes, nested create and deletes with dependents', () => {
     }
   });
 
+  it('PUT and PATCH of an existing post answer the post, as both versions do', async () => {
+    for (const [method, body] of [['PUT', { title: 'another title, again', views: 201 }], ['PATCH', { views: 202 }]] as const) {
+      const [ours, old, v1] = await Promise.all([restgraph(method, '/posts/2', body), oracles.get('0.17')?.request(method, '/posts/2', body), oracles.get('1.x')?.request(method, '/posts/2', body)]);
+      expect(comparable(ours.body, false)).toEqual(old?.body);
+      expect(comparable(ours.body, true)).toEqual(v1?.body);
+      expect([ours.status, old?.status, v1?.status]).toEqual([200, 200, 200]);
+    }
+    await expectSame('1.x', 'GET', '/posts/2');
+    await expectSame('0.17', 'GET', '/posts/2');
+  });
+
   it('an unknown id: 404 as json-server answers, with a problem document instead of {} (errors stay problem+json)', async () => {
     for (const [method, body] of [['GET', undefined], ['PATCH', { title: 'x' }], ['PUT', { title: 'x' }], ['DELETE', undefined]] as const) {
       const [ours, theirs] = await Promise.all([restgraph(method, '/posts/99', body), oracles.get('0.17')?.request(method, '/posts/99', body)]);
