@@ -1,12 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
 import { itWithFolder } from './helpers/cli-process.js';
 import { run, serve, writeSchema } from './helpers/cli-serve.js';
 import { buildApp } from '../src/app/build-app.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { ConfigError } from '../src/errors.js';
+import { compileErrors, validate } from '@readme/openapi-parser';
+import type { OpenApiDocument } from '../src/openapi/openapi-types.js';
 import { startJsonServer, type Answer, type JsonServer, type JsonServerVersion } from './helpers/json-server-oracle.js';
 
 /**
@@ -89,6 +91,10 @@ function withoutIds(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   return Object.fromEntries(Object.entries(value).filter(([k]) => k !== 'id').map(([k, v]) => [k, withoutIds(v)]));
 }
+
+// Every answer restgraph gives here must be what its OpenAPI document (with json-server's parameters,
+// envelope, DELETE answer and nested POST) says.
+checkResponsesAgainstOpenApi();
 
 let t: TestApp;
 const oracles = new Map<JsonServerVersion, JsonServer>();
@@ -563,6 +569,19 @@ describe('the compat option', () => {
     expect(sorted.headers.get('x-total-count')).toBe('2');
     expect(await sorted.json()).toMatchObject([{ id: 2, title: 'a' }]);
     expect((await globalThis.fetch(`${base}/posts/1`, { method: 'DELETE' })).status).toBe(200);
+  });
+
+  it("the OpenAPI document describes json-server's parameters, envelope, DELETE answer and nested POST, and is valid OpenAPI 3.1", async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { authorization: '' } });
+    const document = response.json<OpenApiDocument>();
+    const result = await validate(structuredClone(document) as unknown as Parameters<typeof validate>[0]);
+    expect(result.valid ? 'valid' : compileErrors(result)).toBe('valid');
+    expect(result.warnings).toEqual([]);
+    const paths = document.paths as Record<string, Record<string, { parameters?: { $ref: string }[]; responses: Record<string, unknown> }>>;
+    expect(paths['/posts']?.get?.parameters?.map((p) => p.$ref)).toContain('#/components/parameters/jsonServer._page');
+    expect(Object.keys(paths['/posts/{id}']?.delete?.responses ?? {})).toContain('200');
+    expect(paths['/posts/{id}/comments']?.post).toBeDefined();
+    expect(paths['/comments/{id}/post']?.post).toBeUndefined();
   });
 
   it('without it, json-server parameters are unknown filters (400) and DELETE answers 204', async () => {
