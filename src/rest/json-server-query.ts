@@ -1,5 +1,5 @@
-import { InvalidQueryError, type ErrorDetail } from '../errors.js';
-import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
+import type { ErrorDetail } from '../errors.js';
+import { invalidQuery, parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
 import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/list-spec.js';
 import { anyOf, conditionsOf, NONE } from './json-server-conditions.js';
@@ -73,7 +73,7 @@ export function parseJsonServerList(schema: SchemaModel, resource: ResourceModel
     native.limit = String(limits.maxLimit);
   }
   const include = [...relationsOf(schema, resource, values(raw._embed), 'embed'), ...relationsOf(schema, resource, values(raw._expand), 'expand')];
-  if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => `${p.parameter ?? ''}: ${p.detail}`).join('; '), { errors: problems });
+  if (problems.length > 0) throw invalidQuery(problems);
   const query = parseListQuery(resource, native, limits);
   query.filters.push(...filters);
   for (const name of include) if (!query.include.includes(name)) query.include = [...query.include, name];
