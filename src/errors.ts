@@ -395,10 +395,14 @@ export class ImportRejectedError extends RestgraphError {
   readonly code = 'RG_IMPORT_REJECTED';
   readonly status = 500;
   readonly title = 'Import rejected';
+  /** The rejected rows reported (the first 1,000 by line). */
   readonly rows: readonly RejectedRow[];
+  /** How many rows were rejected in all. */
+  readonly count: number;
 
-  constructor(detail: string, options: { rows?: readonly RejectedRow[] } = {}) {
+  constructor(detail: string, options: { rows?: readonly RejectedRow[]; count?: number } = {}) {
     super(detail);
     this.rows = options.rows ?? [];
+    this.count = options.count ?? this.rows.length;
   }
 }

@@ -1,6 +1,6 @@
 import { accessSync, constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { CsvError, parse as parseCsv } from 'csv-parse';
 import type { Writable } from 'node:stream';
@@ -32,26 +32,54 @@ export async function runExportData(flags: ExportDataFlags): Promise<void> {
   const opened = await openDatabase(database.url, { existing: true });
   try {
     const schema = await schemaOfDatabase(opened, schemaChoice.argument);
-    const out: Writable = flags.output === undefined ? process.stdout : createWriteStream(flags.output);
-    let count = 0;
-    let chunk = '';
-    for await (const line of exportLines(schema, new BulkRows(opened.db))) {
-      chunk += `${line}\n`;
-      count++;
-      if (chunk.length >= 64 * 1024) {
-        if (!out.write(chunk)) await once(out, 'drain');
-        chunk = '';
+    const out = flags.output === undefined ? process.stdout : await openOutput(flags.output);
+    const rows = new BulkRows(opened.db);
+    const count = await opened.db.snapshot(async (reader) => {
+      let n = 0;
+      let chunk = '';
+      for await (const line of exportLines(schema, rows, reader)) {
+        chunk += `${line}\n`;
+        n++;
+        if (chunk.length >= 64 * 1024) {
+          if (!out.write(chunk)) await drained(out, flags.output);
+          chunk = '';
+        }
       }
-    }
-    if (chunk !== '') out.write(chunk);
+      if (chunk !== '') out.write(chunk);
+      return n;
+    });
     if (out !== process.stdout) {
       out.end();
-      await once(out, 'finish');
+      await drained(out, flags.output, 'finish');
       process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'} to ${flags.output ?? ''}.\n`);
     }
   } finally {
     await opened.db.close();
   }
+}
+
+/** The output file, opened (or why not, as a coded error naming --output). */
+async function openOutput(file: string): Promise<Writable> {
+  const out = createWriteStream(file);
+  try {
+    await once(out, 'open');
+  } catch (error) {
+    throw outputError(file, error);
+  }
+  return out;
+}
+
+/** Waits for `event` ('drain' by default) on the output; a write error (a full disk) rejects, as a coded error. */
+async function drained(out: Writable, file: string | undefined, event = 'drain'): Promise<void> {
+  try {
+    await once(out, event);
+  } catch (error) {
+    throw outputError(file ?? 'stdout', error);
+  }
+}
+
+function outputError(file: string, error: unknown): ConfigError {
+  return new ConfigError('--output', `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
 }
 
 /** The schema the database was last migrated to (what its tables hold). */
@@ -85,6 +113,11 @@ export async function runImportData(flags: ImportDataFlags): Promise<void> {
   mustBeReadable(flags.file);
   const schemaChoice = chooseSchema(flags.schemaFile, process.env);
   const schema = loadSchemaFile(schemaChoice.path);
+  if (schema.resources.has('data') && !(await isDataExport(flags.file))) {
+    // A resource named data: `import data <file>` is its records, unless the file is an export.
+    await runImportResource({ ...flags, resource: 'data' });
+    return;
+  }
   const database = databaseToCreate(flags.databaseUrl, process.env, schemaChoice);
   if (database.notice !== undefined) process.stderr.write(`restgraph: ${database.notice}\n`);
   const { db, rules, description } = await openDatabase(database.url);
@@ -129,6 +162,20 @@ async function* dataLines(file: string, schema: SchemaModel): AsyncGenerator<Imp
   }
 }
 
+/** Whether the file's first line is a line of `export data` (`{"resource":…,"record":…}`). */
+async function isDataExport(file: string): Promise<boolean> {
+  for await (const text of linesOf(file)) {
+    if (text.trim() === '') continue;
+    try {
+      const first = JSON.parse(text) as unknown;
+      return isObject(first) && typeof first.resource === 'string' && 'record' in first;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
 /** Before any database is opened (or created): the file to import must be there. */
 function mustBeReadable(file: string): void {
   try {
@@ -147,20 +194,22 @@ function linesOf(file: string): AsyncIterable<string> {
 async function reportRejected(importing: Promise<BulkImportResult>): Promise<BulkImportResult> {
   try {
     const result = await importing;
-    if (result.rejected.length > 0) {
-      process.stderr.write(`Skipped ${result.rejected.length} rejected row${result.rejected.length === 1 ? '' : 's'}:\n`);
-      printRows(result.rejected);
+    if (result.rejectedCount > 0) {
+      process.stderr.write(`Skipped ${result.rejectedCount} rejected row${result.rejectedCount === 1 ? '' : 's'}:\n`);
+      printRows(result.rejected, result.rejectedCount);
     }
     return result;
   } catch (error) {
-    if (error instanceof ImportRejectedError) printRows(error.rows);
+    if (error instanceof ImportRejectedError) printRows(error.rows, error.count);
     throw error;
   }
 }
 
-function printRows(rows: readonly RejectedRow[]): void {
+/** The rejected rows reported, then how many more there were. */
+function printRows(rows: readonly RejectedRow[], count: number): void {
   let text = '';
   for (const row of rows) text += `  line ${row.line} (${row.resource}): ${row.reason}\n`;
+  if (count > rows.length) text += `  … and ${count - rows.length} more rejected row${count - rows.length === 1 ? '' : 's'}\n`;
   process.stderr.write(text);
 }
 
@@ -225,9 +274,14 @@ function formatOf(file: string, flag: string | undefined): FileFormat {
   return format;
 }
 
+/** The largest CSV record read (a quote never closed would otherwise take the rest of the file into one cell). */
+const MAX_CSV_RECORD = 16 * 1024 * 1024;
+/** The largest .json array read (it is read whole; NDJSON is read a line at a time). */
+const MAX_JSON_FILE = 256 * 1024 * 1024;
+
 /** CSV rows (after the header, line 1) as records converted by field type; a row's line is the line it ends on. */
 async function* csvItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
-  const parser = createReadStream(file).pipe(parseCsv({ bom: true, skip_empty_lines: true, info: true, relax_column_count: true }));
+  const parser = createReadStream(file).pipe(parseCsv({ bom: true, skip_empty_lines: true, info: true, relax_column_count: true, max_record_size: MAX_CSV_RECORD }));
   let columns: FieldModel[] | undefined;
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
@@ -264,6 +318,10 @@ async function* ndjsonItems(file: string, resource: ResourceModel): AsyncGenerat
 
 /** A JSON array of records (read whole), each with the line its element starts on. */
 async function* jsonArrayItems(file: string, resource: ResourceModel): AsyncGenerator<ImportItem | UnreadableItem> {
+  const { size } = await stat(file);
+  if (size > MAX_JSON_FILE) {
+    throw new ConfigError('<file>', `${file} is ${Math.ceil(size / 1024 / 1024)} MiB: a JSON array is read whole, up to ${MAX_JSON_FILE / 1024 / 1024} MiB; write larger files as NDJSON (one record a line, --format ndjson)`);
+  }
   const text = await readFile(file, 'utf8');
   let parsed: unknown;
   try {

@@ -32,8 +32,9 @@ program
   .option('-p, --port <port>', 'port to listen on (default $PORT or 3000)', parsePort)
   .option('-H, --host <host>', 'address to listen on (default $HOST or 127.0.0.1)')
   .option('-d, --database-url <url>', CREATING_DATABASE)
-  .addHelpText('after', '\nEnvironment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA, LOG_LEVEL, RESTGRAPH_CORS_ORIGINS, RESTGRAPH_BODY_LIMIT, … (see README).')
-  .action(async (schemaFile: string | undefined, flags: { port?: number; host?: string; databaseUrl?: string }) => {
+  .option('--compat <mode>', "also take another server's query language on REST lists: json-server (default $RESTGRAPH_COMPAT, else none)")
+  .addHelpText('after', '\nEnvironment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA, RESTGRAPH_COMPAT, LOG_LEVEL, RESTGRAPH_CORS_ORIGINS, RESTGRAPH_BODY_LIMIT, … (see README).')
+  .action(async (schemaFile: string | undefined, flags: { port?: number; host?: string; databaseUrl?: string; compat?: string }) => {
     const { runServe } = await import('./serve-command.js');
     await runServe({ schemaFile, ...flags });
   });

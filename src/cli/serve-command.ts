@@ -7,12 +7,15 @@ import { loadSchemaFile } from '../schema/load-schema.js';
 import { destructiveRefusal } from './destructive-advice.js';
 import { handleProcessFaults, logToStderr, type LogNow } from './process-faults.js';
 import { chooseSchema, commandLineWith, databaseToCreate } from './schema-and-database.js';
+import { compatMode } from '../rest/json-server-compat.js';
 
 export interface ServeFlags {
   schemaFile?: string | undefined;
   port?: number;
   host?: string;
   databaseUrl?: string;
+  /** `--compat <mode>`: over RESTGRAPH_COMPAT. */
+  compat?: string;
 }
 
 /** How long in-flight requests get to finish after SIGTERM before the process gives up. */
@@ -40,6 +43,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   // then credential settings that cannot work (the authenticator checks them again).
   loadSchemaFile(schema.path);
   checkCredentialSettings(env);
+  const compat = flags.compat === undefined ? {} : { compat: compatMode('--compat', flags.compat) };
   // Before anything is created (the database, its tables, the first admin key): a port in use
   // fails the start with nothing changed.
   if (port !== 0) await tryListening(port, host);
@@ -48,7 +52,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const { buildApp } = await import('../app/build-app.js');
   let app: FastifyInstance;
   try {
-    app = await buildApp({ ...env, ...(schema.argument === undefined ? {} : { schema: schema.argument }), databaseUrl: database.url });
+    app = await buildApp({ ...env, ...compat, ...(schema.argument === undefined ? {} : { schema: schema.argument }), databaseUrl: database.url });
   } catch (error) {
     if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, error.changes);
     throw error;

@@ -1,5 +1,6 @@
 import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { BulkRows } from '../store/bulk-rows.js';
+import type { SqlExecutor } from '../store/sql-database.js';
 
 /**
  * A whole database as NDJSON, one record a line: `{"resource":"users","record":{…}}`. The
@@ -36,10 +37,10 @@ export function importOrder(schema: SchemaModel): ResourceModel[] {
   return ordered;
 }
 
-/** The lines of the export (each without its newline), resource after resource. */
-export async function* exportLines(schema: SchemaModel, rows: BulkRows, pageSize = 1000): AsyncGenerator<string> {
+/** The lines of the export (each without its newline), resource after resource, read through `reader` (a snapshot: one consistent export). */
+export async function* exportLines(schema: SchemaModel, rows: BulkRows, reader: SqlExecutor, pageSize = 1000): AsyncGenerator<string> {
   for (const resource of importOrder(schema)) {
     const prefix = `{"resource":${JSON.stringify(resource.name)},"record":`;
-    for await (const record of rows.rows(resource, pageSize)) yield `${prefix}${JSON.stringify(record)}}`;
+    for await (const record of rows.rows(resource, pageSize, reader)) yield `${prefix}${JSON.stringify(record)}}`;
   }
 }

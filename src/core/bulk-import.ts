@@ -1,27 +1,34 @@
-import { DatabaseNotEmptyError, ImportRejectedError, ValidationError, type RejectedRow } from '../errors.js';
-import { canonicalFields, type FieldModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
+import { DatabaseNotEmptyError, ImportRejectedError, type RejectedRow } from '../errors.js';
+import type { FieldModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import { BulkRows } from '../store/bulk-rows.js';
-import { EventStore, type NewEvent } from '../store/event-store.js';
+import { EventStore } from '../store/event-store.js';
+import { ImportLedger, type ReferringRow, type WaitingRow } from '../store/import-ledger.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import { eventOf } from './change-events.js';
-import { isPlainObject } from './merge-patch.js';
+import { importedRecord } from './import-record.js';
 import { RecordValidator } from './record-validator.js';
+import { RejectedRows } from './rejected-rows.js';
 
 /**
  * Records in bulk into the database, in one transaction: the operation behind `restgraph import`.
  *
  * - Ids given are kept; rows without one get the next ids of their resource, after every row with
- *   an id is in (so a given id never meets an assigned one). Id generators end past the largest id.
- * - Values are checked by the field types (the request validator's JSON Schema). `restore` mode
- *   takes records as an export wrote them: createdAt and updatedAt kept, null allowed anywhere.
- * - References must point to a row of the database or of the import (earlier or later in it).
- * - Every rejected row is reported with its line and reason. With any rejected, nothing is
- *   imported ({@link ImportRejectedError}), unless `skipInvalid`: then the others are.
+ *   an id is in (so a given id never meets an assigned one). Id generators move past the ids
+ *   before the rows go in (a create running beside the import never takes one).
+ * - Values are checked by the field types (the request validator's JSON Schema), ids and unique
+ *   fields against the rows before them (of the table and of the import). `restore` mode takes
+ *   records as an export wrote them: createdAt and updatedAt kept, null allowed anywhere.
+ * - References must point to a row of the database or of the import (earlier or later in it):
+ *   checked at the end, in SQL. With `skipInvalid`, a row pointing at a row taken out goes too.
+ * - Every rejected row is reported with its line and reason (the first 1,000 by line, then a
+ *   count). With any rejected, nothing is imported ({@link ImportRejectedError}), unless
+ *   `skipInvalid`: then the others are.
  * - Events (`<resource>.created` in the outbox) only when asked.
  *
- * Rows with ids are written in batches as they come, so memory stays bounded by the batch, the ids
- * seen (to check references and duplicates) and the rows without ids (held until the end).
+ * Memory stays bounded by a batch: rows are written as they come, and what the import must
+ * remember (each row's line, the rows without ids) is kept in its transaction
+ * ({@link ImportLedger}), not in the process.
  */
 
 /** One record to import, from line `line` of its file. */
@@ -50,10 +57,12 @@ export interface BulkImportOptions {
 }
 
 export interface BulkImportResult {
-  /** Rows imported, by resource, in the order first met. */
+  /** Rows imported, by resource, in the order first written. */
   imported: Map<string, number>;
-  /** Rows rejected (all of them; with skipInvalid the others were imported). */
+  /** Rows rejected, by line: the first 1,000 (with skipInvalid the others were imported). */
   rejected: RejectedRow[];
+  /** How many rows were rejected in all. */
+  rejectedCount: number;
 }
 
 /** Rows a batch collects before it is written. */
@@ -62,26 +71,6 @@ const BATCH_ROWS = 1000;
 interface PendingRow {
   line: number;
   record: StoredRecord;
-}
-
-/** A row whose reference field `field` holds `value`, found neither in the import so far nor in the table. */
-interface MissingReference {
-  row: PendingRow;
-  line: number;
-  record: StoredRecord;
-  field: FieldModel;
-  value: number;
-}
-
-/** A reference not found when its row was written: found later in the import, or the row is rejected. */
-interface OpenReference {
-  line: number;
-  /** The row as written (its event, if events are on, waits until the reference is found). */
-  record: StoredRecord;
-  resource: ResourceModel;
-  id: number;
-  field: FieldModel;
-  value: number;
 }
 
 export class BulkImport {
@@ -108,13 +97,14 @@ export class BulkImport {
   async run(items: AsyncIterable<ImportItem | UnreadableItem>, options: BulkImportOptions): Promise<BulkImportResult> {
     return this.#db.transaction(async (tx) => {
       const run = new ImportRun(this.#schema, this.#validator, this.#rows, this.#events, tx, options);
-      await run.start();
+      const ledger = await run.start(this.#db);
       for await (const item of items) await run.add(item);
       const result = await run.finish();
-      if (result.rejected.length > 0 && options.skipInvalid !== true) {
-        const n = result.rejected.length;
-        throw new ImportRejectedError(`${n} row${n === 1 ? ' was' : 's were'} rejected, so nothing was imported (--skip-invalid imports the others).`, { rows: result.rejected });
+      if (result.rejectedCount > 0 && options.skipInvalid !== true) {
+        const n = result.rejectedCount;
+        throw new ImportRejectedError(`${n} row${n === 1 ? ' was' : 's were'} rejected, so nothing was imported (--skip-invalid imports the others).`, { rows: result.rejected, count: n });
       }
+      await ledger.drop();
       return result;
     });
   }
@@ -127,24 +117,19 @@ class ImportRun {
   readonly #rows: BulkRows;
   readonly #events: EventStore;
   readonly #tx: SqlExecutor;
+  #ledger!: ImportLedger;
   readonly #options: BulkImportOptions;
   readonly #now = new Date().toISOString();
-  /** Ids of each resource written by this import. */
-  readonly #ids = new Map<string, Set<number>>();
-  /** Whether each resource's table had rows before (then ids and references are also looked up in it). */
-  readonly #hadRows = new Map<string, boolean>();
   readonly #imported = new Map<string, number>();
-  readonly #rejected: RejectedRow[] = [];
-  readonly #open: OpenReference[] = [];
-  /** Events of rows whose references were found after they were written (written at the end). */
-  readonly #resolvedEvents: NewEvent[] = [];
-  /** Resources this import wrote rows with ids to (their id generators move past them). */
-  readonly #wroteIds = new Set<string>();
+  readonly #rejected = new RejectedRows();
   /** Rows with ids, waiting to be written (one resource at a time). */
   #batch: PendingRow[] = [];
   #batchResource: ResourceModel | undefined;
-  /** Rows without ids, by resource: written at the end. */
-  readonly #withoutIds = new Map<ResourceModel, PendingRow[]>();
+  /** Rows without ids, waiting to go to the ledger (one resource at a time). */
+  #idless: PendingRow[] = [];
+  #idlessResource: ResourceModel | undefined;
+  /** Resources with rows without ids in the ledger. */
+  readonly #waiting = new Set<ResourceModel>();
 
   constructor(schema: SchemaModel, validator: RecordValidator, rows: BulkRows, events: EventStore, tx: SqlExecutor, options: BulkImportOptions) {
     this.#schema = schema;
@@ -155,15 +140,17 @@ class ImportRun {
     this.#options = options;
   }
 
-  /** Learns which tables have rows (ids and references are then also looked up in them); with `requireEmpty`, refuses if any has. */
-  async start(): Promise<void> {
-    for (const resource of this.#schema.resources.values()) this.#hadRows.set(resource.name, await this.#rows.hasRows(resource, this.#tx));
-    const withRows = [...this.#hadRows].filter(([, had]) => had).map(([name]) => name);
-    if (this.#options.requireEmpty === true && withRows.length > 0) {
+  /** Learns which tables have rows (with `requireEmpty`, refuses if any has), then starts the ledger. */
+  async start(db: SqlDatabase): Promise<ImportLedger> {
+    const withRows = new Set<string>();
+    for (const resource of this.#schema.resources.values()) if (await this.#rows.hasRows(resource, this.#tx)) withRows.add(resource.name);
+    if (this.#options.requireEmpty === true && withRows.size > 0) {
       throw new DatabaseNotEmptyError(
-        `The database already has rows in ${withRows.join(', ')}: import data fills an empty database (--allow-existing-rows imports beside them, rejecting rows whose ids are taken).`,
+        `The database already has rows in ${[...withRows].join(', ')}: import data fills an empty database (--allow-existing-rows imports beside them, rejecting rows whose ids are taken).`,
       );
     }
+    this.#ledger = await ImportLedger.create(db, this.#tx, this.#rows, withRows);
+    return this.#ledger;
   }
 
   async add(item: ImportItem | UnreadableItem): Promise<void> {
@@ -172,24 +159,17 @@ class ImportRun {
       return;
     }
     const { line, resource } = item;
-    const checked = this.#check(resource, item.record);
+    const checked = importedRecord(this.#validator, resource, item.record, this.#options.mode, this.#now);
     if (typeof checked === 'string') {
       this.#reject(line, resource.name, checked);
       return;
     }
-    const id = checked.id as number | undefined;
-    if (id === undefined) {
-      let rows = this.#withoutIds.get(resource);
-      if (rows === undefined) this.#withoutIds.set(resource, (rows = []));
-      rows.push({ line, record: checked });
+    if (checked.id === undefined) {
+      if (this.#idlessResource !== resource || this.#idless.length >= BATCH_ROWS) await this.#keepIdless();
+      this.#idlessResource = resource;
+      this.#idless.push({ line, record: checked });
       return;
     }
-    const ids = this.#idsOf(resource);
-    if (ids.has(id)) {
-      this.#reject(line, resource.name, `/id: ${id} is already imported from an earlier line`);
-      return;
-    }
-    ids.add(id);
     if (this.#batchResource !== resource || this.#batch.length >= BATCH_ROWS) await this.#flush();
     this.#batchResource = resource;
     this.#batch.push({ line, record: checked });
@@ -197,217 +177,211 @@ class ImportRun {
 
   async finish(): Promise<BulkImportResult> {
     await this.#flush();
-    const unresolved = this.#closeReferences();
-    const withoutIds = new Map<ResourceModel, PendingRow[]>();
-    for (const [resource, rows] of this.#withoutIds) withoutIds.set(resource, await this.#referencing(resource, rows));
-    const result = { imported: this.#imported, rejected: this.#rejected.sort((a, b) => a.line - b.line) };
-    // Rejected rows with nothing to be imported: the caller rolls back, and no id generator has moved
-    // (PostgreSQL's sequences would keep the move: they are outside transactions).
-    if (this.#rejected.length > 0 && this.#options.skipInvalid !== true) return result;
-    // Every row with an id is in: move each generator past them, then let it number the others.
-    for (const resource of this.#schema.resources.values()) {
-      if (this.#wroteIds.has(resource.name)) await this.#rows.moveIdGenerator(this.#tx, resource);
+    await this.#keepIdless();
+    // Every row with an id is in: number the others after them.
+    for (const resource of this.#waiting) {
+      for await (const page of this.#ledger.waiting(resource)) await this.#writeNumbered(resource, page);
     }
-    for (const [resource, rows] of withoutIds) await this.#writeWithoutIds(resource, rows);
-    if (this.#resolvedEvents.length > 0) await this.#events.append(this.#tx, this.#resolvedEvents);
-    for (const [resource, ids] of unresolved) {
+    const removed = await this.#checkReferences();
+    for (const [resource, ids] of removed) {
       await this.#rows.deleteIds(this.#tx, resource, ids);
-      const left = (this.#imported.get(resource.name) ?? 0) - ids.length;
-      if (left > 0) this.#imported.set(resource.name, left);
-      else this.#imported.delete(resource.name);
+      this.#count(resource, -ids.length);
     }
-    return result;
+    if (this.#options.events === true && (this.#rejected.count === 0 || this.#options.skipInvalid === true)) await this.#writeEvents();
+    return { imported: this.#imported, rejected: this.#rejected.rows, rejectedCount: this.#rejected.count };
   }
 
-  /** The record as it will be stored (id, fields, timestamps, in canonical order), or why not. */
-  #check(resource: ResourceModel, record: unknown): StoredRecord | string {
-    if (!isPlainObject(record)) return 'must be a JSON object';
-    const body: Record<string, unknown> = {};
-    const problems: string[] = [];
-    let id: number | undefined;
-    const times: Record<string, string> = {};
-    for (const [name, value] of Object.entries(record)) {
-      if (name === 'id') {
-        if (value === null) continue;
-        if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) id = value;
-        else problems.push(`/id: must be a positive integer`);
-      } else if (name === 'createdAt' || name === 'updatedAt') {
-        if (value === null) continue;
-        const time = typeof value === 'string' && DATE_TIME.test(value) ? Date.parse(value) : NaN;
-        // As an export writes them (the stored form), they are kept as they are.
-        if (Number.isFinite(time)) times[name] = STORED_TIME.test(value as string) ? (value as string) : new Date(time).toISOString();
-        else problems.push(`/${name}: must be a date-time (RFC 3339, e.g. 2024-05-01T12:00:00Z)`);
-      } else {
-        body[name] = value;
-      }
-    }
-    let values: StoredRecord = {};
-    try {
-      values = this.#validator.validate(resource, this.#options.mode === 'restore' ? 'restore' : 'create', body);
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      for (const detail of error.errors ?? []) problems.push(`${detail.pointer ?? ''}: ${detail.detail}`);
-      if (error.errorsOmitted > 0) problems.push(`and ${error.errorsOmitted} more`);
-    }
-    if (problems.length > 0) return problems.join('; ');
-    const stored: StoredRecord = {};
-    for (const field of canonicalFields(resource)) {
-      if (field.name === 'id') stored.id = id;
-      else if (field.name === 'createdAt') stored.createdAt = times.createdAt ?? this.#now;
-      else if (field.name === 'updatedAt') stored.updatedAt = times.updatedAt ?? times.createdAt ?? this.#now;
-      else stored[field.name] = values[field.name] ?? null;
-    }
-    return stored;
-  }
-
-  /** Writes the batch of rows with ids: ids already in the table and references to check first. */
+  /** Writes the batch of rows with ids, but those whose id or unique values are taken. */
   async #flush(): Promise<void> {
     const resource = this.#batchResource;
     const batch = this.#batch;
     if (resource === undefined || batch.length === 0) return;
     this.#batch = [];
-    let rows = batch;
-    if (this.#hadRowsBefore(resource)) {
-      const taken = await this.#rows.existingIds(this.#tx, resource, batch.map((r) => r.record.id as number));
-      rows = batch.filter((row) => {
-        if (!taken.has(row.record.id as number)) return true;
-        this.#reject(row.line, resource.name, `/id: ${String(row.record.id)} already exists in ${resource.name}`);
-        return false;
-      });
-    }
-    const open = new Set<PendingRow>();
-    for (const row of await this.#missingReferences(resource, rows)) {
-      this.#open.push({ line: row.line, record: row.record, field: row.field, value: row.value, resource, id: row.record.id as number });
-      open.add(row.row);
-    }
-    await this.#write(resource, rows, true, open);
-  }
-
-  /** Rows without ids: written last, their references checked first (every row with an id is in by then). */
-  /** The rows (without ids) whose references all point to a row; the others are rejected. */
-  async #referencing(resource: ResourceModel, rows: PendingRow[]): Promise<PendingRow[]> {
-    const missing = new Set((await this.#missingReferences(resource, rows)).map((m) => m.line));
-    const valid: PendingRow[] = [];
-    for (const row of rows) {
-      if (missing.has(row.line)) this.#reject(row.line, resource.name, this.#referenceReason(resource, row.record));
-      else valid.push(row);
-    }
-    return valid;
-  }
-
-  async #writeWithoutIds(resource: ResourceModel, valid: PendingRow[]): Promise<void> {
-    const before = this.#options.events === true ? await this.#rows.maxId(resource, this.#tx) : 0;
-    for (let start = 0; start < valid.length; start += BATCH_ROWS) await this.#write(resource, valid.slice(start, start + BATCH_ROWS), false);
-    if (this.#options.events === true) {
-      const events: NewEvent[] = [];
-      for await (const record of this.#rows.rows(resource, BATCH_ROWS, this.#tx, before)) {
-        events.push(eventOf('created', resource, record));
-        if (events.length >= BATCH_ROWS) await this.#events.append(this.#tx, events.splice(0));
-      }
-      await this.#events.append(this.#tx, events);
-    }
-  }
-
-  /** Writes rows; with ids and events on, their events too, but for the rows in `open` (written when their references are found). */
-  async #write(resource: ResourceModel, rows: readonly PendingRow[], withIds: boolean, open?: ReadonlySet<PendingRow>): Promise<void> {
+    const rows = await this.#unique(resource, await this.#newIds(resource, batch));
     if (rows.length === 0) return;
-    await this.#rows.insert(this.#tx, resource, rows.map((r) => r.record), withIds);
-    if (withIds) this.#wroteIds.add(resource.name);
-    this.#imported.set(resource.name, (this.#imported.get(resource.name) ?? 0) + rows.length);
-    if (withIds && this.#options.events === true) {
-      const events = rows.filter((r) => open?.has(r) !== true).map((r) => eventOf('created', resource, r.record));
-      await this.#events.append(this.#tx, events);
-    }
+    // The id generator first: a create beside the import never takes one of these ids.
+    await this.#rows.reserveIds(this.#tx, resource, Math.max(...rows.map((r) => r.record.id as number)));
+    await this.#write(resource, rows);
   }
 
-  /**
-   * The rows (of `rows`) with a field whose reference is neither imported yet nor in the table it
-   * points to, each with that field and value (the first such field of the row).
-   */
-  async #missingReferences(resource: ResourceModel, rows: readonly PendingRow[]): Promise<MissingReference[]> {
-    const missing: MissingReference[] = [];
-    const reported = new Set<PendingRow>();
-    for (const field of referenceFields(resource)) {
-      const target = this.#schema.resources.get(field.references ?? '');
-      if (target === undefined) continue;
-      const imported = this.#idsOf(target);
-      const unknown = rows.filter((row) => {
-        const value = row.record[field.name];
-        return typeof value === 'number' && !imported.has(value);
+  /** Rows without ids to the ledger, until every row with an id is in. */
+  async #keepIdless(): Promise<void> {
+    const resource = this.#idlessResource;
+    if (resource === undefined || this.#idless.length === 0) return;
+    await this.#ledger.wait(resource, this.#idless);
+    this.#waiting.add(resource);
+    this.#idless = [];
+  }
+
+  /** Rows without ids, numbered after every id in use and written. */
+  async #writeNumbered(resource: ResourceModel, page: readonly WaitingRow[]): Promise<void> {
+    const rows = await this.#unique(resource, page);
+    if (rows.length === 0) return;
+    const first = await this.#rows.reserveIds(this.#tx, resource, 0, rows.length);
+    for (const [i, row] of rows.entries()) row.record.id = first + i;
+    await this.#write(resource, rows);
+  }
+
+  async #write(resource: ResourceModel, rows: readonly PendingRow[]): Promise<void> {
+    await this.#rows.insert(this.#tx, resource, rows.map((r) => r.record), true);
+    await this.#ledger.written(resource, rows.map((r) => ({ id: r.record.id as number, line: r.line })));
+    this.#count(resource, rows.length);
+  }
+
+  /** The rows whose ids are neither earlier in the import nor (where it had rows) in the table. */
+  async #newIds(resource: ResourceModel, batch: readonly PendingRow[]): Promise<PendingRow[]> {
+    const ids = batch.map((r) => r.record.id as number);
+    const inTable = await this.#rows.existingIds(this.#tx, resource, ids);
+    // Of those, the ones the import wrote (a few, if any: rows being rejected).
+    const imported = inTable.size === 0 ? new Map<number, number>() : await this.#ledger.linesOf(resource, [...inTable]);
+    const seen = new Map<number, number>();
+    return batch.filter((row) => {
+      const id = row.record.id as number;
+      const earlier = imported.get(id) ?? seen.get(id);
+      if (earlier !== undefined) this.#reject(row.line, resource.name, `/id: ${id} is already imported from line ${earlier}`);
+      else if (inTable.has(id)) this.#reject(row.line, resource.name, `/id: ${id} already exists in ${resource.name}`);
+      else {
+        seen.set(id, row.line);
+        return true;
+      }
+      return false;
+    });
+  }
+
+  /** The rows whose unique fields hold values no row before them holds (in the batch, the import or the table). */
+  async #unique<T extends PendingRow>(resource: ResourceModel, rows: readonly T[]): Promise<T[]> {
+    let kept = [...rows];
+    for (const field of uniqueFields(resource)) {
+      const encoded = (row: PendingRow): unknown => this.#rows.encode(field, row.record[field.name]);
+      const values = kept.map(encoded).filter((v) => v !== null && v !== undefined);
+      if (values.length === 0) continue;
+      const taken = new Set([...(await this.#rows.existingValues(this.#tx, resource, field.name, values))].map(keyOf));
+      kept = kept.filter((row) => {
+        const value = encoded(row);
+        if (value === null || value === undefined) return true;
+        const key = keyOf(value);
+        if (taken.has(key)) {
+          this.#reject(row.line, resource.name, `/${field.name}: ${shown(row.record[field.name])} is already taken (unique)`);
+          return false;
+        }
+        taken.add(key);
+        return true;
       });
-      if (unknown.length === 0) continue;
-      const inTable = this.#hadRowsBefore(target) ? await this.#rows.existingIds(this.#tx, target, unknown.map((row) => row.record[field.name] as number)) : new Set<number>();
-      for (const row of unknown) {
-        const value = row.record[field.name] as number;
-        if (inTable.has(value) || reported.has(row)) continue;
-        reported.add(row);
-        missing.push({ row, line: row.line, record: row.record, field, value });
-      }
     }
-    return missing;
+    return kept;
   }
 
-  /** References still open at the end: found among the rows imported later, or their rows are rejected (and taken out again). */
   /**
-   * References still open at the end: found among the rows imported later, or their rows are
-   * rejected. Returns the ids of those rows by resource (already written: to be taken out again),
-   * forgotten from the ids imported at once, so rows referring to them are rejected too.
+   * Rejects the import's rows whose references point to no row, and (with `skipInvalid`) every
+   * row pointing at a row rejected so, and so on; returns those to take out again, by resource.
    */
-  #closeReferences(): Map<ResourceModel, number[]> {
-    const unresolved = new Map<ResourceModel, number[]>();
-    for (const open of this.#open) {
-      const target = this.#schema.resources.get(open.field.references ?? '');
-      if (target !== undefined && this.#idsOf(target).has(open.value)) {
-        if (this.#options.events === true) this.#resolvedEvents.push(eventOf('created', open.resource, open.record));
-        continue;
-      }
-      this.#reject(open.line, open.resource.name, `/${open.field.name}: ${target?.name ?? ''} ${open.value} does not exist (neither in the database nor in the import)`);
-      let ids = unresolved.get(open.resource);
-      if (ids === undefined) unresolved.set(open.resource, (ids = []));
-      ids.push(open.id);
-      this.#idsOf(open.resource).delete(open.id);
-    }
-    return unresolved;
-  }
-
-  #referenceReason(resource: ResourceModel, record: StoredRecord): string {
-    for (const field of referenceFields(resource)) {
-      const value = record[field.name];
-      const target = this.#schema.resources.get(field.references ?? '');
-      if (typeof value === 'number' && target !== undefined && !this.#idsOf(target).has(value)) {
-        return `/${field.name}: ${target.name} ${value} does not exist (neither in the database nor in the import)`;
+  async #checkReferences(): Promise<Map<ResourceModel, number[]>> {
+    const removed = new Map<ResourceModel, number[]>();
+    const reasons = new Map<string, { resource: ResourceModel; row: ReferringRow; reasons: string[] }>();
+    for (const resource of this.#schema.resources.values()) {
+      for (const [field, target] of referencesOf(this.#schema, resource)) {
+        for (const row of await this.#ledger.dangling(resource, field, target)) {
+          const key = `${resource.name}:${row.id}`;
+          const found = reasons.get(key) ?? { resource, row, reasons: [] };
+          found.reasons.push(missing(field, target, row.value));
+          reasons.set(key, found);
+        }
       }
     }
-    return 'a reference points to no row';
+    let next = new Map<ResourceModel, number[]>();
+    for (const { resource, row, reasons: why } of reasons.values()) {
+      this.#reject(row.line, resource.name, why.join('; '));
+      push(next, resource, row.id);
+    }
+    if (this.#options.skipInvalid !== true) return removed;
+    const gone = new Set(reasons.keys());
+    // Rows pointing at the rows taken out, until none is left.
+    while (next.size > 0) {
+      const now = next;
+      next = new Map();
+      for (const [target, ids] of now) {
+        for (const id of ids) push(removed, target, id);
+        for (const resource of this.#schema.resources.values()) {
+          for (const [field, pointsTo] of referencesOf(this.#schema, resource)) {
+            if (pointsTo !== target) continue;
+            for (const row of await this.#ledger.referring(resource, field, ids)) {
+              const key = `${resource.name}:${row.id}`;
+              if (gone.has(key)) continue;
+              gone.add(key);
+              this.#reject(row.line, resource.name, missing(field, target, row.value));
+              push(next, resource, row.id);
+            }
+          }
+        }
+      }
+    }
+    return removed;
   }
 
-  #hadRowsBefore(resource: ResourceModel): boolean {
-    return this.#hadRows.get(resource.name) ?? false;
+  /** A created event for every row imported, resource by resource, by id. */
+  async #writeEvents(): Promise<void> {
+    for (const name of this.#imported.keys()) {
+      const resource = this.#schema.resources.get(name);
+      if (resource === undefined) continue;
+      for await (const page of this.#ledger.importedRows(resource)) await this.#events.append(this.#tx, page.map((record) => eventOf('created', resource, record)));
+    }
   }
 
-  #idsOf(resource: ResourceModel): Set<number> {
-    let ids = this.#ids.get(resource.name);
-    if (ids === undefined) this.#ids.set(resource.name, (ids = new Set()));
-    return ids;
+  #count(resource: ResourceModel, n: number): void {
+    const total = (this.#imported.get(resource.name) ?? 0) + n;
+    if (total > 0) this.#imported.set(resource.name, total);
+    else this.#imported.delete(resource.name);
   }
 
   #reject(line: number, resource: string, reason: string): void {
-    this.#rejected.push({ line, resource, reason });
+    this.#rejected.add({ line, resource, reason });
   }
 }
 
-/** RFC 3339 date-time, as the request validator takes it. */
-/** A date-time as stored (Date.toISOString's form). */
-const STORED_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+function missing(field: FieldModel, target: ResourceModel, value: number): string {
+  return `/${field.name}: ${target.name} ${value} does not exist (neither in the database nor in the import)`;
+}
 
-const referenceCache = new WeakMap<ResourceModel, FieldModel[]>();
+function push(map: Map<ResourceModel, number[]>, resource: ResourceModel, id: number): void {
+  const list = map.get(resource);
+  if (list === undefined) map.set(resource, [id]);
+  else list.push(id);
+}
 
-function referenceFields(resource: ResourceModel): FieldModel[] {
-  let fields = referenceCache.get(resource);
-  if (fields === undefined) {
-    fields = resource.writableFields.filter((f) => f.references !== undefined);
-    referenceCache.set(resource, fields);
+/** A stored value as a key: drivers hand back bigint columns as text, so numbers compare as text. */
+function keyOf(value: unknown): string {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    default:
+      return JSON.stringify(value);
   }
+}
+
+/** A value as a rejection names it (long texts cut short). */
+function shown(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+const uniqueCache = new WeakMap<ResourceModel, FieldModel[]>();
+
+function uniqueFields(resource: ResourceModel): FieldModel[] {
+  let fields = uniqueCache.get(resource);
+  if (fields === undefined) uniqueCache.set(resource, (fields = resource.writableFields.filter((f) => f.unique)));
   return fields;
+}
+
+/** The reference fields of `resource`, each with the resource it points to. */
+function referencesOf(schema: SchemaModel, resource: ResourceModel): [FieldModel, ResourceModel][] {
+  const pairs: [FieldModel, ResourceModel][] = [];
+  for (const field of resource.writableFields) {
+    const target = field.references === undefined ? undefined : schema.resources.get(field.references);
+    if (target !== undefined) pairs.push([field, target]);
+  }
+  return pairs;
 }

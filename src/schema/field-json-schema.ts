@@ -74,10 +74,18 @@ export function createAjv(options: { strictRequired?: boolean; validateSchema?: 
     allowUnionTypes: true,
   });
   addFormats(ajv, ['email', 'uri', 'uuid', 'hostname', 'ipv4', 'ipv6', 'date']);
-  // RFC 3339 allows a leap second (:60), which no stored instant can hold: refuse it as a format error.
-  const dateTime = fullFormats['date-time'] as { validate: (text: string) => boolean; compare: (a: string, b: string) => number | undefined };
-  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => dateTime.validate(text) && !Number.isNaN(Date.parse(text)), compare: dateTime.compare });
+  ajv.addFormat('date-time', { type: 'string', validate: isDateTime, compare: dateTimeFormat.compare });
   return ajv;
+}
+
+const dateTimeFormat = fullFormats['date-time'] as { validate: (text: string) => boolean; compare: (a: string, b: string) => number | undefined };
+
+/**
+ * Whether `text` is an RFC 3339 date-time of a real day (not 2024-02-30) that an instant can hold:
+ * RFC 3339 allows a leap second (:60), which no stored instant can, so it is refused.
+ */
+export function isDateTime(text: string): boolean {
+  return dateTimeFormat.validate(text) && !Number.isNaN(Date.parse(text));
 }
 
 let defaultsAjv: Ajv2020 | undefined;

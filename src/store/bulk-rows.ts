@@ -1,7 +1,7 @@
-import { canonicalFields, fieldNamed, type ResourceModel } from '../schema/schema-model.js';
+import { canonicalFields, fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from './list-spec.js';
 import { columnNames } from './record-store.js';
-import { quoteIdentifier, type SqlDatabase, type SqlExecutor } from './sql-database.js';
+import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 
 /**
  * Rows in bulk, for export and import: whole tables read in keyset pages by id (bounded memory
@@ -48,19 +48,23 @@ export class BulkRows {
 
   /** Which of `ids` are ids of `resource`'s rows. */
   async existingIds(tx: SqlExecutor, resource: ResourceModel, ids: readonly number[]): Promise<Set<number>> {
-    const found = new Set<number>();
-    const unique = [...new Set(ids)];
+    return new Set([...(await this.existingValues(tx, resource, 'id', ids))].map(Number));
+  }
+
+  /** Which of `values` (as stored) the column `column` of `resource`'s rows holds. */
+  async existingValues(tx: SqlExecutor, resource: ResourceModel, column: string, values: readonly unknown[]): Promise<Set<unknown>> {
+    const found = new Set<unknown>();
+    const unique = [...new Set(values)];
     for (let start = 0; start < unique.length; start += 500) {
-      const rows = await tx.all(this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', unique.slice(start, start + 500)).compile());
-      for (const row of rows) found.add(Number(row.id));
+      const rows = await tx.all(this.#db.builder.selectFrom(resource.name).select(column).where(column, 'in', unique.slice(start, start + 500)).compile());
+      for (const row of rows) found.add(row[column]);
     }
     return found;
   }
 
-  /** The largest id of `resource`, 0 when empty. */
-  async maxId(resource: ResourceModel, executor: SqlExecutor = this.#db): Promise<number> {
-    const rows = await executor.all({ sql: `select max("id") as "m" from ${quoteIdentifier(resource.name)}`, parameters: [] });
-    return Number(rows[0]?.m ?? 0);
+  /** A value as the database stores it (for comparing with what {@link existingValues} returns). */
+  encode(field: FieldModel, value: unknown): unknown {
+    return this.#db.rules.encode(field, value);
   }
 
   /** How many rows one {@link insert} statement takes for `resource`. */
@@ -100,10 +104,13 @@ export class BulkRows {
     }
   }
 
-  /** Moves `resource`'s id generator past its largest id, so the next create gets the next id. */
-  async moveIdGenerator(tx: SqlExecutor, resource: ResourceModel): Promise<void> {
-    const statement = this.#db.rules.moveIdGenerator(resource.name);
-    if (statement !== undefined) await tx.all(statement);
+  /**
+   * Reserves ids of `resource` for rows about to be inserted (see {@link SqlDialectRules.reserveIds}):
+   * past the largest id in use and `floor`, then `count` more; returns the first of those `count`.
+   */
+  async reserveIds(tx: SqlExecutor, resource: ResourceModel, floor: number, count = 0): Promise<number> {
+    const rows = await tx.all(this.#db.rules.reserveIds(resource.name, floor, count));
+    return Number(rows[0]?.first);
   }
 
   #insertText(resource: ResourceModel, columns: readonly string[], rowCount: number): string {

@@ -100,7 +100,8 @@ export interface SqlDatabase extends SqlExecutor {
    * Runs `work` with reads that all see one committed state of the database, however long it
    * takes, while other connections go on writing: a read-only transaction (PostgreSQL: REPEATABLE
    * READ READ ONLY; SQLite: a read transaction on a connection of its own). For tools that read a
-   * whole database (`restgraph copy`); writes through `reader` fail.
+   * whole database (`restgraph copy`, `export data`); writes through `reader` fail. Not cut short
+   * by statement timeouts.
    */
   snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs a script of DDL statements outside any transaction (migrations manage their own). */

@@ -44,11 +44,12 @@ export interface SqlDialectRules {
   /** Column definition of `id`: an integer key the database assigns and never reuses. */
   idColumnDefinition(): string;
   /**
-   * The statement that moves the id generator of `table` past its largest id, after rows were
-   * inserted with ids of their own (bulk imports); undefined where the database does so itself
-   * (SQLite's AUTOINCREMENT keeps sqlite_sequence at the largest id inserted).
+   * The statement that reserves ids of `table` for rows an import brings: it moves the id generator
+   * past the largest of the table's ids, its own position and `floor` (the largest id about to be
+   * inserted), then `count` further; its one row's `first` is the first id of those `count`. The
+   * generator moves before the rows go in, so a concurrent create never takes one of their ids.
    */
-  moveIdGenerator(table: string): { sql: string; parameters: readonly unknown[] } | undefined;
+  reserveIds(table: string, floor: number, count: number): { sql: string; parameters: readonly unknown[] };
   /**
    * A statement whose row's `position` is the largest id the generator of `table` has handed out
    * or been moved past (0 when none): the largest id, or more when the rows of the largest ids
@@ -76,4 +77,6 @@ export interface SqlDialectRules {
   contains(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   /** Case-sensitive prefix test. */
   startsWith(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /** `LIKE` ignoring case, with a backslash as the escape character of `pattern`. */
+  likeIgnoringCase(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool>;
 }

@@ -139,9 +139,8 @@ export class PostgresDatabase implements SqlDatabase {
     return this.#inTransaction(this.#unbounded > 0 ? 'begin; set local statement_timeout = 0' : 'begin', work);
   }
 
-  /** One snapshot for every read of `work` (REPEATABLE READ), which writes nothing (READ ONLY). */
   async snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
-    return this.#inTransaction('begin isolation level repeatable read, read only', work);
+    return this.#inTransaction('begin isolation level repeatable read read only; set local statement_timeout = 0', work);
   }
 
   async #inTransaction<T>(begin: string, work: (tx: SqlExecutor) => Promise<T>): Promise<T> {

@@ -45,9 +45,13 @@ export const sqliteDialectRules: SqlDialectRules = {
     return '"id" integer primary key autoincrement';
   },
 
-  moveIdGenerator(): undefined {
-    // An insert with an id larger than sqlite_sequence's raises it: nothing left to do.
-    return undefined;
+  reserveIds(table: string, floor: number) {
+    // One writer at a time, and an insert with an id above sqlite_sequence's raises it: the next
+    // id is past the largest of the table's ids, its sequence (ids of deleted rows) and `floor`.
+    return {
+      sql: `select max(coalesce((select max("id") from "${table.replace(/"/g, '""')}"), 0), coalesce((select "seq" from sqlite_sequence where "name" = ?), 0), ?) + 1 as "first"`,
+      parameters: [table, floor],
+    };
   },
 
   idGeneratorPosition(table: string) {
@@ -110,5 +114,10 @@ export const sqliteDialectRules: SqlDialectRules = {
 
   startsWith(column: Expression<unknown>, value: string) {
     return sql<boolean>`substr(${column}, 1, ${Array.from(value).length}) = ${value}`;
+  },
+
+  // SQLite's LIKE folds the case of ASCII letters only (no ICU): É and é stay different.
+  likeIgnoringCase(column: Expression<unknown>, pattern: string) {
+    return sql<boolean>`${column} like ${pattern} escape '\\'`;
   },
 };
