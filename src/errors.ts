@@ -355,8 +355,8 @@ export class MigrationFailedError extends RestgraphError {
 }
 
 /**
- * `restgraph import data` found rows in the database it was to fill: a whole-database import goes
- * into an empty database only, unless told otherwise.
+ * `restgraph import data` or `restgraph copy` found rows in the database it was to fill: a
+ * whole-database import or copy goes into an empty database only, unless told otherwise.
  */
 export class DatabaseNotEmptyError extends RestgraphError {
   readonly code = 'RG_DATABASE_NOT_EMPTY';
@@ -373,6 +373,24 @@ export class DbJsonError extends RestgraphError {
   readonly code = 'RG_DB_JSON_INVALID';
   readonly status = 500;
   readonly title = 'Invalid db.json';
+}
+
+/**
+ * `restgraph copy` found the source's internal tables at another version than this release's: it
+ * would misread them (older: a column missing; newer: one it does not know). The source is not
+ * upgraded by a copy: it is only read.
+ */
+export class SystemTablesVersionError extends RestgraphError {
+  readonly code = 'RG_SYSTEM_TABLES_VERSION';
+  readonly status = 500;
+  readonly title = 'Internal tables at another version';
+}
+
+/** `restgraph copy` failed while writing the rows: its transaction was rolled back, so the target holds none of them. */
+export class CopyFailedError extends RestgraphError {
+  readonly code = 'RG_COPY_FAILED';
+  readonly status = 500;
+  readonly title = 'Copy failed';
 }
 
 /** One row a bulk import rejected: where it is in the file and why. */

@@ -89,6 +89,19 @@ describe.concurrent('serve db.json', () => {
     await stop(running);
   });
 
+  it("answers json-server's query language by default (--compat none turns it off)", async ({ folder: dir }) => {
+    writeFileSync(join(dir.path, 'db.json'), README_1);
+    const compat = await serveIn(dir, ['db.json']);
+    expect(await call(compat.base, '/posts?_sort=-views&_limit=1')).toMatchObject({ status: 200, body: [{ id: 2, views: 200 }] });
+    expect(await call(compat.base, '/posts/1?_embed=comments')).toMatchObject({ status: 200, body: { id: 1, comments: [{ id: 1 }, { id: 2 }] } });
+    expect(await call(compat.base, '/comments/2', 'DELETE')).toEqual({ status: 200, body: {} });
+    await stop(compat.running);
+    const own = await serveIn(dir, ['db.json', '--compat', 'none']);
+    expect(await call(own.base, '/posts?_sort=-views')).toMatchObject({ status: 400 });
+    expect(await call(own.base, '/posts?sort=-views&limit=1')).toMatchObject({ status: 200, body: [{ id: 2 }] });
+    await stop(own.running);
+  });
+
   it('keeps writes across restarts, never imports over them, and warns when db.json has changed', async ({ folder: dir }) => {
     const file = join(dir.path, 'db.json');
     writeFileSync(file, README_0_17);

@@ -27,7 +27,7 @@ describe.concurrent('--help', () => {
     const result = await run(dir, ['serve', '--help']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Usage: restgraph serve [options] [schema-file]');
-    for (const flag of ['-p, --port <port>', '-H, --host <host>', '-d, --database-url <url>']) expect(result.stdout).toContain(flag);
+    for (const flag of ['-p, --port <port>', '-H, --host <host>', '-d, --database-url <url>', '--compat <mode>']) expect(result.stdout).toContain(flag);
     expect(result.stdout).toContain('Environment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA');
   });
 

@@ -5,6 +5,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
 import { MigrationFailedError } from '../src/errors.js';
+import { SYSTEM_DATA_TABLES } from '../src/store/system-tables.js';
 import { freePort, killAll, startCli, waitReady, type Running } from './helpers/cli-process.js';
 import { actAsAdmin, discardLogs, json, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
 import { createTestDatabase, insertApiKeyRow, type TestDatabase } from './helpers/test-database.js';
@@ -125,6 +126,13 @@ describe('numbered internal migrations', () => {
     expect(replay.statusCode).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(json(replay)).toEqual({ id: 41, name: 'Old' });
+  });
+
+  it('SYSTEM_DATA_TABLES (what restgraph copy carries) names every internal table but the versions, with every column', async () => {
+    await boot();
+    const internal = (await database.tables()).filter((name) => name.startsWith('_restgraph_') && name !== '_restgraph_system_migrations');
+    expect(SYSTEM_DATA_TABLES.map((table) => table.name).sort()).toEqual(internal);
+    for (const table of SYSTEM_DATA_TABLES) expect([table.name, ...(await database.columns(table.name))]).toEqual([table.name, ...table.columns]);
   });
 
   it('a restart finds nothing to do', async () => {

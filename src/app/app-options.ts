@@ -4,6 +4,7 @@ import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
 import type { CorsOptions } from '../http/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
+import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
 import { defaultDatabaseUrl, LEGACY_DATABASE_URL } from './default-database.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -28,6 +29,11 @@ export interface RestgraphOptions {
   listLimits?: Partial<ListLimits>;
   /** Most related rows embedded per parent by `include`. @default 100 */
   maxEmbedded?: number;
+  /**
+   * Another server's query language and answers on the REST lists, beside restgraph's own:
+   * `'json-server'` (docs/json-server.md). @default none
+   */
+  compat?: CompatMode | undefined;
   /** CORS; `false` turns it off. @default { origins: '*', maxAgeSeconds: 600 } */
   cors?: CorsOptions | false;
   /** How long an Idempotency-Key replays its response. @default 86_400_000 (24 h) */
@@ -176,6 +182,8 @@ export interface ResolvedOptions {
   bodyLimitBytes: number;
   listLimits: ListLimits;
   maxEmbedded: number;
+  /** `none` resolves to undefined: restgraph's own query language. */
+  compat: Exclude<CompatMode, 'none'> | undefined;
   cors: CorsOptions | false;
   idempotencyTtlMs: number;
   idempotencyClaimTimeoutMs: number;
@@ -207,6 +215,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   bodyLimitBytes: 1024 * 1024, // 1 MiB
   listLimits: Object.freeze({ defaultLimit: 100, maxLimit: 1000, maxInValues: 100 }),
   maxEmbedded: 100,
+  compat: undefined,
   cors: Object.freeze({ origins: '*', maxAgeSeconds: 600 }), // 10 min
   idempotencyTtlMs: 24 * 60 * 60 * 1000, // 24 h
   idempotencyClaimTimeoutMs: 60_000, // 60 s
@@ -268,6 +277,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_OPTIONS.bodyLimitBytes,
     listLimits: Object.freeze({ ...DEFAULT_OPTIONS.listLimits, ...options.listLimits }),
     maxEmbedded: options.maxEmbedded ?? DEFAULT_OPTIONS.maxEmbedded,
+    compat: resolvedCompat(options.compat),
     cors: options.cors ?? DEFAULT_OPTIONS.cors,
     idempotencyTtlMs: options.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs,
     idempotencyClaimTimeoutMs: options.idempotencyClaimTimeoutMs ?? DEFAULT_OPTIONS.idempotencyClaimTimeoutMs,
@@ -289,4 +299,11 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
   });
+}
+
+/** The compatibility mode asked for, checked; `none` (or none given) is restgraph's own. */
+function resolvedCompat(mode: string | undefined): Exclude<CompatMode, 'none'> | undefined {
+  if (mode === undefined) return undefined;
+  const checked = compatMode('compat', mode);
+  return checked === 'none' ? undefined : checked;
 }

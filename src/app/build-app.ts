@@ -13,6 +13,8 @@ import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { registerAuthRoutes } from '../rest/auth-routes.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
+import { nativeQueryStyle } from '../rest/query-style.js';
+import { jsonServerQueryStyle } from '../rest/json-server-compat.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { registerTokenRoutes } from '../rest/token-routes.js';
 import { registerWebhookRoutes } from '../rest/webhook-routes.js';
@@ -143,7 +145,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
   registerOpenApiRoutes(app, schema, options);
   registerAdminConsoleRoutes(app);
-  const routeOptions = { operations, idempotency: storage.idempotency, listLimits: options.listLimits };
+  const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits);
+  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
+import { compatMode } from '../rest/json-server-compat.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -28,6 +29,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     if (!LOG_LEVELS.includes(level as LogLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
     options.logLevel = level as LogLevel;
   }
+  if (env.RESTGRAPH_COMPAT !== undefined && env.RESTGRAPH_COMPAT !== '') options.compat = compatMode('RESTGRAPH_COMPAT', env.RESTGRAPH_COMPAT);
   if (env.RESTGRAPH_BODY_LIMIT !== undefined) options.bodyLimitBytes = integer(env, 'RESTGRAPH_BODY_LIMIT', 1024 * 1024, 1, 1024 * 1024 * 1024);
   if (env.RESTGRAPH_REQUEST_TIMEOUT_MS !== undefined) options.requestTimeoutMs = integer(env, 'RESTGRAPH_REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000);
   if (env.RESTGRAPH_RESPONSE_TIMEOUT_MS !== undefined) options.responseTimeoutMs = integer(env, 'RESTGRAPH_RESPONSE_TIMEOUT_MS', 30_000, 0, 3_600_000);

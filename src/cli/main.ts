@@ -32,8 +32,9 @@ program
   .option('-p, --port <port>', 'port to listen on (default $PORT or 3000)', parsePort)
   .option('-H, --host <host>', 'address to listen on (default $HOST or 127.0.0.1)')
   .option('-d, --database-url <url>', CREATING_DATABASE)
-  .addHelpText('after', '\nEnvironment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA, LOG_LEVEL, RESTGRAPH_CORS_ORIGINS, RESTGRAPH_BODY_LIMIT, … (see README).')
-  .action(async (schemaFile: string | undefined, flags: { port?: number; host?: string; databaseUrl?: string }) => {
+  .option('--compat <mode>', "also take another server's query language on REST lists: json-server, or none (default $RESTGRAPH_COMPAT; for a db.json json-server, else none)")
+  .addHelpText('after', '\nEnvironment: PORT, HOST, DATABASE_URL, RESTGRAPH_SCHEMA, RESTGRAPH_COMPAT, LOG_LEVEL, RESTGRAPH_CORS_ORIGINS, RESTGRAPH_BODY_LIMIT, … (see README).')
+  .action(async (schemaFile: string | undefined, flags: { port?: number; host?: string; databaseUrl?: string; compat?: string }) => {
     const { runServe } = await import('./serve-command.js');
     await runServe({ schemaFile, ...flags });
   });
@@ -130,6 +131,21 @@ importer
   .action(async (file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; events?: boolean; skipInvalid?: boolean; allowExistingRows?: boolean }) => {
     const { runImportData } = await import('./data-command.js');
     await runImportData({ file, schemaFile, ...flags });
+  });
+
+program
+  .command('copy')
+  .description(
+    'Copy a whole database into another (SQLite to PostgreSQL, and back): records, API keys, webhooks and their pending deliveries, the event outbox and its positions, idempotency keys. ' +
+      'The source is read in one snapshot; the target is migrated to the schema recorded in the source, then written in one transaction, its id generators past the largest ids.',
+  )
+  .requiredOption('--from <url>', 'the database to copy (sqlite:<file> or postgres://…); never created, only read')
+  .requiredOption('--to <url>', 'the database to fill (a SQLite file is created if missing); must have no rows, unless --replace')
+  .option('--replace', "delete the target's rows in the copy's transaction (the target must have been migrated to the same schema)")
+  .addHelpText('after', '\nStop writes to the source first (stop its server), so that no write is left behind.\n\nExample:\n  restgraph copy --from sqlite:./data/restgraph.db --to postgres://app:secret@db.internal:5432/app')
+  .action(async (flags: { from: string; to: string; replace?: boolean }) => {
+    const { runCopy } = await import('./copy-command.js');
+    await runCopy(flags);
   });
 
 const token = program

@@ -9,12 +9,15 @@ import { inferDbJson, publicAccessWarning, startDbJsonDatabase } from './db-json
 import { destructiveRefusal } from './destructive-advice.js';
 import { handleProcessFaults, logToStderr, type LogNow } from './process-faults.js';
 import { chooseSchema, commandLineWith, databaseToCreate } from './schema-and-database.js';
+import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
 
 export interface ServeFlags {
   schemaFile?: string | undefined;
   port?: number;
   host?: string;
   databaseUrl?: string;
+  /** `--compat <mode>`: over RESTGRAPH_COMPAT. */
+  compat?: string;
 }
 
 /** How long in-flight requests get to finish after SIGTERM before the process gives up. */
@@ -45,6 +48,9 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const dbJson = source === undefined ? undefined : inferDbJson(source);
   if (dbJson === undefined) loadSchemaFile(schema.path);
   checkCredentialSettings(env);
+  // A db.json is served with json-server's query language, unless --compat or RESTGRAPH_COMPAT says otherwise.
+  const compat: { compat?: CompatMode } =
+    flags.compat !== undefined ? { compat: compatMode('--compat', flags.compat) } : dbJson !== undefined && env.compat === undefined ? { compat: 'json-server' } : {};
   // Before anything is created (the database, its tables, the first admin key): a port in use
   // fails the start with nothing changed.
   if (port !== 0) await tryListening(port, host);
@@ -56,9 +62,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   let app: FastifyInstance;
   try {
     const served = dbJsonStart?.schema ?? schema.argument;
-    // json-server compatibility (issue 26, point 2): when the app takes `compat: 'json-server'`,
-    // pass it here for a db.json, so that json-server's query parameters and answers work too.
-    app = await buildApp({ ...env, ...(served === undefined ? {} : { schema: served }), databaseUrl: database.url });
+    app = await buildApp({ ...env, ...compat, ...(served === undefined ? {} : { schema: served }), databaseUrl: database.url });
   } catch (error) {
     if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, error.changes);
     throw error;

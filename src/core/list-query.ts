@@ -118,7 +118,7 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
 }
 
 /** The error listing `problems`; its detail names the first few (the list has up to 100). */
-function invalidQuery(problems: ErrorDetail[]): InvalidQueryError {
+export function invalidQuery(problems: ErrorDetail[]): InvalidQueryError {
   const named = problems.slice(0, 5).map((p) => `${p.parameter ?? ''}: ${p.detail}`);
   if (problems.length > named.length) named.push(`and ${problems.length - named.length} more`);
   return new InvalidQueryError(named.join('; '), { errors: problems });

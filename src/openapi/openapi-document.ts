@@ -6,6 +6,7 @@ import { resourceParameters } from './list-parameters.js';
 import { ref, type OpenApiDocument, type OperationObject, type ParameterObject, type PathItemObject, type SchemaObject } from './openapi-types.js';
 import { hoistProblemResponses, problemResponses } from './problem-responses.js';
 import { resourcePaths } from './resource-paths.js';
+import { JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
 import { resourceSchemas } from './resource-schemas.js';
 import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
 import { eventTypes, serviceSchemas } from './service-schemas.js';
@@ -24,6 +25,8 @@ export interface OpenApiOptions {
   rateLimits: boolean;
   /** `GET /metrics` as served (undefined: switched off). */
   metrics?: { public: boolean } | undefined;
+  /** `'json-server'`: the REST lists also take json-server's parameters and answers (docs/json-server.md). */
+  compat?: 'json-server' | undefined;
 }
 
 /** Where each document is served: the unversioned one (latest) and one per version. */
@@ -57,7 +60,11 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
     }
     Object.assign(parameters, resourceParameters(resource, options.listLimits));
   }
-  for (const resource of resources) Object.assign(paths, resourcePaths(resource, options.prefix, parameters));
+  if (options.compat === 'json-server') Object.assign(parameters, JSON_SERVER_PARAMETERS);
+  for (const resource of resources) {
+    const own = resourcePaths(resource, options.prefix, parameters);
+    Object.assign(paths, options.compat === 'json-server' ? withJsonServer(resource, options.prefix, own) : own);
+  }
   Object.assign(
     paths,
     tokenPaths(),

@@ -21,11 +21,11 @@ export const DOCUMENT_RATE_LIMITS = true;
 export function registerOpenApiRoutes(
   app: FastifyInstance,
   schema: SchemaModel,
-  options: { listLimits: ListLimits; maxEmbedded: number; metrics: { enabled: boolean; public: boolean } },
+  options: { listLimits: ListLimits; maxEmbedded: number; metrics: { enabled: boolean; public: boolean }; compat: 'json-server' | undefined },
 ): void {
   const metrics = options.metrics.enabled ? { public: options.metrics.public } : undefined;
   for (const { url, version, prefix } of openApiDocumentUrls(schema)) {
-    const body = JSON.stringify(buildOpenApiDocument(schema, version, { prefix, listLimits: options.listLimits, maxEmbedded: options.maxEmbedded, rateLimits: DOCUMENT_RATE_LIMITS, metrics }));
+    const body = JSON.stringify(buildOpenApiDocument(schema, version, { prefix, listLimits: options.listLimits, maxEmbedded: options.maxEmbedded, rateLimits: DOCUMENT_RATE_LIMITS, metrics, compat: options.compat }));
     const tag = entityTag(body);
     registerPath(app, url, {
       GET: async (request, reply) => {

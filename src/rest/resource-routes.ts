@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidQueryError } from '../errors.js';
-import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
+import type { ListQuery, RawQuery } from '../core/list-query.js';
 import type { ListResult, ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
 import { resourceNamed, SINGLETON_ID, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
@@ -11,7 +10,8 @@ import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/c
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
 import { parseId, registerPath, type PathOptions, type RouteHandler, type StandardMethod } from '../http/path-routes.js';
 import { VersionTranslator } from './version-translation.js';
-import { addLink, deprecationHeaders } from './version-headers.js';
+import { deprecationHeaders } from './version-headers.js';
+import type { ItemQuery, ListReader, RestQueryStyle } from './query-style.js';
 import { viewOf } from '../schema/version-view.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { isPromise } from '../promise-or-value.js';
@@ -19,7 +19,8 @@ import { isPromise } from '../promise-or-value.js';
 export interface ResourceRoutesOptions {
   operations: ResourceOperations;
   idempotency: IdempotencyStore;
-  listLimits: ListLimits;
+  /** The query language and answer shapes: restgraph's own, or json-server's (`--compat json-server`). */
+  queryStyle: RestQueryStyle;
 }
 
 type IdParams = { id: string };
@@ -29,7 +30,7 @@ type IdParams = { id: string };
  * collection, item and relation paths, each a thin translation between HTTP and the core operations.
  */
 export function registerResourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions, resource: ResourceModel, prefix: string, version: string): void {
-  const { operations, idempotency, listLimits } = options;
+  const { operations, idempotency, queryStyle } = options;
   const schema = operations.schema;
   const base = `${prefix}/${resource.name}`;
   const itemPath = (id: unknown): string => `${base}/${String(id)}`;
@@ -91,7 +92,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     // Synchronous when the read is (SQLite): the response goes out without a promise in between.
     GET: handler((request, reply) => {
       const id = idOf(request);
-      const query = parseItemQuery(resource, tr.query(request.query as RawQuery), listLimits);
+      const query = queryStyle.item(resource, tr.query(request.query as RawQuery));
       const found = operations.get(context(request), resource, id, query.include);
       if (isPromise(found)) return found.then((record) => void sendRecord(request, reply, record, query));
       sendRecord(request, reply, found, query);
@@ -128,7 +129,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       const id = idOf(request);
       const precondition = ifMatch(request);
       await operations.delete(context(request), resource, id, precondition === undefined ? {} : { precondition });
-      return reply.code(204).send();
+      return queryStyle.deleted(reply);
     }),
   });
 
@@ -141,8 +142,11 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
 
   registerPath(app, base, {
     GET: handler(async (request, reply) => {
-      const query = parseListQuery(resource, tr.query(request.query as RawQuery), listLimits);
-      return sendList(request, reply, await operations.list(context(request), resource, query), tr, query.include);
+      const reader: ListReader = {
+        page: (query) => operations.list(context(request), resource, query),
+        count: (filters) => operations.count(context(request), resource, filters),
+      };
+      return queryStyle.list(request, reply, resource, tr.query(request.query as RawQuery), reader, tr);
     }),
     POST: handler(async (request, reply) => {
       assertPlainJsonBody(request);
@@ -175,68 +179,45 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     const targetTr = new VersionTranslator(schema, viewOf(schema, target, version));
     // A relation path reads the other resource: its list (hasMany) or get (belongsTo) quota applies.
     const relationQuotas = quotas(target, { GET: relation.kind === 'hasMany' ? 'list' : 'get' });
-    registerPath(app, `${base}/:id/${relation.name}`, {
-      GET: handler(async (request, reply) => {
-        const id = parseId(resource.singular, (request.params as IdParams).id);
-        const raw = targetTr.query(request.query as RawQuery);
-        const query = relation.kind === 'hasMany' ? parseListQuery(target, raw, listLimits) : { ...emptyQuery(listLimits), ...parseItemQuery(target, raw, listLimits) };
-        const result = await operations.related(context(request), resource, id, relation, query);
-        if (result.kind === 'many') return sendList(request, reply, result.page, targetTr, query.include);
-        return sendRecord(request, reply, result.record, query, targetTr);
-      }),
-    }, relationQuotas);
-  }
-}
-
-function sendList(request: FastifyRequest, reply: FastifyReply, result: ListResult, tr: VersionTranslator, include: readonly string[]): FastifyReply {
-  if (result.next !== undefined) addLink(reply, `<${nextPageUrl(request, result.next)}>; rel="next"`);
-  if (result.total !== undefined) reply.header('x-total-count', String(result.total));
-  const records = tr.identity && include.length === 0 ? result.records : result.records.map((r) => tr.record(r, include));
-  return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(records));
-}
-
-/** The same request with `after` set to the next cursor (and no `offset`): RFC 8288 rel="next". */
-function nextPageUrl(request: FastifyRequest, cursor: string): string {
-  const [path = '/', search = ''] = request.url.split('?', 2);
-  const params = new URLSearchParams(search);
-  params.delete('after');
-  params.delete('offset');
-  params.set('after', cursor);
-  return `${request.protocol}://${request.host}${path}?${params.toString()}`;
-}
-
-/** The query parameters of a single-object read. */
-interface ItemQuery {
-  readonly include: readonly string[];
-  readonly fields?: readonly string[];
-}
-
-/** A read with no query parameters (shared: nothing allocated per request). */
-const PLAIN_ITEM_QUERY: ItemQuery = Object.freeze({ include: Object.freeze([]) });
-
-/** `include` and `fields` are the query parameters of a single-object read. */
-function parseItemQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits): ItemQuery {
-  if (isEmpty(raw)) return PLAIN_ITEM_QUERY;
-  const unknown = Object.keys(raw).filter((k) => k !== 'include' && k !== 'fields');
-  if (unknown.length > 0) {
-    throw new InvalidQueryError(`A single ${resource.singular} takes only include and fields.`, {
-      errors: unknown.map((k) => ({ parameter: k, detail: 'is not a query parameter of a single-object read (it takes include and fields)' })),
+    const relationPath = `${base}/:id/${relation.name}`;
+    const GET = handler(async (request, reply) => {
+      const id = parseId(resource.singular, (request.params as IdParams).id);
+      const raw = targetTr.query(request.query as RawQuery);
+      if (relation.kind === 'hasMany') {
+        const page = async (query: ListQuery): Promise<ListResult> => {
+          const result = await operations.related(context(request), resource, id, relation, query);
+          if (result.kind !== 'many') throw new Error(`relation ${relation.name} read one row`);
+          return result.page;
+        };
+        // Counting goes through the relation too: a parent that does not exist is a 404 either way.
+        const count = async (filters: ListQuery['filters']): Promise<number> =>
+          (await page({ filters, sort: [{ field: 'id', direction: 'asc' }], limit: 1, include: [], count: true })).total ?? 0;
+        const reader: ListReader = { page, count };
+        return queryStyle.list(request, reply, target, raw, reader, targetTr);
+      }
+      const query = queryStyle.item(target, raw);
+      const result = await operations.related(context(request), resource, id, relation, { filters: [], sort: [], limit: 1, count: false, ...query });
+      if (result.kind !== 'one') throw new Error(`relation ${relation.name} read a list`);
+      return sendRecord(request, reply, result.record, query, targetTr);
     });
+    if (!queryStyle.nestedCreate || relation.kind !== 'hasMany') {
+      registerPath(app, relationPath, { GET }, relationQuotas);
+      continue;
+    }
+    // json-server's nested create: POST /posts/1/comments creates a comment whose postId is 1.
+    registerPath(app, relationPath, {
+      GET,
+      POST: handler(async (request, reply) => {
+        assertPlainJsonBody(request);
+        const id = parseId(resource.singular, (request.params as IdParams).id);
+        const body = { ...(request.body as Record<string, unknown>), [relation.foreignKey]: id };
+        const record = await operations.create(context(request), target, targetTr.body(body, (translated) => operations.check(context(request), target, 'create', translated)));
+        const text = JSON.stringify(targetTr.record(record));
+        return reply.code(201).header('location', `${prefix}/${target.name}/${String(record.id)}`).header('etag', entityTag(text)).type(JSON_CONTENT_TYPE).send(text);
+      }),
+    }, { rateLimits: { ...relationQuotas.rateLimits, ...quotas(target, { POST: 'create' }).rateLimits } });
   }
-  const parsed = parseListQuery(resource, raw, limits);
-  return parsed.fields === undefined ? { include: parsed.include } : { include: parsed.include, fields: parsed.fields };
 }
-
-/** Whether an object has no own keys, without building the key array (hot path). */
-function isEmpty(object: object): boolean {
-  for (const key in object) if (Object.hasOwn(object, key)) return false;
-  return true;
-}
-
-function emptyQuery(limits: ListLimits): ListQuery {
-  return { filters: [], sort: [{ field: 'id', direction: 'asc' }], limit: limits.defaultLimit, include: [], count: false };
-}
-
 
 function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
   const out: StoredRecord = {};

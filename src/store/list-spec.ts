@@ -9,15 +9,30 @@ export type StoredRecord = Record<string, unknown>;
 
 /** The operators clients may use in filters. */
 export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'contains' | 'startsWith' | 'isNull';
-/** `none` matches no row: internal (access rules), never parsed from a query. */
-export type FilterOperator = QueryOperator | 'none';
+/**
+ * Operators no query string names directly: `none` matches no row (access rules, filters that can
+ * match nothing); `textMatch` is a case-insensitive text test ({@link TextMatch}); `any` matches a
+ * row that one of its conditions matches (json-server's repeated parameters and `q`), `all` a row
+ * all of them match (json-server 1.x's `_where`).
+ */
+export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'any' | 'all';
 
 /** One filter, already checked against the schema; values are decoded JS values of the field's type. */
 export interface FilterCondition {
+  /** The field tested; ignored by `none`, `any` and `all`. */
   field: string;
   op: FilterOperator;
-  /** A value; an array for `in`; a boolean for `isNull`; ignored by `none` (matches no row: internal, never parsed from a query). */
+  /**
+   * A value; an array for `in`; a boolean for `isNull`; a {@link TextMatch} for `textMatch`;
+   * FilterConditions for `any` and `all`; ignored by `none`.
+   */
   value: unknown;
+}
+
+/** A case-insensitive test of a text field: the text anywhere in it, at its start or at its end. */
+export interface TextMatch {
+  text: string;
+  at: 'anywhere' | 'start' | 'end';
 }
 
 export interface SortKey {

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { fieldNamed, type ResourceModel, isNullable } from '../schema/schema-model.js';
-import { reverseSort, type FilterCondition, type ListSpec, type SortKey } from './list-spec.js';
+import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch } from './list-spec.js';
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 
@@ -19,6 +19,12 @@ export function whereClause(eb: Builder, rules: SqlDialectRules, resource: Resou
 }
 
 function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
+  if (filter.op === 'none') return sql<SqlBool>`1 = 0`;
+  if (filter.op === 'any' || filter.op === 'all') {
+    const parts = (filter.value as readonly FilterCondition[]).map((part) => condition(eb, rules, resource, part));
+    if (filter.op === 'all') return eb.and(parts);
+    return parts.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(parts);
+  }
   const field = fieldNamed(resource, filter.field);
   const column = eb.ref(field.name);
   const encode = (v: unknown): unknown => rules.encode(field, v);
@@ -46,9 +52,18 @@ function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel,
       return rules.startsWith(column, filter.value as string);
     case 'isNull':
       return eb(column, filter.value === true ? 'is' : 'is not', null);
-    case 'none':
-      return sql<SqlBool>`1 = 0`;
+    case 'textMatch':
+      return rules.likeIgnoringCase(column, likePattern(filter.value as TextMatch));
   }
+}
+
+/**
+ * The LIKE pattern of a text match, its own `%`, `_` and backslash escaped (with a backslash, the ESCAPE
+ * character every dialect's `likeIgnoringCase` declares): what the client typed is matched as text.
+ */
+function likePattern(match: TextMatch): string {
+  const text = match.text.replace(/[\\%_]/g, (c) => `\\${c}`);
+  return `${match.at === 'start' ? '' : '%'}${text}${match.at === 'end' ? '' : '%'}`;
 }
 
 /**

@@ -89,11 +89,6 @@ export interface SqlDatabase extends SqlExecutor {
    */
   transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**
-   * Runs `work` on one consistent snapshot of the database, reading only (an export: every page of
-   * a long read sees the same rows, whatever commits meanwhile). Not cut short by statement timeouts.
-   */
-  snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T>;
-  /**
    * Runs `work`, which must not wait, at the end of this event-loop turn, in one transaction with
    * the other work handed in during the turn (group commit: one commit, one write of the pages they
    * share, for all of them). Each work is atomic on its own (a savepoint): one that throws is undone
@@ -101,6 +96,14 @@ export interface SqlDatabase extends SqlExecutor {
    * Only where statements answer at once (SQLite); elsewhere the method is absent.
    */
   transactionShared?<T>(work: (tx: ImmediateExecutor) => T): Promise<T>;
+  /**
+   * Runs `work` with reads that all see one committed state of the database, however long it
+   * takes, while other connections go on writing: a read-only transaction (PostgreSQL: REPEATABLE
+   * READ READ ONLY; SQLite: a read transaction on a connection of its own). For tools that read a
+   * whole database (`restgraph copy`, `export data`); writes through `reader` fail. Not cut short
+   * by statement timeouts.
+   */
+  snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T>;
   /** Runs a script of DDL statements outside any transaction (migrations manage their own). */
   exec(sql: string): Promise<void>;
   /**

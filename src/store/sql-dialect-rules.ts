@@ -50,6 +50,23 @@ export interface SqlDialectRules {
    * generator moves before the rows go in, so a concurrent create never takes one of their ids.
    */
   reserveIds(table: string, floor: number, count: number): { sql: string; parameters: readonly unknown[] };
+  /**
+   * A statement whose row's `position` is the largest id the generator of `table` has handed out
+   * or been moved past (0 when none): the largest id, or more when the rows of the largest ids
+   * were deleted (their ids never come again).
+   */
+  idGeneratorPosition(table: string): { sql: string; parameters: readonly unknown[] };
+  /**
+   * Statements that move the generator of `table` so that the next id is past both `position`
+   * and the largest id, and never back: a copied table goes on where its original would.
+   */
+  moveIdGeneratorPast(table: string, position: number): { sql: string; parameters: readonly unknown[] }[];
+  /**
+   * A statement whose row's `identity` names the database it runs on, whatever URL reached it
+   * (SQLite: its file; PostgreSQL: the server, database and schema), to tell two URLs of one
+   * database apart from two databases.
+   */
+  databaseIdentity(): { sql: string; parameters: readonly unknown[] };
   /** JS value (validated) → bound parameter. */
   encode(field: FieldModel, value: unknown): unknown;
   /** Whether a field's raw column values need {@link decode} (false: they are what clients see as they are). */
@@ -60,4 +77,6 @@ export interface SqlDialectRules {
   contains(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   /** Case-sensitive prefix test. */
   startsWith(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /** `LIKE` ignoring case, with a backslash as the escape character of `pattern`. */
+  likeIgnoringCase(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool>;
 }

@@ -6,7 +6,7 @@ import { SYSTEM_MIGRATIONS, type SystemMigration } from './system-tables.js';
  * Which internal migrations a database has run. Apart from `_restgraph_migrations`, which records
  * the user's schema; like every internal table, its name cannot be a resource's.
  */
-const VERSIONS_TABLE = '_restgraph_system_migrations';
+export const VERSIONS_TABLE = '_restgraph_system_migrations';
 
 /**
  * Brings restgraph's own tables to this release's layout: runs each migration of

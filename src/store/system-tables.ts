@@ -139,3 +139,52 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
     statements: everywhere([`alter table "_restgraph_idempotency_keys" add column "claim" text`]),
   },
 ];
+
+/** One of restgraph's own tables as this release lays it out (after every migration above). */
+export interface SystemTableLayout {
+  readonly name: string;
+  /** Every column, in the order the migrations made them. */
+  readonly columns: readonly string[];
+  /** The columns that tell its rows apart (its primary key). */
+  readonly key: readonly string[];
+  /** Its `id` comes from the database's generator ({@link SqlDialectRules.idColumnDefinition}). */
+  readonly generatedId: boolean;
+}
+
+/**
+ * The tables that hold restgraph's own data, as the migrations above leave them: what a copy of
+ * a whole database (`restgraph copy`) carries besides the records. Every table but
+ * `_restgraph_system_migrations`, which records the layout itself. A new migration that adds a
+ * table or a column changes this list too (test/system-tables.test.ts compares the two).
+ */
+export const SYSTEM_DATA_TABLES: readonly SystemTableLayout[] = [
+  { name: '_restgraph_migrations', columns: ['id', 'appliedAt', 'schema', 'changes'], key: ['id'], generatedId: true },
+  {
+    name: '_restgraph_idempotency_keys',
+    columns: ['scope', 'key', 'fingerprint', 'state', 'status', 'headers', 'body', 'createdAt', 'expiresAt', 'claim'],
+    key: ['scope', 'key'],
+    generatedId: false,
+  },
+  {
+    name: '_restgraph_api_keys',
+    columns: ['id', 'name', 'prefix', 'hash', 'scopes', 'subject', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt'],
+    key: ['id'],
+    generatedId: true,
+  },
+  { name: '_restgraph_events', columns: ['id', 'type', 'resource', 'recordId', 'data', 'occurredAt'], key: ['id'], generatedId: true },
+  { name: '_restgraph_state', columns: ['key', 'value'], key: ['key'], generatedId: false },
+  {
+    name: '_restgraph_webhooks',
+    columns: ['id', 'url', 'events', 'description', 'secret', 'status', 'disabledReason', 'failingSince', 'createdAt', 'updatedAt'],
+    key: ['id'],
+    generatedId: true,
+  },
+  {
+    name: '_restgraph_webhook_deliveries',
+    columns: ['id', 'webhookId', 'eventId', 'eventType', 'payload', 'status', 'attempts', 'nextAttemptAt', 'leaseUntil', 'lastAttemptAt', 'responseStatus', 'lastError', 'createdAt'],
+    key: ['id'],
+    generatedId: true,
+  },
+  { name: '_restgraph_webhook_attempts', columns: ['id', 'deliveryId', 'attemptedAt', 'durationMs', 'responseStatus', 'error'], key: ['id'], generatedId: true },
+  { name: '_restgraph_rate_limits', columns: ['key', 'used', 'expiresAt'], key: ['key'], generatedId: false },
+];

@@ -190,11 +190,19 @@ function sparseFieldset(schema: SchemaObject, query: URLSearchParams, status: nu
     const target = (s as ReferenceObject | undefined)?.$ref;
     return target?.startsWith('#/components/schemas/') === true ? { type: 'object', $ref: `${target}__sparse`, required: names } : undefined;
   };
-  if (schema.type === 'array') {
-    const items = sparse(schema.items);
-    return items === undefined ? schema : { ...schema, items };
-  }
-  return sparse(schema) ?? schema;
+  const apply = (s: SchemaObject): SchemaObject => {
+    // A list that is an array or json-server's page envelope (`--compat json-server`): each way.
+    if (Array.isArray(s.oneOf)) return { ...s, oneOf: s.oneOf.map((branch) => apply(branch as SchemaObject)) };
+    const properties = s.properties as Record<string, SchemaObject> | undefined;
+    const data = properties?.data;
+    if (s.type === 'object' && data !== undefined) return { ...s, properties: { ...properties, data: apply(data) } };
+    if (s.type === 'array') {
+      const items = sparse(s.items);
+      return items === undefined ? s : { ...s, items };
+    }
+    return sparse(s) ?? s;
+  };
+  return apply(schema);
 }
 
 function resolve<T>(document: OpenApiDocument, value: T | ReferenceObject): T {

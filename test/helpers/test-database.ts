@@ -41,7 +41,12 @@ export interface TestDatabase {
 }
 
 export async function createTestDatabase(dir: string, name = 'test'): Promise<TestDatabase> {
-  return TEST_DIALECT === 'postgres' ? postgresTestDatabase() : sqliteTestDatabase(join(dir, `${name}.db`));
+  return createDatabaseOf(TEST_DIALECT, dir, name);
+}
+
+/** One empty database of the kind named, whichever the suite runs on (tests of moves between the two). */
+export async function createDatabaseOf(dialect: 'sqlite' | 'postgres', dir: string, name = 'test'): Promise<TestDatabase> {
+  return dialect === 'postgres' ? postgresTestDatabase() : sqliteTestDatabase(join(dir, `${name}.db`));
 }
 
 function sqliteTestDatabase(file: string): TestDatabase {

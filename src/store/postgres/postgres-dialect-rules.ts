@@ -2,6 +2,8 @@ import { sql, type Expression } from 'kysely';
 import type { FieldModel } from '../../schema/schema-model.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
 
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
 /**
  * PostgreSQL storage, chosen so that every behaviour matches SQLite's: integers as bigint,
  * numbers as double precision, real booleans, JSON as json (kept as sent: member order and all,
@@ -72,6 +74,35 @@ export const postgresDialectRules: SqlDialectRules = {
     };
   },
 
+  idGeneratorPosition(table: string) {
+    // pg_sequence_last_value: the identity's last value handed out (null: none since its last setval(…, false)).
+    return {
+      sql: `select greatest(coalesce(max("id"), 0), coalesce(pg_sequence_last_value(pg_get_serial_sequence($1, 'id')::regclass), 0)) as "position" from ${quote(table)}`,
+      parameters: [quote(table)],
+    };
+  },
+
+  moveIdGeneratorPast(table: string, position: number) {
+    // As handed out (is_called): pg_sequence_last_value reads the position back, for a copy of
+    // this copy. None to set (an empty table never used): the identity is left as new.
+    return [
+      {
+        sql:
+          `select setval(pg_get_serial_sequence($1, 'id'), "p", true) as "last" from (select greatest(coalesce(max("id"), 0), ` +
+          `coalesce(pg_sequence_last_value(pg_get_serial_sequence($1, 'id')::regclass), 0), $2::bigint) as "p" from ${quote(table)}) as "g" where "p" > 0`,
+        parameters: [quote(table), position],
+      },
+    ];
+  },
+
+  databaseIdentity() {
+    // The cluster's system identifier tells servers apart whatever address reached them.
+    return {
+      sql: `select 'postgres:' || (select system_identifier from pg_control_system()) || '/' || current_database() || '/' || coalesce(current_schema(), '') as "identity"`,
+      parameters: [],
+    };
+  },
+
   encode(field: FieldModel, value: unknown): unknown {
     if (value === null || value === undefined) return null;
     switch (field.type) {
@@ -101,5 +132,9 @@ export const postgresDialectRules: SqlDialectRules = {
 
   startsWith(column: Expression<unknown>, value: string) {
     return sql<boolean>`left(${column}, ${Array.from(value).length}) = ${value}`;
+  },
+
+  likeIgnoringCase(column: Expression<unknown>, pattern: string) {
+    return sql<boolean>`${column}::text ilike ${pattern} escape '\\'`;
   },
 };

@@ -6,7 +6,7 @@ import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, Sq
 import { TransientStoreError } from '../store-errors.js';
 import { sqliteDialectRules } from './sqlite-dialect-rules.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
-import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
+import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, runRun, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
 
 export type { SqliteSynchronous } from './sqlite-connection.js';
@@ -59,6 +59,8 @@ export class SqliteDatabase implements SqlDatabase {
   readonly #groupCommit: SqliteGroupCommit;
   readonly #onStatement: ((sql: string) => void) | undefined;
   readonly #lockTimeoutMs: number;
+  /** The file (or `:memory:`): {@link snapshot} opens a connection of its own to it. */
+  readonly #filename: string;
   /**
    * The last write failed because the database could not write (locked elsewhere for too long,
    * read-only, full, failing): {@link ping} then checks that it can write again.
@@ -68,6 +70,7 @@ export class SqliteDatabase implements SqlDatabase {
   constructor(options: SqliteDatabaseOptions) {
     this.#onStatement = options.onStatement;
     this.#lockTimeoutMs = options.lockTimeoutMs ?? 5000;
+    this.#filename = options.filename;
     const memory = options.filename === ':memory:';
     if (!memory) mkdirSync(dirname(options.filename), { recursive: true });
     const synchronous = options.synchronous ?? 'FULL';
@@ -131,29 +134,47 @@ export class SqliteDatabase implements SqlDatabase {
     return this.#groupCommit.transaction(work);
   }
 
-  /**
-   * A read transaction on the reader connection (WAL: it sees the database as of its first read,
-   * whatever the writer commits meanwhile). Reads of the process outside `work` share it while it
-   * runs: meant for commands (export), not for a serving process.
-   */
-  async snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
-    if (this.#reader === this.#writer) return this.transaction(work);
-    const reader: SqlExecutor = {
-      all: (statement) => this.all(statement),
-      one: (statement) => this.one(statement),
-      run: () => Promise.reject(new Error('a snapshot reads only')),
-    };
-    this.#reader.exec('BEGIN');
-    try {
-      return await work(reader);
-    } finally {
-      this.#reader.exec('COMMIT');
-    }
-  }
-
   /** Runs `work` in the transaction of this turn's shared work: see {@link SqliteGroupCommit.transactionShared}. */
   transactionShared<T>(work: (tx: ImmediateExecutor) => T): Promise<T> {
     return this.#groupCommit.transactionShared(work);
+  }
+
+  /**
+   * A read transaction on a connection opened for it (and closed after): in WAL mode it keeps
+   * reading the state of its first read while the writer goes on committing. On `:memory:`, whose
+   * one connection is the writer's, this process's writes wait until `work` is done instead.
+   */
+  async snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
+    if (this.#reader === this.#writer) {
+      while (this.#lock !== undefined) await this.#lock;
+      const release = this.#take();
+      try {
+        return await work(this.#executorOn(this.#writer, this.#writerCache));
+      } finally {
+        release();
+      }
+    }
+    const connection = openConnection(this.#filename, this.#lockTimeoutMs, 'FULL');
+    try {
+      connection.pragma('query_only = ON');
+      connection.prepare('BEGIN').run();
+      // The snapshot is taken by the transaction's first read, not by BEGIN.
+      connection.prepare('select count(*) from sqlite_master').get();
+      return await work(this.#executorOn(connection, new Map()));
+    } finally {
+      if (connection.inTransaction) connection.prepare('ROLLBACK').run();
+      connection.close();
+    }
+  }
+
+  /** Statements on `connection`, at once (no transaction of their own). */
+  #executorOn(connection: BetterSqlite3.Database, cache: Map<string, Statement>): SqlExecutor {
+    const statementOf = (statement: SqlStatement): Statement => this.#prepare(connection, cache, statement.sql);
+    return {
+      all: (statement) => Promise.resolve().then(() => runAll(statementOf(statement), statement.parameters)),
+      one: (statement) => runOne(statementOf(statement), statement.parameters),
+      run: (statement) => Promise.resolve().then(() => runRun(statementOf(statement), statement.parameters)),
+    };
   }
 
   /** Takes the in-process lock, which must be free; returns its release. */

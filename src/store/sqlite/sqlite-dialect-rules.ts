@@ -2,6 +2,8 @@ import { sql, type Expression } from 'kysely';
 import type { FieldModel } from '../../schema/schema-model.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
 
+const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
 /** SQLite storage: booleans as 0/1, datetimes as ISO-8601 UTC text (sorts correctly), JSON as text. */
 export const sqliteDialectRules: SqlDialectRules = {
   product: 'SQLite',
@@ -52,6 +54,30 @@ export const sqliteDialectRules: SqlDialectRules = {
     };
   },
 
+  idGeneratorPosition(table: string) {
+    // AUTOINCREMENT keeps the largest id handed out in sqlite_sequence (no row: none yet).
+    return {
+      sql: `select max(coalesce((select max("id") from ${quote(table)}), 0), coalesce((select "seq" from sqlite_sequence where "name" = ?), 0)) as "position"`,
+      parameters: [table],
+    };
+  },
+
+  moveIdGeneratorPast(table: string, position: number) {
+    // sqlite_sequence is an ordinary table (without a unique name): raise its row, or add one.
+    return [
+      // (Its column has no type: a number bound as it comes would be kept as a real.)
+      { sql: 'update sqlite_sequence set "seq" = cast(? as integer) where "name" = ? and "seq" < ?', parameters: [position, table, position] },
+      {
+        sql: 'insert into sqlite_sequence ("name", "seq") select ?, cast(? as integer) where ? > 0 and not exists (select 1 from sqlite_sequence where "name" = ?)',
+        parameters: [table, position, position, table],
+      },
+    ];
+  },
+
+  databaseIdentity() {
+    return { sql: `select 'sqlite:' || "file" as "identity" from pragma_database_list where "name" = 'main'`, parameters: [] };
+  },
+
   encode(field: FieldModel, value: unknown): unknown {
     if (value === null || value === undefined) return null;
     switch (field.type) {
@@ -88,5 +114,10 @@ export const sqliteDialectRules: SqlDialectRules = {
 
   startsWith(column: Expression<unknown>, value: string) {
     return sql<boolean>`substr(${column}, 1, ${Array.from(value).length}) = ${value}`;
+  },
+
+  // SQLite's LIKE folds the case of ASCII letters only (no ICU): É and é stay different.
+  likeIgnoringCase(column: Expression<unknown>, pattern: string) {
+    return sql<boolean>`${column} like ${pattern} escape '\\'`;
   },
 };

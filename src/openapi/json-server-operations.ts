@@ -1,0 +1,104 @@
+import { BODY_FAILURES, operation, success } from './operation-builder.js';
+import { mergeFailures } from './problem-responses.js';
+import { ref, type OperationObject, type ParameterObject, type PathItemObject, type SchemaObject } from './openapi-types.js';
+import { schemaNames } from './resource-schemas.js';
+import type { ResourceView } from './versioned-view.js';
+
+/**
+ * What `--compat json-server` changes in a resource's paths (src/rest/json-server-compat.ts,
+ * docs/json-server.md): json-server's list and read parameters, its page envelope, `DELETE`
+ * answering 200 `{}`, and `POST` on hasMany relation paths.
+ */
+
+const text = (description: string): SchemaObject => ({ type: 'string', description });
+
+/** json-server's query parameters, as components shared by every list. */
+export const JSON_SERVER_PARAMETERS: Record<string, ParameterObject> = Object.fromEntries(
+  (
+    [
+      ['_sort', 'Sort keys, comma-separated: `_sort=views,title` with `_order`, or `-` for descending (`_sort=-views`). Unknown fields are passed over.'],
+      ['_order', '`asc` or `desc` for each `_sort` key, comma-separated.'],
+      ['_start', 'With `_end` or `_limit`: the first row (as Array.prototype.slice; negative counts from the end). Adds X-Total-Count.'],
+      ['_end', 'The row after the last (as Array.prototype.slice). Adds X-Total-Count.'],
+      ['_limit', 'How many rows from `_start`, or a page size with `_page` (default 10). Adds X-Total-Count.'],
+      ['_page', 'Page number from 1: with `_limit` an array with X-Total-Count and Link first/prev/next/last; with `_per_page` an envelope.'],
+      ['_per_page', 'With `_page`: the page size of the envelope `{first, prev, next, last, pages, items, data}` (default 10).'],
+      ['q', 'Case-insensitive text in any string or enum field.'],
+      ['_where', 'A JSON object of conditions (`{"or":[{"views":{"gt":100}}]}`); it replaces the other filters.'],
+      ['_embed', 'A hasMany relation to embed (`_embed=comments`), or a belongsTo relation by its singular (`_embed=post`).'],
+      ['_expand', 'A belongsTo relation to embed, by its singular (`_expand=post`).'],
+    ] as const
+  ).map(([name, description]) => [`jsonServer.${name}`, { name, in: 'query', description, schema: text(description) }]),
+);
+
+const LIST_PARAMETERS = ['_sort', '_order', '_start', '_end', '_limit', '_page', '_per_page', 'q', '_where', '_embed', '_expand'];
+
+/** The paths of `resource` as `--compat json-server` serves them (`paths` as resource-paths.ts made them). */
+export function withJsonServer(resource: ResourceView, prefix: string, paths: Record<string, PathItemObject>): Record<string, PathItemObject> {
+  const base = `${prefix}/${resource.name}`;
+  const list = paths[base]?.get;
+  if (list !== undefined) paths[base] = { ...paths[base], get: listOperation(list, resource) };
+  const item = paths[`${base}/{id}`];
+  if (item?.get !== undefined) item.get = { ...item.get, parameters: [...(item.get.parameters ?? []), ref('parameters', 'jsonServer._embed'), ref('parameters', 'jsonServer._expand')] };
+  if (item?.delete !== undefined) {
+    item.delete = { ...item.delete, responses: { ...withoutKey(item.delete.responses, '204'), 200: success('Deleted: an empty object, as json-server answers.', { type: 'object', maxProperties: 0 }) } };
+  }
+  for (const relation of resource.relations) {
+    const path = paths[`${base}/{id}/${relation.name}`];
+    if (path?.get === undefined || relation.kind !== 'hasMany') continue;
+    path.get = listOperation(path.get, relation.target);
+    path.post = nestedCreate(resource, relation.name, relation.target);
+  }
+  return paths;
+}
+
+function listOperation(list: OperationObject, target: ResourceView): OperationObject {
+  const rows = { type: 'array', items: ref('schemas', schemaNames(target).record) } satisfies SchemaObject;
+  const envelope: SchemaObject = {
+    type: 'object',
+    required: ['first', 'prev', 'next', 'last', 'pages', 'items', 'data'],
+    properties: {
+      first: { type: 'integer' },
+      prev: { type: ['integer', 'null'] },
+      next: { type: ['integer', 'null'] },
+      last: { type: 'integer' },
+      pages: { type: 'integer' },
+      items: { type: 'integer' },
+      data: rows,
+    },
+  };
+  return {
+    ...list,
+    parameters: [...(list.parameters ?? []), ...LIST_PARAMETERS.map((name) => ref('parameters', `jsonServer.${name}`))],
+    responses: {
+      ...list.responses,
+      200: success(`A list of ${target.name}: an array, or with \`_page\` and \`_per_page\` json-server 1.x's envelope.`, { oneOf: [rows, envelope] }, [['Link', false], ['X-Total-Count', false]]),
+    },
+  };
+}
+
+/** `POST /posts/{id}/comments`: creates a comment whose foreign key is the path's id. */
+function nestedCreate(resource: ResourceView, relationName: string, target: ResourceView): OperationObject {
+  const names = schemaNames(target);
+  return operation(
+    {
+      operationId: `create${capitalize(resource.singular)}${capitalize(relationName)}`,
+      summary: `Create one of a ${resource.singular}'s ${relationName} (json-server's nested route)`,
+      description: `Creates a ${target.singular} whose foreign key is this ${resource.singular}'s id, whatever the body says.`,
+      tags: [resource.name],
+      requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', names.create) } } },
+    },
+    [target.model.access.create],
+    { 201: success(`The created ${target.singular}.`, ref('schemas', names.record), [['Location', true], ['ETag', true]]) },
+    mergeFailures(BODY_FAILURES, { 404: ['not-found'], 409: ['unique-conflict'], 422: ['validation-failed'] }),
+    { deprecated: resource.deprecated || target.deprecated },
+  );
+}
+
+function withoutKey<T>(record: Record<string, T>, key: string): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).filter(([k]) => k !== key));
+}
+
+function capitalize(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
