@@ -155,14 +155,14 @@ describe.concurrent('serve db.json', () => {
     const init = await run(dir, ['init', '--from', 'db.json']);
     expect(init.code).toBe(0);
     expect(init.stdout).toContain('Wrote db.yaml (posts, comments, profile)');
-    expect(init.stdout).toContain('  npx restgraph serve db.yaml\n');
+    expect(init.stdout).toContain('  npx restgraph serve db.yaml --compat json-server\n');
     const text = readFileSync(join(dir.path, 'db.yaml'), 'utf8');
     expect(text).toContain('postId: { type: integer, required: true, references: posts, onDelete: cascade }  # reference: every postId is an id of posts');
     expect(text).toContain('title: { type: string, required: true }  # string: every value is a string; required: present in the 1 post');
 
     // Tightened: anonymous clients may read, not write.
     writeFileSync(join(dir.path, 'db.yaml'), text.replaceAll('write: public', 'write: authenticated'));
-    const again = await serveIn(dir, ['db.yaml']);
+    const again = await serveIn(dir, ['db.yaml', '--compat', 'json-server']);
     expect(await call(again.base, '/comments?postId=1')).toMatchObject({ status: 200, body: [{ id: 1 }, { id: 2, body: 'second comment' }] });
     expect((await call(again.base, '/posts', 'POST', { title: 'x', author: 'y' })).status).toBe(401);
     const lines = await stop(again.running);
@@ -171,7 +171,7 @@ describe.concurrent('serve db.json', () => {
     const refused = await run(dir, ['init', '--from', 'db.json']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('db.yaml exists; restgraph init does not overwrite it. Name another file with -o, or add --force to replace it. [RG_CONFIG_INVALID]');
-    expect((await run(dir, ['init', '--from', 'db.json', '-o', 'other.yaml'])).stdout).toContain('  npx restgraph serve other.yaml -d sqlite:./data/db.db\n');
+    expect((await run(dir, ['init', '--from', 'db.json', '-o', 'other.yaml'])).stdout).toContain('  npx restgraph serve other.yaml -d sqlite:./data/db.db --compat json-server\n');
     expect((await run(dir, ['init', '--from', 'db.json', '--force'])).code).toBe(0);
     expect((await run(dir, ['init', '--from', 'db.json', '-o', 'no/such/folder/db.yaml'])).stderr).toBe(
       'restgraph: Invalid configuration -o: cannot write no/such/folder/db.yaml (ENOENT) [RG_CONFIG_INVALID]\n',

@@ -16,7 +16,8 @@ export interface InitFlags {
  * `restgraph init --from db.json [-o db.yaml]`: writes the schema `serve db.json` infers, with
  * comments saying what was inferred and why, for editing. The default output is the data file's
  * name with `.yaml` (db.json → db.yaml), whose default database is the one `serve db.json` filled
- * (./data/db.db): `serve db.yaml` then serves the same data with the edited schema.
+ * (./data/db.db): `serve db.yaml --compat json-server` then serves the same data with the edited
+ * schema, and json-server's query language as `serve db.json` had it.
  */
 export function runInit(flags: InitFlags): void {
   const source = readDbJson(flags.from);
@@ -30,7 +31,8 @@ export function runInit(flags: InitFlags): void {
   }
   const dataDatabase = defaultDatabaseUrl(flags.from);
   const sameDatabase = defaultDatabaseUrl(output) === dataDatabase;
-  const serve = `npx restgraph serve ${output}${sameDatabase ? '' : ` -d ${dataDatabase}`}`;
+  // json-server's query language stays on: a front end written against it keeps working.
+  const serve = `npx restgraph serve ${output}${sameDatabase ? '' : ` -d ${dataDatabase}`} --compat json-server`;
   const usage = [
     `Serve it with the data \`npx restgraph serve ${flags.from}\` imported into ${dataDatabase.slice('sqlite:'.length)} (and the changes made since):`,
     `  ${serve}`,

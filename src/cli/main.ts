@@ -45,7 +45,7 @@ program
   .requiredOption('--from <db.json>', "a json-server database: a .json file whose top level is collections ({\"posts\": [...], \"profile\": {...}})")
   .option('-o, --output <file>', 'the schema file to write (default: the data file\'s name with .yaml, db.json → db.yaml, whose default database is the one serve db.json fills)')
   .option('--force', 'replace the output file if it exists')
-  .addHelpText('after', '\nExample:\n  restgraph init --from db.json\n  restgraph serve db.yaml')
+  .addHelpText('after', '\nExample:\n  restgraph init --from db.json\n  restgraph serve db.yaml --compat json-server')
   .action(async (flags: { from: string; output?: string; force?: boolean }) => {
     const { runInit } = await import('./init-command.js');
     runInit(flags);
