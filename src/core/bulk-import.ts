@@ -54,6 +54,8 @@ export interface BulkImportOptions {
   events?: boolean;
   /** Refuse when any resource's table has rows (a whole-database import). */
   requireEmpty?: boolean;
+  /** Last work in the import's transaction, once its rows are in: committed with them, or not at all. */
+  beforeCommit?: (tx: SqlExecutor, result: BulkImportResult) => Promise<void>;
 }
 
 export interface BulkImportResult {
@@ -105,6 +107,7 @@ export class BulkImport {
         throw new ImportRejectedError(`${n} row${n === 1 ? ' was' : 's were'} rejected, so nothing was imported (--skip-invalid imports the others).`, { rows: result.rejected, count: n });
       }
       await ledger.drop();
+      await options.beforeCommit?.(tx, result);
       return result;
     });
   }

@@ -49,8 +49,14 @@ export async function prepareDbJsonDatabase(db: SqlDatabase, rules: SqlDialectRu
     return { schema: compiled.model, ...(latest.sha256 === source.sha256 ? {} : { changedSince: latest }) };
   }
   await db.exclusively(async () => applyMigration(db, model, await planMigration(db, rules, model)));
-  const result = await new BulkImport(db, model).run(dbJsonRecords(source.data, inferred, model), { mode: 'create', requireEmpty: true });
-  const records = [...result.imported.values()].reduce((a, b) => a + b, 0);
-  await sources.record({ file: source.file, sha256: source.sha256, records, importedAt: new Date().toISOString() });
+  // The record of the import commits with its rows: a process killed halfway leaves neither.
+  const result = await new BulkImport(db, model).run(dbJsonRecords(source.data, inferred, model), {
+    mode: 'create',
+    requireEmpty: true,
+    beforeCommit: async (tx, imported) => {
+      const records = [...imported.imported.values()].reduce((a, b) => a + b, 0);
+      await sources.record({ file: source.file, sha256: source.sha256, records, importedAt: new Date().toISOString() }, tx);
+    },
+  });
   return { schema: model, imported: result.imported };
 }

@@ -1,4 +1,4 @@
-import type { SqlDatabase } from './sql-database.js';
+import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 
 /** A data file that filled the database (`restgraph serve db.json`'s first start). */
 export interface DataSource {
@@ -17,7 +17,7 @@ const KEY = 'restgraph.dataSource';
 
 /**
  * The record of the data file imported into the database, in restgraph's state table: written
- * once its import has committed, read at each start to tell whether the file has changed since.
+ * in the import's transaction (committed with its rows), read at each start to tell whether the file has changed since.
  */
 export class DataSourceStore {
   readonly #db: SqlDatabase;
@@ -34,8 +34,9 @@ export class DataSourceStore {
     return { file: String(value.file), sha256: String(value.sha256), records: Number(value.records), importedAt: String(value.importedAt) };
   }
 
-  async record(source: DataSource): Promise<void> {
+  /** Records the import, in its transaction `tx` (the record and the rows commit together). */
+  async record(source: DataSource, tx: SqlExecutor): Promise<void> {
     const value = JSON.stringify(source);
-    await this.#db.run(this.#db.builder.insertInto(STATE).values({ key: KEY, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).compile());
+    await tx.run(this.#db.builder.insertInto(STATE).values({ key: KEY, value }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).compile());
   }
 }
