@@ -36,10 +36,12 @@ const LIST_PARAMETERS = ['_sort', '_order', '_start', '_end', '_limit', '_page',
 /** The paths of `resource` as `--compat json-server` serves them (`paths` as resource-paths.ts made them). */
 export function withJsonServer(resource: ResourceView, prefix: string, paths: Record<string, PathItemObject>): Record<string, PathItemObject> {
   const base = `${prefix}/${resource.name}`;
+  // A singleton's own path reads its one record, as /{id} does elsewhere: not a list.
+  if (resource.model.singleton) return withReadParameters(paths, base);
   const list = paths[base]?.get;
   if (list !== undefined) paths[base] = { ...paths[base], get: listOperation(list, resource) };
+  withReadParameters(paths, `${base}/{id}`);
   const item = paths[`${base}/{id}`];
-  if (item?.get !== undefined) item.get = { ...item.get, parameters: [...(item.get.parameters ?? []), ref('parameters', 'jsonServer._embed'), ref('parameters', 'jsonServer._expand')] };
   if (item?.delete !== undefined) {
     item.delete = { ...item.delete, responses: { ...withoutKey(item.delete.responses, '204'), 200: success('Deleted: an empty object, as json-server answers.', { type: 'object', maxProperties: 0 }) } };
   }
@@ -49,6 +51,13 @@ export function withJsonServer(resource: ResourceView, prefix: string, paths: Re
     path.get = listOperation(path.get, relation.target);
     path.post = nestedCreate(resource, relation.name, relation.target);
   }
+  return paths;
+}
+
+/** Adds `_embed` and `_expand` to the GET of one record at `path`. */
+function withReadParameters(paths: Record<string, PathItemObject>, path: string): Record<string, PathItemObject> {
+  const item = paths[path];
+  if (item?.get !== undefined) item.get = { ...item.get, parameters: [...(item.get.parameters ?? []), ref('parameters', 'jsonServer._embed'), ref('parameters', 'jsonServer._expand')] };
   return paths;
 }
 
