@@ -89,7 +89,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DBJSON_SCENARIOS } from './dbjson-scenarios.js';
+import { DBJSON_SCENARIOS, DBJSON_SERVERS } from './dbjson-scenarios.js';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
 import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
@@ -114,12 +114,16 @@ const config = {
   keep: env.BENCH_KEEP === '1',
 };
 const pick = (items, names) => (names ? items.filter((i) => names.includes(i.name)) : items);
-const servers = pick(allServers, list(env.BENCH_SERVERS));
 const restOff = env.BENCH_SCENARIOS?.trim() === 'none';
 // `db.json` in BENCH_SCENARIOS stands for the json-server comparison's scenarios.
 const scenarioNames = list(env.BENCH_SCENARIOS)?.flatMap((n) => (n === 'db.json' ? DBJSON_SCENARIOS : [n]));
 const scenarios = restOff ? [] : pick(allScenarios, scenarioNames);
 const unknownScenarios = restOff ? [] : (scenarioNames ?? []).filter((n) => !allScenarios.some((s) => s.name === n));
+// A server none of the selected scenarios applies to (json-server with only the users
+// scenarios, say) is left out, and said so.
+const selectedServers = pick(allServers, list(env.BENCH_SERVERS));
+const servers = selectedServers.filter((server) => scenarios.some((s) => scenarioFor(s, server.name)));
+const idleServers = selectedServers.filter((server) => !servers.includes(server)).map((s) => s.name);
 let events;
 try {
   events = eventConfig(env);
@@ -223,7 +227,8 @@ async function benchSize(size) {
   const out = { size, servers: {}, scenarios: [] };
   const samples = scenarios.map(() => ({})); // [scenario][server] -> results of each round
   for (const scenario of scenarios) out.scenarios.push({ name: scenario.name, results: {}, checks: {} });
-  console.log(`\n=== ${fmtCount(size)} users (db.json servers: ${fmtCount(size)} posts) ===`);
+  const posts = servers.some((s) => DBJSON_SERVERS.includes(s.name)) ? ` (db.json servers: ${fmtCount(size)} posts)` : '';
+  console.log(`\n=== ${fmtCount(size)} users${posts} ===`);
   for (const server of servers) {
     const reason = await server.unavailable();
     if (reason) {
@@ -392,6 +397,7 @@ async function main() {
       `${config.warmup} s warm-up + ${config.duration} s per run, ${config.rounds} round(s); ` +
       (canPin ? `server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}` : 'NOT pinned (no taskset or < 2 CPUs)'),
   );
+  if (idleServers.length && servers.length) console.log(`(${idleServers.join(', ')}: none of the selected scenarios applies, not started)`);
   const results = {
     generatedAt: new Date().toISOString(),
     node: process.version,
