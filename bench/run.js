@@ -14,7 +14,13 @@
 //                     for the disk): runs the create scenario only, to show what durability costs
 //   baseline          bench/baseline/server.js: hand-written Fastify + better-sqlite3 with
 //                     prepared statements and nothing else, the ceiling for a Node stack
-//   json-server       json-server 1.0.0-beta.3 on a db.json, the usual "instant REST API"
+//   restgraph-dbjson  `restgraph serve db.json` on a json-server db.json of N posts (comments and a
+//                     profile beside them): the schema inferred, every resource public, json-server's
+//                     query language on; its first start imports the file (the anonymous quota off)
+//   json-server       json-server 0.17.4 (the line most projects install) on its own copy of the
+//                     same db.json, the usual "instant REST API"; it writes the whole file back on
+//                     every write, as it does for its users, and that is measured as it is
+//   json-server-1x    json-server 1.0.0-beta.15 on the same db.json (for reference)
 //   restgraph-pg      restgraph as `restgraph` (default configuration, API key), on PostgreSQL
 //   baseline-pg       bench/baseline-pg/server.js: the baseline's twin on Fastify + pg (a pool
 //                     of 10 connections, like restgraph's; plain parameterised queries)
@@ -31,8 +37,11 @@
 // How to read the ratios: restgraph/baseline is the share of the hand-written ceiling
 // that restgraph keeps (1.0 = no overhead at all; targets: >= 0.8 for get-by-id and
 // create, >= 0.7 for list); restgraph-pg/baseline-pg the same on PostgreSQL, with the same
-// targets. restgraph/json-server is how many times faster restgraph
-// is than json-server (target >= 10). A target only PASSes when restgraph answered every
+// targets. restgraph-dbjson/json-server is how many times faster restgraph serving a db.json is
+// than json-server 0.17 serving the same file (target >= 10), in the db.json scenarios, which
+// only the three db.json servers run (bench/dbjson-scenarios.js: get-by-id, a list with _sort,
+// _order and _limit, create); restgraph-dbjson/json-server-1x is shown without a target. The
+// users scenarios do not run on them. A target only PASSes when restgraph answered every
 // request with 2xx; any non-2xx or socket error is counted and printed, marked with `!`.
 // Each run also reports how busy the server's CPU was (near 100 % = the server was the
 // bottleneck, as intended) and warns when other processes took CPU meanwhile: the
@@ -40,14 +49,16 @@
 // Even on an idle VM runs vary by 10-20 %: compare ratios taken in the same run, and
 // use BENCH_ROUNDS=3 before judging a ratio near its target.
 //
-// Env: BENCH_SIZES (rows seeded, default "10000,100000"), BENCH_DURATION (seconds per
+// Env: BENCH_SIZES (rows seeded: users, and posts in the db.json; default "10000,100000"), BENCH_DURATION (seconds per
 // measured run, default 10), BENCH_WARMUP (seconds, default 2, discarded),
 // BENCH_CONNECTIONS (default 32), BENCH_ROUNDS (default 1; more repeats everything on
 // fresh data, servers interleaved, and reports medians), BENCH_LOADGEN (wrk | autocannon;
 // default wrk when on PATH: with one core it keeps the server saturated where autocannon
 // itself runs out of CPU), BENCH_SERVERS / BENCH_SCENARIOS (comma-separated names to
 // run only those REST servers and scenarios, e.g. BENCH_SERVERS=restgraph-pg,baseline-pg;
-// BENCH_SCENARIOS=none runs no REST scenario), BENCH_POSTGRES_URL (see above),
+// BENCH_SCENARIOS=db.json: the three db.json scenarios, e.g. with
+// BENCH_SERVERS=restgraph-dbjson,json-server BENCH_SIZES=100000 BENCH_EVENTS=0 for the json-server
+// comparison alone, a few minutes; BENCH_SCENARIOS=none runs no REST scenario), BENCH_POSTGRES_URL (see above),
 // BENCH_TIMEOUT (seconds before the whole run is aborted; default from the plan),
 // BENCH_KEEP=1 (keep the temporary directory: databases, server stderr logs; with
 // BENCH_STDOUT_TO_LOG=1 the servers' stdout goes there too, e.g. node's --trace-gc lines),
@@ -78,6 +89,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DBJSON_SCENARIOS, DBJSON_SERVERS } from './dbjson-scenarios.js';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
 import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
@@ -102,10 +114,16 @@ const config = {
   keep: env.BENCH_KEEP === '1',
 };
 const pick = (items, names) => (names ? items.filter((i) => names.includes(i.name)) : items);
-const servers = pick(allServers, list(env.BENCH_SERVERS));
 const restOff = env.BENCH_SCENARIOS?.trim() === 'none';
-const scenarios = restOff ? [] : pick(allScenarios, list(env.BENCH_SCENARIOS));
-const unknownScenarios = restOff ? [] : (list(env.BENCH_SCENARIOS) ?? []).filter((n) => !allScenarios.some((s) => s.name === n));
+// `db.json` in BENCH_SCENARIOS stands for the json-server comparison's scenarios.
+const scenarioNames = list(env.BENCH_SCENARIOS)?.flatMap((n) => (n === 'db.json' ? DBJSON_SCENARIOS : [n]));
+const scenarios = restOff ? [] : pick(allScenarios, scenarioNames);
+const unknownScenarios = restOff ? [] : (scenarioNames ?? []).filter((n) => !allScenarios.some((s) => s.name === n));
+// A server none of the selected scenarios applies to (json-server with only the users
+// scenarios, say) is left out, and said so.
+const selectedServers = pick(allServers, list(env.BENCH_SERVERS));
+const servers = selectedServers.filter((server) => scenarios.some((s) => scenarioFor(s, server.name)));
+const idleServers = selectedServers.filter((server) => !servers.includes(server)).map((s) => s.name);
 let events;
 try {
   events = eventConfig(env);
@@ -118,7 +136,7 @@ for (const [key, value] of Object.entries({ ...config, sizes: Math.min(...config
 }
 if (!['wrk', 'autocannon'].includes(config.engine)) fail(`BENCH_LOADGEN must be wrk or autocannon`);
 if (config.engine === 'wrk' && !hasCommand('wrk', ['-v'])) fail('BENCH_LOADGEN=wrk but wrk is not on PATH');
-if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, or none)`);
+if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, db.json, or none)`);
 if (!restOff && (!servers.length || !scenarios.length)) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
 if (restOff && !events.enabled) fail('BENCH_SCENARIOS=none and BENCH_EVENTS=0: nothing to run');
 
@@ -209,7 +227,8 @@ async function benchSize(size) {
   const out = { size, servers: {}, scenarios: [] };
   const samples = scenarios.map(() => ({})); // [scenario][server] -> results of each round
   for (const scenario of scenarios) out.scenarios.push({ name: scenario.name, results: {}, checks: {} });
-  console.log(`\n=== ${fmtCount(size)} users ===`);
+  const posts = servers.some((s) => DBJSON_SERVERS.includes(s.name)) ? ` (db.json servers: ${fmtCount(size)} posts)` : '';
+  console.log(`\n=== ${fmtCount(size)} users${posts} ===`);
   for (const server of servers) {
     const reason = await server.unavailable();
     if (reason) {
@@ -244,9 +263,14 @@ async function benchServer({ server, size, users, dir, shared, tag, out, samples
   try {
     const t0 = Date.now();
     instance = await server.prepare({ dir, size, users, shared });
-    console.log(`  ${tag}${server.name}: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-    out.servers[server.name] = { layout: instance.layout };
+    const seeded = (Date.now() - t0) / 1000;
+    // Start-up: until it answers (restgraph-dbjson's first start imports its db.json).
+    const startSeconds = out.servers[server.name]?.startSeconds ?? [];
+    out.servers[server.name] = { layout: instance.layout, startSeconds };
+    const t1 = Date.now();
     running = await instance.start();
+    startSeconds.push((Date.now() - t1) / 1000);
+    console.log(`  ${tag}${server.name}: seeded in ${seeded.toFixed(1)} s, started in ${startSeconds.at(-1).toFixed(1)} s`);
   } catch (error) {
     console.log(`  ${tag}${server.name}: FAILED: ${error.message}`);
     out.servers[server.name] = { error: error.message };
@@ -373,6 +397,7 @@ async function main() {
       `${config.warmup} s warm-up + ${config.duration} s per run, ${config.rounds} round(s); ` +
       (canPin ? `server on CPU ${SERVER_CPU}, load on CPU ${LOAD_CPU}` : 'NOT pinned (no taskset or < 2 CPUs)'),
   );
+  if (idleServers.length && servers.length) console.log(`(${idleServers.join(', ')}: none of the selected scenarios applies, not started)`);
   const results = {
     generatedAt: new Date().toISOString(),
     node: process.version,

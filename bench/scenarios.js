@@ -6,12 +6,13 @@
 //   headers   static headers (object), or (ctx) => object
 //   body      optional (ctx) => object | string; an object is sent as JSON
 //   variants  optional { [serverName]: { ...fields to override } }, for servers whose
-//             API spells the same query differently (json-server: _sort, _limit)
+//             API spells the same query differently (json-server 1.x: _sort=-views, _per_page)
 //   servers   optional list of server names the scenario applies to (default: all)
 //   unique    true when no two requests may be the same (creates): the wrk pool is
 //             then sized so it never wraps around
-//   targets   { [referenceServer]: minimum ratio restgraph / reference }; a reference on
-//             PostgreSQL (baseline-pg) is compared with restgraph-pg instead (bench/lib/report.js)
+//   targets   { [referenceServer]: minimum ratio restgraph / reference, or null to show the
+//             ratio without judging it }; a reference on PostgreSQL (baseline-pg) is compared
+//             with restgraph-pg instead, json-server with restgraph-dbjson (bench/lib/report.js)
 //   scenarioTargets  { [otherScenario]: minimum ratio of restgraph's req/s in this scenario to
 //             its req/s in the other one, same run (GraphQL vs REST on the same server)
 //   check     optional async ({ request, size, users, server }) => [problem, ...]; run
@@ -22,9 +23,11 @@
 //
 // Scenarios run in this order against each freshly seeded server; those that write
 // come last so the reads see exactly the seeded rows.
+//
+// The `db.json …` scenarios, last, are the json-server comparison (bench/dbjson-scenarios.js).
+import { DBJSON_SCENARIOS, DBJSON_SERVERS, dbJsonScenarios } from './dbjson-scenarios.js';
+import { randomSeededId as randomId } from './lib/seed.js';
 import { restgraphVariantNames, variantPairs } from './lib/variants.js';
-
-const randomId = ({ size, random }) => 1 + Math.floor(random() * size);
 
 /** The first `limit` seeded users in ORDER BY name, id. */
 function firstByName(users, limit) {
@@ -46,17 +49,17 @@ export const scenarios = [
     method: 'GET',
     path: (ctx) => `/users/${randomId(ctx)}`,
     // restgraph-public: the same server with users readable without a token (issue 3's ratio).
-    targets: { baseline: 0.8, 'restgraph-public': 0.9, 'json-server': 10, 'baseline-pg': 0.8 },
+    targets: { baseline: 0.8, 'restgraph-public': 0.9, 'baseline-pg': 0.8 },
     // restgraph-ratelimited: the same server with a request quota on (issue 7's ratio).
     pairTargets: { 'restgraph-ratelimited/restgraph': 0.9, ...BEFORE },
-    async check({ request, size, users, server }) {
+    async check({ request, size, users }) {
       const problems = [];
       const hit = await request('GET', '/users/1');
       if (hit.status !== 200) problems.push(`GET /users/1 -> ${hit.status}`);
       else if (String(hit.json?.id) !== '1' || hit.json?.email !== users[0].email) {
         problems.push('GET /users/1 returned another row');
-      } else if (typeof hit.json.id !== 'number' && server !== 'json-server') {
-        // pg reads bigint as a string unless told otherwise; json-server 1.0 keeps ids as strings.
+      } else if (typeof hit.json.id !== 'number') {
+        // pg reads bigint as a string unless told otherwise.
         problems.push('GET /users/1: id is not a JSON number');
       }
       const miss = await request('GET', `/users/${size + 1000}`);
@@ -68,8 +71,7 @@ export const scenarios = [
     name: 'list sorted limit 20',
     method: 'GET',
     path: '/users?sort=name&limit=20',
-    variants: { 'json-server': { path: '/users?_sort=name&_limit=20' } },
-    targets: { baseline: 0.7, 'json-server': 10, 'baseline-pg': 0.7 },
+    targets: { baseline: 0.7, 'baseline-pg': 0.7 },
     pairTargets: BEFORE,
     async check({ request, users, path }) {
       const res = await request('GET', path);
@@ -121,7 +123,7 @@ export const scenarios = [
     headers: { 'content-type': 'application/json' },
     body: ({ seq, runId }) => ({ name: `bench-${runId}-${seq}`, email: `bench-${runId}-${seq}@example.com` }),
     unique: true,
-    targets: { baseline: 0.8, 'json-server': 10, 'baseline-pg': 0.8 },
+    targets: { baseline: 0.8, 'baseline-pg': 0.8 },
     // What durability costs: the default (synchronous = FULL, every commit waits for the disk) over
     // synchronous = NORMAL. The floor is ours: durability may cost creates at most half.
     pairTargets: { 'restgraph/restgraph-sync-normal': 0.5, ...BEFORE },
@@ -135,6 +137,7 @@ export const scenarios = [
       return problems;
     },
   },
+  ...dbJsonScenarios,
 ];
 
 /**
@@ -154,10 +157,13 @@ export const eventLoadScenarios = [
   },
 ];
 
-/** The scenario as it applies to `serverName` (variants merged), or null if it does not apply. */
-/** Servers that run only some scenarios (a variant of restgraph that matters for those alone). */
-const SCENARIOS_OF = { 'restgraph-sync-normal': ['create'] };
+/** Servers that run only some scenarios (a variant of restgraph that matters for those alone, the db.json servers). */
+const SCENARIOS_OF = {
+  'restgraph-sync-normal': ['create'],
+  ...Object.fromEntries(DBJSON_SERVERS.map((name) => [name, DBJSON_SCENARIOS])),
+};
 
+/** The scenario as it applies to `serverName` (variants merged), or null if it does not apply. */
 export function scenarioFor(scenario, serverName) {
   if (scenario.servers && !scenario.servers.includes(serverName)) return null;
   if (SCENARIOS_OF[serverName] && !SCENARIOS_OF[serverName].includes(scenario.name)) return null;

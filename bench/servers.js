@@ -20,27 +20,34 @@
 // ctx = { dir, size, users, shared }: users = the seed rows (ids 1..size), shared = an
 // object the servers of one size and round may use to pass things on (restgraph leaves its
 // `users` DDL there so the baseline gets the identical table layout; restgraph-pg does the
-// same for baseline-pg).
+// same for baseline-pg; the db.json servers the text of their db.json, made once).
+//
+// The db.json servers (restgraph-dbjson, json-server, json-server-1x) serve a json-server
+// db.json of `size` posts (bench/lib/seed.js: makePostsDb), not the users: each gets its own
+// copy of the same file in a directory of its own, since json-server writes its copy back on
+// every write and restgraph imports its copy into ./data/db.db there.
 //
 // Every server runs pinned to CPU 0 (when taskset exists), one at a time. The PostgreSQL
 // servers (restgraph-pg, baseline-pg) each get a fresh, empty database (bench/lib/postgres.js),
 // dropped when they are done; PostgreSQL itself is not pinned.
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { variants } from './lib/variants.js';
 import { describeExit, freePort, startProcess, stopProcess, waitReady } from './lib/proc.js';
 import { applyDdl, createDatabase, describePostgres, dropDatabase, postgresUnavailable, seedPostgres } from './lib/postgres.js';
-import { describeSqlite, seedSqlite, writeJsonServerDb } from './lib/seed.js';
+import { describeSqlite, makePostsDb, postsDbText, seedSqlite } from './lib/seed.js';
 
 export const SERVER_CPU = 0;
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const restgraphCli = join(root, 'dist/cli/main.js');
 const baselinePgScript = join(root, 'bench/baseline-pg/server.js');
-const jsonServerBin = join(root, 'node_modules/json-server/lib/bin.js');
+/** json-server 0.17.4 (npm:json-server@0.17.4), the line most projects install, and 1.0.0-beta.15. */
+const jsonServer017Bin = join(root, 'node_modules/json-server-017/lib/cli/bin.js');
+const jsonServer1Bin = join(root, 'node_modules/json-server-1/lib/bin.js');
 
 /**
  * Starts a Node server pinned to the server CPU and waits until `readyPath` answers 200.
@@ -69,15 +76,15 @@ export async function startNode({ name, args, env, cwd, readyPath, logFile, read
 }
 
 /** `restgraph serve` (the CLI `cli`) on a free loopback port with `env` as its whole environment, as startNode starts it. */
-export const serveRestgraph = ({ name, cli = restgraphCli, node, env, logFile, how = {} }) =>
+export const serveRestgraph = ({ name, cli = restgraphCli, node, env, logFile, how = {}, serveArgs = [], cwd = root }) =>
   startNode({
     ...how,
     name,
     node,
     // BENCH_SERVER_NODE_ARGS: flags for the server's node, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it.
-    args: () => [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve'],
+    args: () => [...(process.env.BENCH_SERVER_NODE_ARGS?.split(' ').filter(Boolean) ?? []), cli, 'serve', ...serveArgs],
     env: (port) => ({ ...env, PORT: String(port), HOST: '127.0.0.1' }),
-    cwd: root,
+    cwd,
     readyPath: '/readyz',
     logFile,
   });
@@ -224,6 +231,70 @@ function baselineServer({ name, checkout = root, node = process.execPath, extraE
 }
 
 /**
+ * The db.json of `size` posts in `dir`/`name`/db.json: the same text for every db.json server of
+ * a size and round (made once, kept in `shared`), a copy for each.
+ */
+function writePostsDb({ dir, size, shared }, name) {
+  shared.postsDbText ??= postsDbText(makePostsDb(size));
+  const home = join(dir, name);
+  mkdirSync(home, { recursive: true });
+  writeFileSync(join(home, 'db.json'), shared.postsDbText);
+  return home;
+}
+
+const POSTS_LAYOUT = (size) => [`db.json: {"posts": [${size} posts], "comments": [...], "profile": {...}}`];
+
+/**
+ * `restgraph serve db.json`, as a json-server user runs it: the schema inferred from the file,
+ * every resource public, json-server's query language on; its first start imports the file into
+ * ./data/db.db (so the start-up time includes the import). The default anonymous quota is off
+ * (RESTGRAPH_RATE_LIMIT_ANONYMOUS=off): every request of the load comes from 127.0.0.1, and
+ * json-server has no quota; logging stays on (stdout, discarded), as in `restgraph`.
+ */
+function dbJsonRestgraph({ name = 'restgraph-dbjson', cli = restgraphCli } = {}) {
+  return {
+    name,
+    unavailable: () => (existsSync(cli) ? null : `${cli} not found (npm run build)`),
+    async prepare(ctx) {
+      const home = writePostsDb(ctx, name);
+      const env = { ...process.env, RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off' };
+      for (const key of ['DATABASE_URL', 'RESTGRAPH_SCHEMA', 'RESTGRAPH_COMPAT', 'LOG_LEVEL', 'RESTGRAPH_ADMIN_TOKEN']) delete env[key];
+      const logFile = join(ctx.dir, `${name}.stderr.log`);
+      const start = (how = {}) => serveRestgraph({ name, cli, env, logFile, how, serveArgs: ['db.json'], cwd: home });
+      return { layout: POSTS_LAYOUT(ctx.size), start };
+    },
+  };
+}
+
+/**
+ * json-server (the `bin` of one installed version) on its own copy of the posts db.json, run as
+ * `json-server db.json --port N --host 127.0.0.1`, its defaults otherwise. Both keep the data in
+ * memory and write the whole file back on every write, as they do for their users: 0.17 (which
+ * logs every request) serializes it before answering and writes it without waiting; 1.x (no
+ * log, the file watched) waits for the write before answering.
+ */
+function jsonServer({ name, bin, version, installed }) {
+  return {
+    name,
+    unavailable: () => (existsSync(bin) ? null : `node_modules/${installed} (json-server ${version}) not installed`),
+    async prepare(ctx) {
+      const home = writePostsDb(ctx, name);
+      const start = (how = {}) =>
+        startNode({
+          ...how,
+          name,
+          args: (port) => [bin, 'db.json', '--port', String(port), '--host', '127.0.0.1'],
+          env: () => ({ ...process.env }),
+          cwd: home,
+          readyPath: '/posts/1', // cheap: its list endpoint sorts the whole array first
+          logFile: join(ctx.dir, `${name}.stderr.log`),
+        });
+      return { layout: [`json-server ${version}`, ...POSTS_LAYOUT(ctx.size)], start };
+    },
+  };
+}
+
+/**
  * BENCH_BEFORE=<another checkout, built>: `restgraph-before` serves that checkout's build as
  * `restgraph` is served, to compare two versions side by side in one run (restgraph/restgraph-before).
  */
@@ -278,26 +349,9 @@ export const servers = [
         }),
   ),
   baselineServer({ name: 'baseline' }),
-  {
-    name: 'json-server',
-    unavailable: () => (existsSync(jsonServerBin) ? null : 'node_modules/json-server not installed'),
-    async prepare({ dir, users }) {
-      const dbFile = join(dir, 'db.json');
-      writeJsonServerDb(dbFile, users);
-      // Run as `json-server db.json --port N`, its defaults otherwise (file watching on).
-      const start = (how = {}) =>
-        startNode({
-          ...how,
-          name: 'json-server',
-          args: (port) => [jsonServerBin, 'db.json', '--port', String(port), '--host', '127.0.0.1'],
-          env: () => ({ ...process.env }),
-          cwd: dir,
-          readyPath: '/users/1', // cheap: its list endpoint sorts the whole array first
-          logFile: join(dir, 'json-server.stderr.log'),
-        });
-      return { layout: ['db.json: {"users": [...]}'], start };
-    },
-  },
+  dbJsonRestgraph(),
+  jsonServer({ name: 'json-server', bin: jsonServer017Bin, version: '0.17.4', installed: 'json-server-017' }),
+  jsonServer({ name: 'json-server-1x', bin: jsonServer1Bin, version: '1.0.0-beta.15', installed: 'json-server-1' }),
   restgraphServer({
     name: 'restgraph-pg',
     // As `restgraph` (example schema, API key), on a fresh PostgreSQL database (BENCH_POSTGRES_URL).

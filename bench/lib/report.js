@@ -1,5 +1,6 @@
 // The REST tables of bench/run.js (ratios against their targets, notes) and the formatting
 // the event benchmarks share with them.
+import { DBJSON_SERVERS, DBJSON_SUBJECT } from '../dbjson-scenarios.js';
 import { scenarioFor, scenarios as allScenarios } from '../scenarios.js';
 
 /** The server whose ratios are judged. */
@@ -10,8 +11,10 @@ export const PG_SUBJECT = 'restgraph-pg';
 const PG_REFERENCES = new Set(['baseline-pg']);
 /** The servers of the PostgreSQL table. */
 export const PG_SERVERS = new Set([PG_SUBJECT, ...PG_REFERENCES]);
+/** The servers of the db.json table: restgraph-dbjson / json-server, on the same db.json of posts. */
+const DBJSON = new Set(DBJSON_SERVERS);
 /** The server a reference is compared with. */
-export const subjectOf = (reference) => (PG_REFERENCES.has(reference) ? PG_SUBJECT : SUBJECT);
+export const subjectOf = (reference) => (PG_REFERENCES.has(reference) ? PG_SUBJECT : DBJSON.has(reference) ? DBJSON_SUBJECT : SUBJECT);
 /** Other processes using more than this share of a CPU during a run disturb it (warned). */
 export const OTHER_CPU_LIMIT = 0.05;
 
@@ -62,7 +65,9 @@ export function computeRatios(out) {
       if (!subject?.reqPerSec || !ref?.reqPerSec) continue;
       const value = subject.reqPerSec / ref.reqPerSec;
       const clean = failures(subject) === 0 && !row.checks[subjectName];
-      row.ratios[reference] = { value, target, pass: clean && value >= target, flagged: !clean || failures(ref) > 0, subject: subjectName };
+      // A target of null: the ratio is shown, not judged.
+      const pass = target === null ? null : clean && value >= target;
+      row.ratios[reference] = { value, target, pass, flagged: !clean || failures(ref) > 0, subject: subjectName };
     }
     // Two configurations of restgraph side by side: `subject/reference` in scenario.pairTargets.
     row.pairRatios = {};
@@ -88,14 +93,16 @@ export function computeRatios(out) {
 }
 
 /**
- * Prints the results of one size: a table of the SQLite servers (and json-server), then one of
- * the PostgreSQL servers, each with its ratios and notes.
+ * Prints the results of one size: a table of the SQLite servers, one of the db.json servers
+ * (restgraph-dbjson and json-server on a db.json of as many posts), then one of the PostgreSQL
+ * servers, each with its ratios and notes.
  */
 export function printTable(out, { servers, config, postgresVersion }) {
   const names = servers.map((s) => s.name);
   const rounds = config.rounds > 1 ? `, median of ${config.rounds} rounds` : '';
   const run = `${config.engine}, ${config.connections} connections, ${config.duration} s${rounds}`;
-  const sqliteNames = names.filter((n) => !PG_SERVERS.has(n));
+  const sqliteNames = names.filter((n) => !PG_SERVERS.has(n) && !DBJSON.has(n));
+  const dbJsonNames = names.filter((n) => DBJSON.has(n));
   const pgNames = names.filter((n) => PG_SERVERS.has(n));
   if (sqliteNames.length) {
     console.log(`\n${fmtCount(out.size)} users, ${run}:`);
@@ -111,6 +118,14 @@ export function printTable(out, { servers, config, postgresVersion }) {
       }
     }
     printNotes(out, sqliteNames, config);
+  }
+  if (dbJsonNames.length) {
+    console.log(`\n${fmtCount(out.size)} posts in a json-server db.json, ${run}:`);
+    printGroup(out, { names: dbJsonNames, subject: DBJSON_SUBJECT, config });
+    printNotes(out, dbJsonNames, config);
+    const started = dbJsonNames.filter((n) => out.servers[n]?.startSeconds?.length);
+    const seconds = (n) => out.servers[n].startSeconds.map((t) => t.toFixed(1)).join(' / ');
+    if (started.length) console.log(`start-up until it answers (restgraph-dbjson: its first, importing db.json): ${started.map((n) => `${n} ${seconds(n)} s`).join(', ')}`);
   }
   if (pgNames.length) {
     const skipped = pgNames.map((n) => out.servers[n]?.skipped).filter(Boolean);
@@ -160,10 +175,12 @@ function printGroup(out, { names, subject }) {
     for (const ref of references) {
       const ratio = row.ratios[ref];
       const target = scenario.targets?.[ref];
-      if (!ratio) cells.push(target === undefined ? '' : `n/a (>= ${target})`);
+      const judged = target === null ? '' : ` (>= ${target})`;
+      if (!ratio) cells.push(target === undefined ? '' : `n/a${judged}`);
       else {
         const value = ratio.value >= 10 ? ratio.value.toFixed(1) : ratio.value.toFixed(2);
-        cells.push(`${value} ${ratio.pass ? 'PASS' : 'MISS'} (>= ${target})${ratio.flagged ? ' !' : ''}`);
+        const verdict = target === null ? '' : ratio.pass ? ' PASS' : ' MISS';
+        cells.push(`${value}${verdict}${judged}${ratio.flagged ? ' !' : ''}`);
       }
     }
     rows.push(cells);
