@@ -1,6 +1,7 @@
 import { canonicalFields, fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from './list-spec.js';
 import { columnNames } from './record-store.js';
+import { InsertTexts } from './insert-texts.js';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 
 /**
@@ -15,11 +16,11 @@ const MAX_ROWS_PER_INSERT = 200;
 
 export class BulkRows {
   readonly #db: SqlDatabase;
-  /** INSERT texts by resource and row count (full batches repeat one text: kept prepared). */
-  readonly #insertSql = new Map<string, string>();
+  readonly #insertTexts: InsertTexts;
 
   constructor(db: SqlDatabase) {
     this.#db = db;
+    this.#insertTexts = new InsertTexts(db.builder);
   }
 
   /** Every row of `resource` (with an id above `after`), by id ascending, `pageSize` rows a read (decoded, in canonical key order). */
@@ -93,7 +94,7 @@ export class BulkRows {
           parameters.push(field.type === 'datetime' && typeof value === 'string' ? value : rules.encode(field, value));
         }
       }
-      await tx.run({ sql: this.#insertText(resource, columns, chunk.length), parameters, reuse: chunk.length === per });
+      await tx.run({ sql: this.#insertTexts.text(resource.name, columns, chunk.length), parameters, reuse: chunk.length === per });
     }
   }
 
@@ -111,19 +112,5 @@ export class BulkRows {
   async reserveIds(tx: SqlExecutor, resource: ResourceModel, floor: number, count = 0): Promise<number> {
     const rows = await tx.all(this.#db.rules.reserveIds(resource.name, floor, count));
     return Number(rows[0]?.first);
-  }
-
-  #insertText(resource: ResourceModel, columns: readonly string[], rowCount: number): string {
-    const key = `${resource.name}|${columns.length}|${rowCount}`;
-    let text = this.#insertSql.get(key);
-    if (text === undefined) {
-      const row: Record<string, unknown> = Object.fromEntries(columns.map((name) => [name, null]));
-      text = this.#db.builder
-        .insertInto(resource.name)
-        .values(Array.from({ length: rowCount }, () => row))
-        .compile().sql;
-      this.#insertSql.set(key, text);
-    }
-    return text;
   }
 }

@@ -1,5 +1,6 @@
 import { sql, type Expression } from 'kysely';
 import type { FieldModel } from '../schema/schema-model.js';
+import { InsertTexts } from './insert-texts.js';
 import type { SqlDatabase, SqlExecutor, SqlRow } from './sql-database.js';
 
 /**
@@ -44,12 +45,12 @@ type Conversion = ((raw: unknown) => unknown) | undefined;
 export class TableCopy {
   readonly #source: SqlDatabase;
   readonly #target: SqlDatabase;
-  /** INSERT texts by table and row count (full statements repeat one text: kept prepared). */
-  readonly #insertSql = new Map<string, string>();
+  readonly #insertTexts: InsertTexts;
 
   constructor(source: SqlDatabase, target: SqlDatabase) {
     this.#source = source;
     this.#target = target;
+    this.#insertTexts = new InsertTexts(target.builder);
   }
 
   /**
@@ -77,7 +78,7 @@ export class TableCopy {
       );
       for (let start = 0; start < values.length; start += perInsert) {
         const chunk = values.slice(start, start + perInsert);
-        await to.run({ sql: this.#insertText(table, chunk.length), parameters: chunk.flat(), reuse: chunk.length === perInsert });
+        await to.run({ sql: this.#insertTexts.text(table.name, table.columns.map((column) => column.name), chunk.length), parameters: chunk.flat(), reuse: chunk.length === perInsert });
       }
       copied += page.length;
       if (page.length < pageRows) return copied;
@@ -112,19 +113,5 @@ export class TableCopy {
     const to = this.#target.rules;
     const decodes = from.needsDecode(field);
     return (raw) => to.encode(field, decodes ? from.decode(field, raw) : raw);
-  }
-
-  #insertText(table: CopiedTable, rowCount: number): string {
-    const key = `${table.name}|${rowCount}`;
-    let text = this.#insertSql.get(key);
-    if (text === undefined) {
-      const row: Record<string, unknown> = Object.fromEntries(table.columns.map((column) => [column.name, null]));
-      text = this.#target.builder
-        .insertInto(table.name)
-        .values(Array.from({ length: rowCount }, () => row))
-        .compile().sql;
-      this.#insertSql.set(key, text);
-    }
-    return text;
   }
 }
