@@ -340,11 +340,20 @@ describe('hostile and odd input, as json-server 0.17 answers it', () => {
       '/posts?_limit=-5',
       '/posts?_start=5',
       '/posts?_start=99999999999999999999&_end=1',
+      '/posts?_start=100000000000000000000&_limit=2',
       '/posts?_page=0&_limit=5',
       '/posts?_page=-1&_limit=5',
       '/posts?_page=abc&_limit=5',
       '/posts?_page=1&_limit=abc',
     ]);
+  });
+
+  it('a page past any table (an offset of 1e21) is an empty page (1.x: its last page), not a database error', async () => {
+    expect(await c.restgraph('GET', '/posts?_page=100000000000000000000&_limit=10')).toMatchObject({ status: 200, body: [] });
+    const envelope = await c.restgraph('GET', '/posts?_page=100000000000000000000&_per_page=10');
+    const last = await c.restgraph('GET', '/posts?_page=2&_per_page=10');
+    expect(envelope.status).toBe(200);
+    expect(envelope.body).toEqual(last.body);
   });
 
   it('unknown fields: a plain filter is ignored, one with an operator matches nothing', async () => {

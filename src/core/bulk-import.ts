@@ -125,12 +125,10 @@ class ImportRun {
   readonly #now = new Date().toISOString();
   readonly #imported = new Map<string, number>();
   readonly #rejected = new RejectedRows();
-  /** Rows with ids, waiting to be written (one resource at a time). */
-  #batch: PendingRow[] = [];
-  #batchResource: ResourceModel | undefined;
-  /** Rows without ids, waiting to go to the ledger (one resource at a time). */
-  #idless: PendingRow[] = [];
-  #idlessResource: ResourceModel | undefined;
+  /** Rows with ids, by resource, waiting to be written (a file that alternates resources still writes full batches). */
+  readonly #batches = new Map<ResourceModel, PendingRow[]>();
+  /** Rows without ids, by resource, waiting to go to the ledger. */
+  readonly #idless = new Map<ResourceModel, PendingRow[]>();
   /** Resources with rows without ids in the ledger. */
   readonly #waiting = new Set<ResourceModel>();
 
@@ -152,7 +150,12 @@ class ImportRun {
         `The database already has rows in ${[...withRows].join(', ')}: import data fills an empty database (--allow-existing-rows imports beside them, rejecting rows whose ids are taken).`,
       );
     }
-    this.#ledger = await ImportLedger.create(db, this.#tx, this.#rows, withRows);
+    // On PostgreSQL, other writers of these tables wait until the import commits (as on SQLite):
+    // no create takes an id between the generator's move and the rows, nor adds rows it would
+    // count as its own.
+    const lock = db.rules.lockForImport([...this.#schema.resources.keys()]);
+    if (lock !== undefined) await this.#tx.run(lock);
+    this.#ledger = await ImportLedger.create(db, this.#tx, withRows);
     return this.#ledger;
   }
 
@@ -167,20 +170,19 @@ class ImportRun {
       this.#reject(line, resource.name, checked);
       return;
     }
-    if (checked.id === undefined) {
-      if (this.#idlessResource !== resource || this.#idless.length >= BATCH_ROWS) await this.#keepIdless();
-      this.#idlessResource = resource;
-      this.#idless.push({ line, record: checked });
-      return;
-    }
-    if (this.#batchResource !== resource || this.#batch.length >= BATCH_ROWS) await this.#flush();
-    this.#batchResource = resource;
-    this.#batch.push({ line, record: checked });
+    const pending = checked.id === undefined ? this.#idless : this.#batches;
+    let rows = pending.get(resource);
+    if (rows === undefined) pending.set(resource, (rows = []));
+    rows.push({ line, record: checked });
+    if (rows.length < BATCH_ROWS) return;
+    pending.delete(resource);
+    if (checked.id === undefined) await this.#keepIdless(resource, rows);
+    else await this.#flush(resource, rows);
   }
 
   async finish(): Promise<BulkImportResult> {
-    await this.#flush();
-    await this.#keepIdless();
+    for (const [resource, rows] of this.#batches) await this.#flush(resource, rows);
+    for (const [resource, rows] of this.#idless) await this.#keepIdless(resource, rows);
     // Every row with an id is in: number the others after them.
     for (const resource of this.#waiting) {
       for await (const page of this.#ledger.waiting(resource)) await this.#writeNumbered(resource, page);
@@ -195,25 +197,18 @@ class ImportRun {
   }
 
   /** Writes the batch of rows with ids, but those whose id or unique values are taken. */
-  async #flush(): Promise<void> {
-    const resource = this.#batchResource;
-    const batch = this.#batch;
-    if (resource === undefined || batch.length === 0) return;
-    this.#batch = [];
+  async #flush(resource: ResourceModel, batch: readonly PendingRow[]): Promise<void> {
     const rows = await this.#unique(resource, await this.#newIds(resource, batch));
     if (rows.length === 0) return;
-    // The id generator first: a create beside the import never takes one of these ids.
+    // The id generator first, past these ids.
     await this.#rows.reserveIds(this.#tx, resource, Math.max(...rows.map((r) => r.record.id as number)));
     await this.#write(resource, rows);
   }
 
   /** Rows without ids to the ledger, until every row with an id is in. */
-  async #keepIdless(): Promise<void> {
-    const resource = this.#idlessResource;
-    if (resource === undefined || this.#idless.length === 0) return;
-    await this.#ledger.wait(resource, this.#idless);
+  async #keepIdless(resource: ResourceModel, rows: readonly PendingRow[]): Promise<void> {
+    await this.#ledger.wait(resource, rows);
     this.#waiting.add(resource);
-    this.#idless = [];
   }
 
   /** Rows without ids, numbered after every id in use and written. */

@@ -172,10 +172,18 @@ function sortOf(resource: ResourceModel, sort: string | undefined, order: string
   return keys.join(',');
 }
 
+/** The largest page number, start or end taken as it is. */
+const MAX_POSITION = 2 ** 31;
+
 /** Which json-server paging a request asks for, its numbers read as json-server reads them (parseInt). */
 function pagingOf(raw: RawQuery, limits: ListLimits): JsonServerPaging {
   const [start, end, limit, page, perPage] = PAGING.map((name) => first(raw[name]));
-  const int = (text: string | undefined): number => Number.parseInt(text ?? '', 10);
+  // Positions past any table's rows (2^31) are read as 2^31: the answer is the same (no rows), and
+  // an offset of 1e21 would reach the database as a number it cannot take.
+  const int = (text: string | undefined): number => {
+    const n = Number.parseInt(text ?? '', 10);
+    return Number.isNaN(n) ? n : Math.max(-MAX_POSITION, Math.min(n, MAX_POSITION));
+  };
   // A page larger than restgraph's largest page is cut to it (X-Total-Count still tells the whole).
   const capped = (n: number): number => Math.min(n, limits.maxLimit);
   if (page !== undefined && page !== '') {

@@ -1,23 +1,26 @@
 import { canonicalFields, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
-import type { BulkRows } from './bulk-rows.js';
+import { InsertTexts } from './insert-texts.js';
 import type { StoredRecord } from './list-spec.js';
 import { columnNames } from './record-store.js';
 import type { DynamicTables, SqlDatabase, SqlExecutor } from './sql-database.js';
 import type { Kysely } from 'kysely';
 
 /**
- * What a bulk import has written so far, kept in a temporary table of its own transaction rather
- * than in memory (an import's memory stays bounded by its batch, whatever the file's size), one
- * ledger row per batch:
+ * What a bulk import has written so far, kept in temporary tables of its own transaction rather
+ * than in memory (an import's memory stays bounded by its batches, whatever the file's size):
  *
- * - the ids and file lines of the rows of each batch written (to name the line of a row found
- *   invalid later, and to tell the import's rows from those the table had before);
- * - the rows without ids, as JSON, until every row with an id is in (then they are numbered).
+ * - the id and file line of every row written, indexed by id (to name the line of a row found
+ *   invalid later, and to tell the import's rows from those the table had before), so every
+ *   question is one indexed query or one join, never a scan per row;
+ * - the rows without ids, as JSON, a batch a row, until every row with an id is in.
  *
- * The table lives in the import's transaction: dropped at its end, gone with a rollback.
+ * The tables live in the import's transaction: dropped at its end, gone with a rollback.
  */
 
-const LEDGER = '_restgraph_import_ledger';
+const WRITTEN = '_restgraph_import_rows';
+const WAITING = '_restgraph_import_waiting';
+/** Ledger rows one INSERT takes (3 parameters each). */
+const ROWS_PER_INSERT = 300;
 
 /** A row of the import found with a reference field holding `value`. */
 export interface ReferringRow {
@@ -35,57 +38,63 @@ export interface WaitingRow {
 export class ImportLedger {
   readonly #db: SqlDatabase;
   readonly #tx: SqlExecutor;
-  readonly #rows: BulkRows;
   /** Resources whose tables had rows before the import: their rows are told apart by the ledger. */
   readonly #hadRows: ReadonlySet<string>;
+  readonly #insertTexts: InsertTexts;
   #batches = 0;
 
-  private constructor(db: SqlDatabase, tx: SqlExecutor, rows: BulkRows, hadRows: ReadonlySet<string>) {
+  private constructor(db: SqlDatabase, tx: SqlExecutor, hadRows: ReadonlySet<string>) {
     this.#db = db;
     this.#tx = tx;
-    this.#rows = rows;
     this.#hadRows = hadRows;
+    this.#insertTexts = new InsertTexts(db.builder);
   }
 
   /** Creates the ledger inside the transaction `tx`. */
-  static async create(db: SqlDatabase, tx: SqlExecutor, rows: BulkRows, hadRows: ReadonlySet<string>): Promise<ImportLedger> {
+  static async create(db: SqlDatabase, tx: SqlExecutor, hadRows: ReadonlySet<string>): Promise<ImportLedger> {
     const schema = db.builder.schema;
     await tx.run(
       schema
-        .createTable(LEDGER)
+        .createTable(WRITTEN)
+        .temporary()
+        .addColumn('resource', 'text', (c) => c.notNull())
+        .addColumn('id', 'bigint', (c) => c.notNull())
+        .addColumn('line', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint(`${WRITTEN}_key`, ['resource', 'id'])
+        .compile(),
+    );
+    await tx.run(
+      schema
+        .createTable(WAITING)
         .temporary()
         .addColumn('batch', 'integer', (c) => c.primaryKey())
         .addColumn('resource', 'text', (c) => c.notNull())
-        .addColumn('kind', 'text', (c) => c.notNull())
-        .addColumn('lowest', 'bigint')
-        .addColumn('highest', 'bigint')
-        .addColumn('ids', 'text')
         .addColumn('lines', 'text', (c) => c.notNull())
-        .addColumn('records', 'text')
+        .addColumn('records', 'text', (c) => c.notNull())
         .compile(),
     );
-    return new ImportLedger(db, tx, rows, hadRows);
+    return new ImportLedger(db, tx, hadRows);
   }
 
   get #builder(): Kysely<DynamicTables> {
     return this.#db.builder;
   }
 
-  /** Records a batch of rows written with these ids, from these lines. */
+  /** Records rows written with these ids, from these lines. */
   async written(resource: ResourceModel, rows: readonly { id: number; line: number }[]): Promise<void> {
-    if (rows.length === 0) return;
-    const ids = rows.map((r) => r.id);
-    await this.#add({ resource: resource.name, kind: 'written', lowest: Math.min(...ids), highest: Math.max(...ids), ids: JSON.stringify(ids), lines: JSON.stringify(rows.map((r) => r.line)), records: null });
+    for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+      const parameters: unknown[] = [];
+      for (const { id, line } of chunk) parameters.push(resource.name, id, line);
+      await this.#tx.run({ sql: this.#insertTexts.text(WRITTEN, ['resource', 'id', 'line'], chunk.length), parameters, reuse: chunk.length === ROWS_PER_INSERT });
+    }
   }
 
   /** Keeps a batch of rows without ids until {@link waiting} reads them back. */
   async wait(resource: ResourceModel, rows: readonly WaitingRow[]): Promise<void> {
     if (rows.length === 0) return;
-    await this.#add({ resource: resource.name, kind: 'waiting', lowest: null, highest: null, ids: null, lines: JSON.stringify(rows.map((r) => r.line)), records: JSON.stringify(rows.map((r) => r.record)) });
-  }
-
-  async #add(row: Record<string, unknown>): Promise<void> {
-    await this.#tx.run(this.#builder.insertInto(LEDGER).values({ batch: ++this.#batches, ...row }).compile());
+    const values = { batch: ++this.#batches, resource: resource.name, lines: JSON.stringify(rows.map((r) => r.line)), records: JSON.stringify(rows.map((r) => r.record)) };
+    await this.#tx.run(this.#builder.insertInto(WAITING).values(values).compile());
   }
 
   /** The batches of rows of `resource` kept by {@link wait}, in file order. */
@@ -93,7 +102,7 @@ export class ImportLedger {
     let after = 0;
     for (;;) {
       const row = await this.#tx.one(
-        this.#builder.selectFrom(LEDGER).select(['batch', 'lines', 'records']).where('resource', '=', resource.name).where('kind', '=', 'waiting').where('batch', '>', after).orderBy('batch').limit(1).compile(),
+        this.#builder.selectFrom(WAITING).select(['batch', 'lines', 'records']).where('resource', '=', resource.name).where('batch', '>', after).orderBy('batch').limit(1).compile(),
       );
       if (row === undefined) return;
       const lines = JSON.parse(String(row.lines)) as number[];
@@ -103,34 +112,32 @@ export class ImportLedger {
     }
   }
 
-  /** The lines of the import's rows of `resource` among `ids` (a few: rows being rejected), by id. */
+  /** The lines of the import's rows of `resource` among `ids`, by id. */
   async linesOf(resource: ResourceModel, ids: readonly number[]): Promise<Map<number, number>> {
     const lines = new Map<number, number>();
-    for (const id of new Set(ids)) {
-      const batches = await this.#tx.all(
-        this.#builder.selectFrom(LEDGER).select(['ids', 'lines']).where('resource', '=', resource.name).where('lowest', '<=', id).where('highest', '>=', id).compile(),
+    const unique = [...new Set(ids)];
+    for (let start = 0; start < unique.length; start += 500) {
+      const rows = await this.#tx.all(
+        this.#builder.selectFrom(WRITTEN).select(['id', 'line']).where('resource', '=', resource.name).where('id', 'in', unique.slice(start, start + 500)).compile(),
       );
-      for (const batch of batches) {
-        const batchIds = JSON.parse(String(batch.ids)) as number[];
-        const at = batchIds.indexOf(id);
-        if (at >= 0) lines.set(id, (JSON.parse(String(batch.lines)) as number[])[at] ?? 0);
-      }
+      for (const row of rows) lines.set(Number(row.id), Number(row.line));
     }
     return lines;
   }
 
-  /** The import's rows of `resource` whose `field` holds a value that is no id of `target`. */
+  /** The import's rows of `resource` whose `field` holds a value that is no id of `target` (one join). */
   async dangling(resource: ResourceModel, field: FieldModel, target: ResourceModel): Promise<ReferringRow[]> {
     const rows = await this.#tx.all(
       this.#builder
         .selectFrom(`${resource.name} as r`)
+        .innerJoin(`${WRITTEN} as l`, (join) => join.onRef('l.id', '=', 'r.id').on('l.resource', '=', resource.name))
         .leftJoin(`${target.name} as t`, 't.id', `r.${field.name}`)
-        .select(['r.id as id', `r.${field.name} as value`])
+        .select(['r.id as id', 'l.line as line', `r.${field.name} as value`])
         .where(`r.${field.name}`, 'is not', null)
         .where('t.id', 'is', null)
         .compile(),
     );
-    return this.#ofImport(resource, rows);
+    return rows.map(referringRow);
   }
 
   /** The import's rows of `resource` whose `field` holds one of `values`. */
@@ -138,58 +145,47 @@ export class ImportLedger {
     const found: ReferringRow[] = [];
     for (let start = 0; start < values.length; start += 500) {
       const rows = await this.#tx.all(
-        this.#builder.selectFrom(resource.name).select(['id', `${field.name} as value`]).where(field.name, 'in', values.slice(start, start + 500)).compile(),
+        this.#builder
+          .selectFrom(`${resource.name} as r`)
+          .innerJoin(`${WRITTEN} as l`, (join) => join.onRef('l.id', '=', 'r.id').on('l.resource', '=', resource.name))
+          .select(['r.id as id', 'l.line as line', `r.${field.name} as value`])
+          .where(`r.${field.name}`, 'in', values.slice(start, start + 500))
+          .compile(),
       );
-      found.push(...(await this.#ofImport(resource, rows)));
-    }
-    return found;
-  }
-
-  /** Those of `rows` (id, value) the import wrote, with their lines (a table's rows from before have none). */
-  async #ofImport(resource: ResourceModel, rows: readonly Record<string, unknown>[]): Promise<ReferringRow[]> {
-    if (rows.length === 0) return [];
-    const lines = await this.linesOf(resource, rows.map((row) => Number(row.id)));
-    const found: ReferringRow[] = [];
-    for (const row of rows) {
-      const line = lines.get(Number(row.id));
-      if (line !== undefined) found.push({ id: Number(row.id), line, value: Number(row.value) });
+      found.push(...rows.map(referringRow));
     }
     return found;
   }
 
   /** The import's rows of `resource` still in its table, decoded, a page at a time. */
   async *importedRows(resource: ResourceModel): AsyncGenerator<StoredRecord[]> {
-    if (!this.#hadRows.has(resource.name)) {
-      // Every row of the table is the import's.
-      const page: StoredRecord[] = [];
-      for await (const record of this.#rows.rows(resource, 1000, this.#tx)) {
-        page.push(record);
-        if (page.length === 1000) yield page.splice(0);
-      }
-      if (page.length > 0) yield page;
-      return;
-    }
     const rules = this.#db.rules;
     const fields = canonicalFields(resource);
+    const ofImport = this.#hadRows.has(resource.name);
     let after = 0;
     for (;;) {
-      const batch = await this.#tx.one(
-        this.#builder.selectFrom(LEDGER).select(['batch', 'ids']).where('resource', '=', resource.name).where('kind', '=', 'written').where('batch', '>', after).orderBy('batch').limit(1).compile(),
-      );
-      if (batch === undefined) return;
-      after = Number(batch.batch);
-      const ids = JSON.parse(String(batch.ids)) as number[];
-      const rows = await this.#tx.all(this.#builder.selectFrom(resource.name).select(columnNames(resource)).where('id', 'in', ids).orderBy('id').compile());
+      // Where the table was empty before, every row is the import's (the tables are locked
+      // against other writers for the import: see SqlDialectRules.lockForImport).
+      let query = this.#builder.selectFrom(`${resource.name} as r`).select(columnNames(resource).map((name) => `r.${name}`)).where('r.id', '>', after).orderBy('r.id').limit(1000);
+      if (ofImport) query = query.innerJoin(`${WRITTEN} as l`, (join) => join.onRef('l.id', '=', 'r.id').on('l.resource', '=', resource.name));
+      const rows = await this.#tx.all(query.compile());
+      if (rows.length === 0) return;
       yield rows.map((row) => {
         const record: StoredRecord = {};
         for (const field of fields) record[field.name] = rules.decode(field, row[field.name]);
         return record;
       });
+      after = Number(rows[rows.length - 1]?.id);
     }
   }
 
   /** Drops the ledger (before the transaction commits). */
   async drop(): Promise<void> {
-    await this.#tx.run(this.#db.builder.schema.dropTable(LEDGER).compile());
+    await this.#tx.run(this.#db.builder.schema.dropTable(WRITTEN).compile());
+    await this.#tx.run(this.#db.builder.schema.dropTable(WAITING).compile());
   }
+}
+
+function referringRow(row: Record<string, unknown>): ReferringRow {
+  return { id: Number(row.id), line: Number(row.line), value: Number(row.value) };
 }

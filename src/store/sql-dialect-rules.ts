@@ -46,10 +46,15 @@ export interface SqlDialectRules {
   /**
    * The statement that reserves ids of `table` for rows an import brings: it moves the id generator
    * past the largest of the table's ids, its own position and `floor` (the largest id about to be
-   * inserted), then `count` further; its one row's `first` is the first id of those `count`. The
-   * generator moves before the rows go in, so a concurrent create never takes one of their ids.
+   * inserted), then `count` further; its one row's `first` is the first id of those `count`. Run
+   * under {@link lockForImport}'s lock: no other writer takes an id meanwhile.
    */
   reserveIds(table: string, floor: number, count: number): { sql: string; parameters: readonly unknown[] };
+  /**
+   * The statement that keeps other writers of `tables` waiting until the import's transaction
+   * ends (readers go on); undefined where a transaction already has the only write lock (SQLite).
+   */
+  lockForImport(tables: readonly string[]): { sql: string; parameters: readonly unknown[] } | undefined;
   /**
    * A statement whose row's `position` is the largest id the generator of `table` has handed out
    * or been moved past (0 when none): the largest id, or more when the rows of the largest ids

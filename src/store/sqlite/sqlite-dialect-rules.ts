@@ -45,6 +45,11 @@ export const sqliteDialectRules: SqlDialectRules = {
     return '"id" integer primary key autoincrement';
   },
 
+  lockForImport(): undefined {
+    // The import's transaction holds SQLite's one write lock (BEGIN IMMEDIATE) already.
+    return undefined;
+  },
+
   reserveIds(table: string, floor: number) {
     // One writer at a time, and an insert with an id above sqlite_sequence's raises it: the next
     // id is past the largest of the table's ids, its sequence (ids of deleted rows) and `floor`.
