@@ -12,6 +12,8 @@ export interface MetricsSources {
   dispatcher: { readonly lastId: number; readonly subscriberCount: number };
   /** Webhook deliveries waiting for an attempt, in the whole database. */
   webhooks: { pendingCount(): Promise<number> };
+  /** The GraphQL subscription groups running (subscribers sharing one execution per event). */
+  subscriptionGroups: { readonly size: number };
 }
 
 /** Where subscriptions and event streams are served. */
@@ -119,6 +121,11 @@ export class AppMetrics {
       help: 'Consumers the event dispatcher feeds: /v1/events streams, GraphQL subscriptions of either transport, and the webhook feeder (one while any endpoint is active).',
       registers,
     });
+    const groups = new Gauge({
+      name: 'restgraph_subscription_groups',
+      help: 'GraphQL subscription groups running: subscribers asking the same thing share one group, which executes each event once for them all.',
+      registers,
+    });
     this.#sample = async () => {
       const stats = sources.db.connectionStats();
       connections.set({ state: 'idle' }, stats.idle);
@@ -126,6 +133,7 @@ export class AppMetrics {
       maxConnections.set(stats.max);
       waiting.set(stats.waiting);
       subscribers.set(sources.dispatcher.subscriberCount);
+      groups.set(sources.subscriptionGroups.size);
       const dispatched = sources.dispatcher.lastId;
       try {
         const [backlog, pendingCount] = await Promise.all([sources.outbox.backlogAfter(dispatched), sources.webhooks.pendingCount()]);

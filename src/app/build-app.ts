@@ -126,7 +126,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     ...(storage.rateLimits === undefined ? {} : { rateLimits: storage.rateLimits }),
   });
   const webhooks = new WebhookService(storage.webhooks, dispatcher, schema, options.webhooks, { ...workerLog, notice: (message) => app.log.warn(message) }, metrics?.webhookOutcome);
-  metrics?.watch({ db, outbox: storage.events, dispatcher, webhooks: storage.webhooks });
+  metrics?.watch({ db, outbox: storage.events, dispatcher, webhooks: storage.webhooks, subscriptionGroups: graphql.subscriptions });
   app.decorate('restgraph', {
     options,
     events: dispatcher,

@@ -289,7 +289,9 @@ class Group {
       member.queue = [this.#overflowResult()];
       member.head = 0;
       member.done = true;
-      this.#members.delete(member);
+      // It leaves as any member does: the group ends with its last member (a group left with no
+      // member would go on executing every event for nobody).
+      this.#leave(member);
     } else {
       member.queue.push(result);
       if (last) member.done = true;

@@ -291,6 +291,17 @@ export async function rawSubscriber(server: ListeningApp, query: string): Promis
   };
 }
 
+/**
+ * Waits until the server runs no subscription of the test: the dispatcher feeds `baseline`
+ * consumers (those the test did not start) and no subscription group is left. (A group whose
+ * members are all gone but which still listens counts no subscriber: it is seen by the groups.)
+ */
+export async function subscriptionsEnded(server: ListeningApp, baseline = 0): Promise<void> {
+  const subscribers = (): number => server.app.restgraph.events.subscriberCount - baseline;
+  const groups = (): number => server.app.restgraph.graphql.subscriptions.size;
+  await waitUntil(() => subscribers() === 0 && groups() === 0, `every subscription of the test to end on the server (${subscribers()} subscribers, ${groups()} groups left)`);
+}
+
 /** Creates `count` posts of `author` with a 4000-character body (in process); returns their ids. */
 export async function writePosts(server: ListeningApp, author: Row, count: number, prefix: string): Promise<string[]> {
   const body = 'x'.repeat(4000);
@@ -340,7 +351,7 @@ export function laggingServer(maxLag: number, maxPausedMs?: number, maxLagReadin
   });
   afterEach(async () => {
     const server = must(state.server, 'server');
-    await waitUntil(() => server.app.restgraph.events.subscriberCount === 0, 'every subscription of the test to end on the server');
+    await subscriptionsEnded(server);
   });
   afterAll(async () => {
     await state.server?.close();
