@@ -12,8 +12,8 @@ export interface MetricsSources {
   dispatcher: { readonly lastId: number; readonly subscriberCount: number };
   /** Webhook deliveries waiting for an attempt, in the whole database. */
   webhooks: { pendingCount(): Promise<number> };
-  /** The GraphQL subscription groups running (subscribers sharing one execution per event). */
-  subscriptionGroups: { readonly size: number };
+  /** The GraphQL subscription groups running (subscribers sharing one execution per event), and what their members hold queued. */
+  subscriptionGroups: { readonly size: number; readonly queued: { readonly bytes: number } };
 }
 
 /** Where subscriptions and event streams are served. */
@@ -126,6 +126,11 @@ export class AppMetrics {
       help: 'GraphQL subscription groups running: subscribers asking the same thing share one group, which executes each event once for them all.',
       registers,
     });
+    const queued = new Gauge({
+      name: 'restgraph_subscription_queued_bytes',
+      help: 'Bytes GraphQL subscriptions hold queued for connections that do not take their messages (each message once), bounded by RESTGRAPH_SUBSCRIPTION_QUEUE_BYTES.',
+      registers,
+    });
     this.#sample = async () => {
       const stats = sources.db.connectionStats();
       connections.set({ state: 'idle' }, stats.idle);
@@ -134,6 +139,7 @@ export class AppMetrics {
       waiting.set(stats.waiting);
       subscribers.set(sources.dispatcher.subscriberCount);
       groups.set(sources.subscriptionGroups.size);
+      queued.set(sources.subscriptionGroups.queued.bytes);
       const dispatched = sources.dispatcher.lastId;
       try {
         const [backlog, pendingCount] = await Promise.all([sources.outbox.backlogAfter(dispatched), sources.webhooks.pendingCount()]);

@@ -123,6 +123,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     documentCacheBytes: options.graphql.documentCacheBytes,
     persistedQueryCacheBytes: options.graphql.persistedQueryCacheBytes,
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
+    subscriptionQueue: { perConnection: options.events.maxQueuedBytesPerConnection, total: options.events.maxQueuedBytes },
     ...(storage.rateLimits === undefined ? {} : { rateLimits: storage.rateLimits }),
   });
   const webhooks = new WebhookService(storage.webhooks, dispatcher, schema, options.webhooks, { ...workerLog, notice: (message) => app.log.warn(message) }, metrics?.webhookOutcome);

@@ -3,6 +3,7 @@ import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { RestgraphOptions } from '../../src/index.js';
 import { ADMIN, listenApp, send, tempDatabase, waitUntil, type ListeningApp, type Row } from './event-stream.js';
 
 /**
@@ -342,11 +343,16 @@ export async function pausedBesideHealthy(server: ListeningApp) {
  * write posts as, for the files of one describe each (beforeAll/afterEach/afterAll registered here):
  * every subscription of a test must have ended on the server after it.
  */
-export function laggingServer(maxLag: number, maxPausedMs?: number, maxLagReading?: number): { readonly server: ListeningApp; readonly author: Row } {
+export function laggingServer(
+  maxLag: number,
+  maxPausedMs?: number,
+  maxLagReading?: number,
+  events: NonNullable<RestgraphOptions['events']> = {},
+): { readonly server: ListeningApp; readonly author: Row } {
   const state: { server?: ListeningApp; author?: Row; db?: Awaited<ReturnType<typeof tempDatabase>> } = {};
   beforeAll(async () => {
     state.db = await tempDatabase();
-    state.server = await listenApp(state.db.url, { events: { maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }), ...(maxLagReading === undefined ? {} : { maxLagReading }) } });
+    state.server = await listenApp(state.db.url, { events: { ...events, maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }), ...(maxLagReading === undefined ? {} : { maxLagReading }) } });
     state.author = (await send(state.server.base, 'POST', '/users', { name: 'lagging' })).json();
   });
   afterEach(async () => {
