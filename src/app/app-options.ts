@@ -240,6 +240,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   graphql: Object.freeze({
     maxDepth: 10,
     maxCost: 50_000,
+    relationPageSize: 10,
     maxAliases: 30,
     maxDirectives: 50,
     maxSelections: 10_000,

@@ -89,6 +89,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   const graphqlIntegers = [
     ['RESTGRAPH_GRAPHQL_MAX_DEPTH', 'maxDepth', 10, 1, 1000],
     ['RESTGRAPH_GRAPHQL_MAX_COST', 'maxCost', 50_000, 1, 1_000_000_000],
+    ['RESTGRAPH_GRAPHQL_RELATION_PAGE_SIZE', 'relationPageSize', 10, 1, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_ALIASES', 'maxAliases', 30, 0, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_DIRECTIVES', 'maxDirectives', 50, 0, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_SELECTIONS', 'maxSelections', 10_000, 1, 10_000_000],

@@ -26,6 +26,8 @@ import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, describe, idOf, pascal } from './schema-parts.js';
 import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
+import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
+import type { GraphqlLimits } from './query-limits.js';
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -54,13 +56,26 @@ interface TypesOfResource {
 }
 
 /**
+ * Rows a relation list (`author { books }`) returns without first/last: the configured relation
+ * page size, but never more than a top-level list's default page.
+ */
+export function relationPageSizeOf(limits: Pick<GraphqlLimits, 'relationPageSize'>, listLimits: ListLimits): number {
+  return Math.min(limits.relationPageSize, listLimits.defaultLimit);
+}
+
+/**
  * The GraphQL schema of a resource schema: for each resource (`users`, type `User`) the queries
  * `user(id)`, `users(...)` and `usersConnection(...)`, relation fields with the same arguments,
  * and the mutations `createUser`, `updateUser`, `replaceUser`, `deleteUser`. Every resolver calls
  * the core operations (so access rules, validation and errors are the REST API's); relation fields
  * load through the request's batch loaders (no query per parent).
+ *
+ * Top-level lists return `limits.defaultLimit` rows without first/last, relation lists the smaller
+ * `relationPageSize` (see {@link relationPageSizeOf}): nested lists multiply, and a query nesting
+ * three levels of default pages stays within the cost limit. Each list field keeps its default in
+ * its extensions ({@link DEFAULT_PAGE_SIZE}), where the cost reads it, and says it in its description.
  */
-export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): GraphQLSchema {
+export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relationPageSize: number): GraphQLSchema {
   const filterInputs = new Map<string, GraphQLInputObjectType>();
   const enums = new Map<string, GraphQLEnumType>();
   const types = new Map<string, TypesOfResource>();
@@ -215,19 +230,19 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys });
   }
 
-  const listArgs = (resource: ResourceModel): GraphQLFieldConfigArgumentMap => {
+  const listArgs = (resource: ResourceModel, defaultPageSize: number): GraphQLFieldConfigArgumentMap => {
     const t = typeOf(resource);
     return {
       filter: { type: t.filter },
       sort: { type: new GraphQLList(new GraphQLNonNull(t.sort)), description: 'Sort keys in order; id ascending always breaks ties.' },
-      first: { type: GraphQLInt, description: `The first n (default ${limits.defaultLimit}, at most ${limits.maxLimit}).` },
+      first: { type: GraphQLInt, description: `The first n (default ${defaultPageSize}, at most ${limits.maxLimit}).` },
       after: { type: GraphQLString, description: 'Only rows after this cursor.' },
       last: { type: GraphQLInt, description: `The last n (at most ${limits.maxLimit}), in the same order.` },
       before: { type: GraphQLString, description: 'Only rows before this cursor.' },
     };
   };
 
-  const listQueryOf = (resource: ResourceModel, args: ListArgs, count = false): ListQuery => {
+  const listQueryOf = (resource: ResourceModel, args: ListArgs, defaultPageSize: number): ListQuery => {
     const t = typeOf(resource);
     const input: StructuredListInput = {
       filters: Object.entries(args.filter ?? {}).flatMap(([field, ops]) =>
@@ -242,9 +257,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
       last: args.last ?? null,
       after: args.after ?? null,
       before: args.before ?? null,
-      count,
     };
-    return structuredListQuery(resource, input, limits);
+    return structuredListQuery(resource, input, { ...limits, defaultLimit: defaultPageSize });
   };
 
   const relationFields = (resource: ResourceModel, relation: RelationModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
@@ -262,24 +276,28 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
         },
       };
     }
-    const args = listArgs(target);
+    const args = listArgs(target, relationPageSize);
+    const paging = `${relationPageSize} rows unless first or last says otherwise; page on with after.`;
+    const extensions = { [DEFAULT_PAGE_SIZE]: relationPageSize };
     return {
       [relation.name]: {
         // Nullable: a relation the caller may not read is null with an error, and the parent stays.
         type: new GraphQLList(new GraphQLNonNull(t.object)),
-        description: `The ${target.name} of this ${resource.singular} (through ${relation.foreignKey}).`,
+        description: `The ${target.name} of this ${resource.singular} (through ${relation.foreignKey}): ${paging}`,
         args,
+        extensions,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
-          const query = listQueryOf(target, listArgsGiven);
+          const query = listQueryOf(target, listArgsGiven, relationPageSize);
           return (await ctx.loaders.relatedPage(relation, query).load(parent.id as number)).records;
         },
       },
       [`${relation.name}Connection`]: {
         type: t.connection,
-        description: `The ${target.name} of this ${resource.singular} as a cursor connection.`,
+        description: `The ${target.name} of this ${resource.singular} as a cursor connection: ${paging}`,
         args,
+        extensions,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
-          const query = listQueryOf(target, listArgsGiven);
+          const query = listQueryOf(target, listArgsGiven, relationPageSize);
           const page = await ctx.loaders.relatedPage(relation, query).load(parent.id as number);
           return connectionOf(ctx, target, query, page.records, page.more, () =>
             ctx.loaders.relatedCount(relation, query.filters).load(parent.id as number),
@@ -324,18 +342,21 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     } satisfies GraphQLFieldConfig<unknown, GraphqlContext, { id: string }>;
     // Root and mutation fields are nullable: one that fails (access, validation) is null with its
     // error, and the other fields of the request keep their data.
+    const topLevel = { [DEFAULT_PAGE_SIZE]: limits.defaultLimit };
     query[plural] = {
       type: new GraphQLList(new GraphQLNonNull(t.object)),
       description: `A page of ${resource.name}.`,
-      args: listArgs(resource),
-      resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args))).records,
+      args: listArgs(resource, limits.defaultLimit),
+      extensions: topLevel,
+      resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args, limits.defaultLimit))).records,
     };
     query[`${plural}Connection`] = {
       type: t.connection,
       description: `A page of ${resource.name} as a cursor connection, with the total count on request.`,
-      args: listArgs(resource),
+      args: listArgs(resource, limits.defaultLimit),
+      extensions: topLevel,
       resolve: async (_root, args: ListArgs, ctx) => {
-        const listQuery = listQueryOf(resource, args);
+        const listQuery = listQueryOf(resource, args, limits.defaultLimit);
         const page = await ctx.operations.list(ctx.operation, resource, listQuery);
         return connectionOf(ctx, resource, listQuery, page.records, page.more, () => ctx.operations.count(ctx.operation, resource, listQuery.filters));
       },
