@@ -196,7 +196,7 @@ export class Authenticator {
       throw error instanceof InvalidTokenError ? error : new InvalidTokenError(describeJoseError(error));
     }
     const scopes = readScopes(payload, jwt.scopesClaim ?? 'scope');
-    const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
+    const subject = readSubject(payload);
     return { kind: 'jwt', scopes, credentialId: jwtCredentialId(token, subject, payload.jti), ...(subject === undefined ? {} : { subject }) };
   }
 
@@ -262,6 +262,21 @@ function bearerToken(header: string): string {
   const token = /^Bearer +([\x21-\x7e]+) *$/i.exec(header)?.[1];
   if (token === undefined) throw new InvalidTokenError('Send the credential as Authorization: Bearer <token>.');
   return token;
+}
+
+/**
+ * The token's subject: its `sub`, or undefined when it has none (it then acts for no one and owns
+ * nothing). A `sub` that is there but empty, or not a string (RFC 7519, section 4.1.2: a
+ * StringOrURI), names no one: the token is refused rather than read as having no subject, or as
+ * the subject "" that would own the rows whose owner field is empty.
+ * @throws InvalidTokenError for such a `sub`
+ */
+function readSubject(payload: JWTPayload): string | undefined {
+  const sub: unknown = payload.sub;
+  if (sub === undefined) return undefined;
+  if (typeof sub !== 'string') throw new InvalidTokenError("The token's sub claim is not a string; a subject names someone, or the claim is left out.");
+  if (sub === '') throw new InvalidTokenError("The token's sub claim is empty; a subject names someone, or the claim is left out.");
+  return sub;
 }
 
 function readScopes(payload: JWTPayload, claim: string): Set<string> {
