@@ -67,6 +67,13 @@ export interface RestgraphOptions {
   jwt?: JwtOptions;
   /** How long a verified API key is trusted before the database is asked again (revocation delay). @default 10_000 (10 s) */
   apiKeyCacheMs?: number;
+  /**
+   * How often the credentials of open streams (GraphQL over WebSocket and SSE, /v1/events) are
+   * checked again against the database, not the key cache: a key revoked elsewhere (another
+   * instance, `restgraph token revoke`) has its streams ended within this time (one revoked through
+   * this server's API, at once). @default 5_000 (5 s)
+   */
+  streamCredentialCheckMs?: number;
   /** On first start with no API keys and no admin token, create an admin key and log it once. @default true */
   bootstrapAdminKey?: boolean;
   /** GraphQL protection limits and GET caching; see {@link GraphqlOptions}. */
@@ -197,6 +204,7 @@ export interface ResolvedOptions {
   adminToken: string | undefined;
   jwt: JwtOptions | undefined;
   apiKeyCacheMs: number;
+  streamCredentialCheckMs: number;
   bootstrapAdminKey: boolean;
   graphql: GraphqlOptions;
   onSqlStatement: ((sql: string) => void) | undefined;
@@ -236,6 +244,8 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   adminToken: undefined,
   jwt: undefined,
   apiKeyCacheMs: 10_000, // 10 s
+  // 5 s: a revoked key's streams end within 10 s (SECURITY.md), with room for the check's query.
+  streamCredentialCheckMs: 5000,
   bootstrapAdminKey: true,
   graphql: Object.freeze({
     maxDepth: 10,
@@ -291,6 +301,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     adminToken: options.adminToken,
     jwt: options.jwt,
     apiKeyCacheMs: options.apiKeyCacheMs ?? DEFAULT_OPTIONS.apiKeyCacheMs,
+    streamCredentialCheckMs: options.streamCredentialCheckMs ?? DEFAULT_OPTIONS.streamCredentialCheckMs,
     bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
     graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),
     onSqlStatement: options.onSqlStatement,

@@ -70,6 +70,9 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     options.idempotencyClaimTimeoutMs = integer(env, 'RESTGRAPH_IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1, 86_400) * 1000;
   }
   if (env.RESTGRAPH_API_KEY_CACHE_SECONDS !== undefined) options.apiKeyCacheMs = integer(env, 'RESTGRAPH_API_KEY_CACHE_SECONDS', 10, 0, 3600) * 1000;
+  if (env.RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS !== undefined) {
+    options.streamCredentialCheckMs = integer(env, 'RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS', 5, 1, 3600) * 1000;
+  }
   const jwt: NonNullable<RestgraphOptions['jwt']> = {};
   if (nonEmpty(env.RESTGRAPH_JWT_SECRET)) jwt.secret = env.RESTGRAPH_JWT_SECRET;
   if (nonEmpty(env.RESTGRAPH_JWT_PUBLIC_KEY)) jwt.publicKeys = [env.RESTGRAPH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n')];

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
-import { recheckCredential } from '../auth/credential-recheck.js';
+import type { WatchCredential } from '../auth/credential-recheck.js';
 import type { Principal } from '../core/principal.js';
 import type { FastifyRequest } from 'fastify';
 import type { GraphqlService } from './graphql-service.js';
@@ -15,8 +15,8 @@ export interface OpenCount {
 export interface WebSocketTransportOptions {
   /** Turns an Authorization header value into a principal (the upgrade's, or connection_init's). */
   authenticate: (header: string) => Promise<Principal>;
-  /** How often an open socket's credential is checked again. */
-  recheckCredentialMs: number;
+  /** Watches an open socket's credential: one that no longer authenticates (revoked, expired) closes the socket with 4403. */
+  watchCredential: WatchCredential;
   /** Most operations one connection may run at once. */
   maxSubscriptionsPerConnection: number;
   /** Counts the open sockets (a metrics gauge). */
@@ -78,11 +78,12 @@ function subscriptionHandler(service: GraphqlService, options: WebSocketTranspor
       if (given === null) return false;
       const header = given ?? ctx.extra.request.headers.authorization;
       try {
-        ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
+        const principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
+        ctx.extra.principal = principal;
         ctx.extra.credential = header;
-        if (header !== undefined) {
-          const { socket } = ctx.extra;
-          const stop = recheckCredential(header, options.authenticate, options.recheckCredentialMs, () => socket.close(4403, 'Forbidden'));
+        const { socket } = ctx.extra;
+        if (header !== undefined && socket.readyState !== socket.CLOSED) {
+          const stop = options.watchCredential(header, principal, () => socket.close(4403, 'Forbidden'));
           socket.once('close', stop);
         }
         return true;
