@@ -118,6 +118,14 @@ export interface RateLimitOptions {
   /** GraphQL cost points per window per credential. @default the schema's, else none */
   graphql: string | undefined;
   /**
+   * WebSocket upgrades per window per client address (an IPv6 client: per /64) that name no
+   * credential, or `off` for no bound. graphql-ws clients name theirs in connection_init, after the
+   * upgrade: each connection then counts against that credential's quotas (an anonymous one against
+   * `anonymous`), and this bound keeps floods of upgrades that never authenticate in check.
+   * @default {@link DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT}
+   */
+  webSocketConnections: string | undefined;
+  /**
    * Where counters live: `memory` (this process), `database` (the shared SQL database) or `redis`
    * (`redisUrl`). @default redis with a redisUrl, database on PostgreSQL, memory on SQLite
    */
@@ -137,6 +145,16 @@ export const DEFAULT_ANONYMOUS_RATE_LIMIT = '600/1m';
 
 /** The value of `anonymous` (RESTGRAPH_RATE_LIMIT_ANONYMOUS) that turns the anonymous quota off. */
 export const ANONYMOUS_RATE_LIMIT_OFF = 'off';
+
+/**
+ * The bound on WebSocket upgrades without a credential per address when nothing else sets one:
+ * 12,000 a minute (200 a second on average). Ten thousand graphql-ws clients behind one address (an
+ * office, a NAT, a load test) connect within a minute; an upgrade that never authenticates costs a
+ * handshake and lives at most 3 s (graphql-ws's wait for connection_init), so a flood from one
+ * address holds at most some hundreds of sockets. `RESTGRAPH_RATE_LIMIT_WEBSOCKET_CONNECTIONS=off`
+ * removes it.
+ */
+export const DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT = '12000/1m';
 
 /** The Prometheus endpoint. Reading it needs a token with the `metrics:read` (or `admin`) scope unless `public`. */
 export interface MetricsOptions {
@@ -273,7 +291,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxResponseBytes: 1024,
     pollIntervalMs: 500,
   }),
-  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, store: undefined, redisUrl: undefined }),
+  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, webSocketConnections: undefined, store: undefined, redisUrl: undefined }),
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
 });
 

@@ -14,6 +14,7 @@ import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { registerAuthRoutes } from '../rest/auth-routes.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
+import { connectionRateLimiter } from '../rest/rate-limit-hook.js';
 import { nativeQueryStyle } from '../rest/query-style.js';
 import { jsonServerQueryStyle } from '../rest/json-server-compat.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
@@ -177,6 +178,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     authenticate: (header) => authenticator.authenticate(header),
     maxSubscriptionsPerConnection: options.graphql.maxSubscriptionsPerConnection,
     watchCredential,
+    countConnection: storage.rateLimits === undefined ? undefined : connectionRateLimiter(storage.rateLimits),
     maxMessageBytes: options.graphql.maxWebSocketMessageBytes,
     openStreams: metrics === undefined ? undefined : { webSocket: metrics.openStreams('graphql-ws'), sse: metrics.openStreams('graphql-sse') },
   });

@@ -27,6 +27,8 @@ export interface GraphqlRouteOptions {
   getMaxAgeSeconds: number;
   /** Whether /graphql/schema.graphql serves the SDL (follows the introspection switch). */
   publishSchema: boolean;
+  /** Counts a WebSocket connection against the quotas of the credential connection_init names (see WebSocketTransportOptions). */
+  countConnection?: ((principal: Principal, clientAddress: string | undefined) => Promise<void>) | undefined;
   /** Count the open graphql-ws connections and graphql-sse streams (metrics gauges). */
   openStreams?: { webSocket: OpenCount; sse: OpenCount };
 }
@@ -102,9 +104,11 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // Subscriptions (and queries) over WebSocket on the upgrade of GET /graphql: the
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
+    // An upgrade without a credential counts against the bound on upgrades per address, and its
+    // connection against the credential connection_init names (options.countConnection).
     const charged = { graphqlOperation: true };
     const wsHandler = webSocketTransport(service, { ...options, open: options.openStreams?.webSocket });
-    scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: charged });
+    scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: { ...charged, webSocket: true } });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
