@@ -1,7 +1,8 @@
 import { SignJWT, type JWTPayload } from 'jose';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
-import { ADMIN, listenApp, send, tempDatabase, waitUntil, type ListeningApp } from './helpers/event-stream.js';
+import { ADMIN, send, waitUntil } from './helpers/event-stream.js';
+import { listeningServer } from './helpers/listening-server.js';
 import { codes, refusalOf, wsClient, type CloseLike, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
 
 /**
@@ -34,29 +35,15 @@ async function jwt(claims: JWTPayload): Promise<string> {
 }
 
 describe('the grouping of GraphQL subscriptions keeps apart credentials that see different rows', () => {
-  let server: ListeningApp;
-  let db: Awaited<ReturnType<typeof tempDatabase>>;
   const clients: SubscriptionClient[] = [];
-  const active = (): number => server.app.restgraph.events.subscriberCount;
-
-  beforeAll(async () => {
-    db = await tempDatabase();
-    server = await listenApp(db.url, { schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } });
-  });
-
-  afterEach(async () => {
+  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } }, async () => {
     for (const client of clients.splice(0)) await client.dispose();
-    await waitUntil(() => active() === 0, 'every subscription of the test to end on the server');
   });
-
-  afterAll(async () => {
-    await server.close();
-    await db.cleanup();
-  });
+  const active = (): number => running.server.app.restgraph.events.subscriberCount;
 
   /** Runs `query` on a socket of its own with this credential in connection_init. */
   function subscribe<D>(authorization: string, query: string, closes?: CloseLike[]): Recorder<D> {
-    const client = wsClient(server.base, { connectionParams: { Authorization: authorization }, lazy: false, ...(closes === undefined ? {} : { closes }) });
+    const client = wsClient(running.server.base, { connectionParams: { Authorization: authorization }, lazy: false, ...(closes === undefined ? {} : { closes }) });
     clients.push(client);
     return client.run<D>(query);
   }
@@ -81,7 +68,7 @@ describe('the grouping of GraphQL subscriptions keeps apart credentials that see
     const onAdmin = subscribe<Note>(ADMIN, query);
     await runningOrEnded(onAdmin, active());
 
-    const created = await send(server.base, 'POST', '/notes', { text: 'the empty subject\'s note', author: '' });
+    const created = await send(running.server.base, 'POST', '/notes', { text: 'the empty subject\'s note', author: '' });
     expect(created.status, created.text).toBe(201);
     await onAdmin.waitForResults(1);
     // The "" subscriber (while it was accepted) got the note with the shared execution of its group.
@@ -89,16 +76,16 @@ describe('the grouping of GraphQL subscriptions keeps apart credentials that see
 
     // A credential without a subject owns nothing: REST shows it no note, and neither may its subscription.
     expect(onNone.results).toEqual([]);
-    const listed = await send(server.base, 'GET', '/notes', undefined, { authorization: noSubject });
+    const listed = await send(running.server.base, 'GET', '/notes', undefined, { authorization: noSubject });
     expect(listed.status).toBe(200);
     expect(listed.json<unknown[]>()).toEqual([]);
 
     // An empty subject identifies no one: refused with a reason, on REST and on the socket.
-    const refused = await send(server.base, 'GET', '/notes', undefined, { authorization: emptySubject });
+    const refused = await send(running.server.base, 'GET', '/notes', undefined, { authorization: emptySubject });
     expect(refused.status).toBe(401);
     expect(refused.json<{ code: string; detail: string }>()).toMatchObject({ code: 'invalid-token', detail: "The token's sub claim is empty; a subject names someone, or the claim is left out." });
     // Nor does a sub that is not a string (it was read as no subject at all).
-    const numeric = await send(server.base, 'GET', '/notes', undefined, { authorization: await jwt({ sub: 7 as unknown as string, scope: 'notes:read' }) });
+    const numeric = await send(running.server.base, 'GET', '/notes', undefined, { authorization: await jwt({ sub: 7 as unknown as string, scope: 'notes:read' }) });
     expect(numeric.status).toBe(401);
     expect(numeric.json<{ detail: string }>().detail).toContain('not a string');
     expect(onEmpty.results).toEqual([]);
@@ -120,11 +107,11 @@ describe('the grouping of GraphQL subscriptions keeps apart credentials that see
     const onOne = subscribe<{ secretCreated: { text: string } }>(oneScope, query);
     await runningOrEnded(onOne, before);
 
-    const created = await send(server.base, 'POST', '/secrets', { text: 'for secrets:read only' });
+    const created = await send(running.server.base, 'POST', '/secrets', { text: 'for secrets:read only' });
     expect(created.status, created.text).toBe(201);
     await onTwo.waitForResults(1);
     // REST refuses the one odd scope; so does the subscription, whoever subscribed before it.
-    expect((await send(server.base, 'GET', '/secrets', undefined, { authorization: oneScope })).status).toBe(403);
+    expect((await send(running.server.base, 'GET', '/secrets', undefined, { authorization: oneScope })).status).toBe(403);
     expect(onOne.results.filter((r) => r.data !== undefined && r.data !== null)).toEqual([]);
     expect(codes(refusalOf(onOne))).toEqual(['forbidden']);
   });

@@ -1,8 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OPTIONS, type RestgraphOptions } from '../src/app/app-options.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
-import { finish, startCli, type Running } from './helpers/cli-process.js';
-import { eventsUrl, listenApp, send, SseReader, tempDatabase, waitUntil, type ListeningApp } from './helpers/event-stream.js';
+import { finish, killAll, startCli, type Running } from './helpers/cli-process.js';
+import { eventsUrl, send, SseReader, waitUntil, type ListeningApp } from './helpers/event-stream.js';
+import { listeningServer } from './helpers/listening-server.js';
 import { sseClient, wsClient, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
 import { tempDir } from './helpers/test-app.js';
 
@@ -82,33 +83,40 @@ async function expectEndedBeside(revoked: OpenStreams, kept: OpenStreams, server
   expect(revoked.events.events).toEqual([]);
 }
 
-describe('a key revoked through the API of the server its streams run on', () => {
-  let server: ListeningApp;
-  let db: Awaited<ReturnType<typeof tempDatabase>>;
+/**
+ * A server for one describe whose tests open streams with {@link revokedBesideKept}: their
+ * streams are closed after each test.
+ */
+function serverWithStreams(options: RestgraphOptions): { readonly server: ListeningApp; revokedBesideKept(name: string): Promise<{ revoked: { id: number; authorization: string }; onRevoked: OpenStreams; onKept: OpenStreams }> } {
   const opened: OpenStreams[] = [];
-
-  beforeAll(async () => {
-    db = await tempDatabase();
-    // Open streams' credentials are checked against the database once an hour: the revocation alone must end them.
-    server = await listenApp(db.url, { ...SLOW, streamCredentialCheckMs: HOUR_MS });
-  });
-  afterEach(async () => {
+  const running = listeningServer({ ...SLOW, ...options }, async () => {
     for (const streams of opened.splice(0)) await streams.close();
-    await waitUntil(() => server.app.restgraph.events.subscriberCount === 0, 'every stream of the test to end on the server');
   });
-  afterAll(async () => {
-    await server.close();
-    await db.cleanup();
-  });
+  return {
+    get server() {
+      return running.server;
+    },
+    /** Two keys, each with one stream of each kind open: the one to revoke and one to keep. */
+    async revokedBesideKept(name) {
+      const server = running.server;
+      const revoked = await makeKey(server, name);
+      const kept = await makeKey(server, 'kept');
+      const onRevoked = await openStreams(server, revoked.authorization);
+      opened.push(onRevoked);
+      const onKept = await openStreams(server, kept.authorization);
+      opened.push(onKept);
+      return { revoked, onRevoked, onKept };
+    },
+  };
+}
+
+describe('a key revoked through the API of the server its streams run on', () => {
+  // Open streams' credentials are checked against the database once an hour: the revocation alone must end them.
+  const running = serverWithStreams({ streamCredentialCheckMs: HOUR_MS });
 
   it('ends its graphql-ws, graphql-sse and /v1/events streams at once; another key\'s streams go on', async () => {
-    const revoked = await makeKey(server, 'revoked over the API');
-    const kept = await makeKey(server, 'kept');
-    const onRevoked = await openStreams(server, revoked.authorization);
-    opened.push(onRevoked);
-    const onKept = await openStreams(server, kept.authorization);
-    opened.push(onKept);
-
+    const { server } = running;
+    const { revoked, onRevoked, onKept } = await running.revokedBesideKept('revoked over the API');
     expect((await send(server.base, 'DELETE', `/v1/tokens/${revoked.id}`)).status).toBe(204);
     await expectEndedBeside(onRevoked, onKept, server);
     expect((await send(server.base, 'GET', '/users', undefined, { authorization: revoked.authorization })).status).toBe(401);
@@ -116,37 +124,21 @@ describe('a key revoked through the API of the server its streams run on', () =>
 });
 
 describe('a key revoked with `restgraph token revoke` in another process', () => {
-  let server: ListeningApp;
-  let db: Awaited<ReturnType<typeof tempDatabase>>;
-  const opened: OpenStreams[] = [];
+  const running = serverWithStreams({ streamCredentialCheckMs: 200 });
   const folder = tempDir('restgraph-revocation-');
   const children: Running[] = [];
-
-  beforeAll(async () => {
-    db = await tempDatabase();
-    server = await listenApp(db.url, { ...SLOW, streamCredentialCheckMs: 200 });
-  });
-  afterEach(async () => {
-    for (const streams of opened.splice(0)) await streams.close();
-    await waitUntil(() => server.app.restgraph.events.subscriberCount === 0, 'every stream of the test to end on the server');
-  });
   afterAll(async () => {
-    await server.close();
-    await db.cleanup();
+    await killAll(children);
     folder.cleanup();
   });
 
   it('ends its graphql-ws, graphql-sse and /v1/events streams at the next check of open streams (the key cache notwithstanding); another key\'s go on', async () => {
-    const revoked = await makeKey(server, 'revoked on the command line');
-    const kept = await makeKey(server, 'kept');
-    const onRevoked = await openStreams(server, revoked.authorization);
-    opened.push(onRevoked);
-    const onKept = await openStreams(server, kept.authorization);
-    opened.push(onKept);
+    const { server } = running;
+    const { revoked, onRevoked, onKept } = await running.revokedBesideKept('revoked on the command line');
     // A request puts the key in the server's cache (for an hour).
     expect((await send(server.base, 'GET', '/users', undefined, { authorization: revoked.authorization })).status).toBe(200);
 
-    const cli = await finish(startCli(folder.path, ['token', 'revoke', String(revoked.id), '-d', db.url], {}, children));
+    const cli = await finish(startCli(folder.path, ['token', 'revoke', String(revoked.id), '-d', server.databaseUrl], {}, children));
     expect(cli.stderr).toBe('');
     expect(cli.code).toBe(0);
     await expectEndedBeside(onRevoked, onKept, server);
