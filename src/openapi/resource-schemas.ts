@@ -1,4 +1,5 @@
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import { ref, type SchemaObject } from './openapi-types.js';
 import type { FieldView, ResourceView } from './versioned-view.js';
@@ -43,7 +44,7 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
   }
   return {
     type: 'object',
-    description: resource.description ?? `A ${resource.singular}.`,
+    description: resource.description ?? `${withIndefiniteArticle(resource.singular, true)}.`,
     ...(resource.deprecated ? { deprecated: true } : {}),
     'x-restgraph-resource': resource.name,
     properties,
@@ -57,7 +58,7 @@ type WriteKind = 'create' | 'replace' | 'patch';
 const WRITE_DESCRIPTIONS: Record<WriteKind, (r: ResourceView) => string> = {
   create: (r) => `A new ${r.singular} (POST). Fields left out take their default, or null.`,
   replace: (r) => `A whole ${r.singular} (PUT): it replaces every field; fields left out are reset to their default, or null.`,
-  patch: (r) => `A JSON Merge Patch (RFC 7396) of a ${r.singular} (PATCH): only the fields sent change; null clears a field.`,
+  patch: (r) => `A JSON Merge Patch (RFC 7396) of ${withIndefiniteArticle(r.singular)} (PATCH): only the fields sent change; null clears a field.`,
 };
 
 /** A request body: the writable fields, plus the read-only ones the server accepts and ignores. */
