@@ -39,8 +39,8 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
     const target = ref('schemas', relation.target.typeName);
     properties[relation.name] =
       relation.kind === 'hasMany'
-        ? { type: 'array', items: target, maxItems: maxEmbedded, description: `Embedded with include=${relation.name}: the related ${relation.target.name}, by id (at most ${maxEmbedded}).` }
-        : { anyOf: [target, { type: 'null' }], description: `Embedded with include=${relation.name}: the related ${relation.target.singular}, or null.` };
+        ? { type: 'array', items: target, maxItems: maxEmbedded, description: `Embedded with include=${relation.name}: the related ${relation.target.name}, by id (at most ${maxEmbedded}).`, 'x-restgraph-foreign-key': relation.foreignKey }
+        : { anyOf: [target, { type: 'null' }], description: `Embedded with include=${relation.name}: the related ${relation.target.singular}, or null.`, 'x-restgraph-foreign-key': relation.foreignKey };
   }
   return {
     type: 'object',
@@ -121,7 +121,7 @@ export function nullable(value: SchemaObject): SchemaObject {
 
 /** Adds the field's description (with what unique, references and the owner rule mean) and deprecation. */
 /** restgraph's specification extensions in schemas (annotations: a validator may ignore them, or declare them as keywords). */
-export const SCHEMA_EXTENSIONS = ['x-restgraph-resource', 'x-restgraph-type', 'x-restgraph-references', 'x-restgraph-on-delete'] as const;
+export const SCHEMA_EXTENSIONS = ['x-restgraph-resource', 'x-restgraph-type', 'x-restgraph-references', 'x-restgraph-on-delete', 'x-restgraph-foreign-key'] as const;
 
 /**
  * What a generated form or table needs beyond JSON Schema (the admin console reads these):
