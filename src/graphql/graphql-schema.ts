@@ -21,6 +21,7 @@ import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery
 import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { singletonMutations, singletonQuery } from './singleton-fields.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
@@ -149,7 +150,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
               ? { type: new GraphQLList(new GraphQLNonNull(scalar)), description: 'Any of these values.' }
               : { type: scalar, description: OPERATOR_DESCRIPTIONS[op] };
       }
-      input = new GraphQLInputObjectType({ name, description: `Conditions on a ${scalar.name} field; all must hold.`, fields });
+      input = new GraphQLInputObjectType({ name, description: `Conditions on ${withIndefiniteArticle(scalar.name)} field; all must hold.`, fields });
       filterInputs.set(name, input);
     }
     return input;
@@ -363,7 +364,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     };
     mutation[`create${typeName}`] = {
       type: t.object,
-      description: `Creates a ${resource.singular}.`,
+      description: `Creates ${withIndefiniteArticle(resource.singular)}.`,
       // A resource without writable fields is created without input.
       args: t.createInput === undefined ? {} : { input: { type: new GraphQLNonNull(t.createInput) } },
       resolve: (_root, args: { input?: Record<string, unknown> }, ctx) =>
@@ -376,7 +377,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     }
     mutation[`update${typeName}`] = {
       type: t.object,
-      description: `Changes only the given fields of a ${resource.singular} (null clears a field).`,
+      description: `Changes only the given fields of ${withIndefiniteArticle(resource.singular)} (null clears a field).`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
         // A json field given a value is set to it (GraphQL has no merge-patch reading of objects).
@@ -384,7 +385,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     };
     mutation[`replace${typeName}`] = {
       type: t.object,
-      description: `Replaces every field of a ${resource.singular}; fields left out take their defaults or become null.`,
+      description: `Replaces every field of ${withIndefiniteArticle(resource.singular)}; fields left out take their defaults or become null.`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
         ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
@@ -405,7 +406,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
 function deleteMutation(resource: ResourceModel): GraphQLFieldConfig<unknown, GraphqlContext, { id: string }> {
   return {
     type: GraphQLID,
-    description: `Deletes a ${resource.singular} (with the rows its references cascade to); returns its id.`,
+    description: `Deletes ${withIndefiniteArticle(resource.singular)} (with the rows its references cascade to); returns its id.`,
     args: { id: { type: new GraphQLNonNull(GraphQLID) } },
     resolve: async (_root, args: { id: string }, ctx) => {
       const id = idOf(resource, args.id);
