@@ -102,4 +102,13 @@ describe('the OpenAPI document, for generated forms', () => {
     expect(doc.components.schemas.Order?.properties.productId).toMatchObject({ 'x-restgraph-references': 'products', 'x-restgraph-on-delete': 'restrict' });
     expect(doc.components.schemas.Product?.properties.currency).toMatchObject({ 'x-restgraph-type': 'enum' });
   });
+
+  it('marks each relation include may embed with the field that links the two (x-restgraph-foreign-key)', async () => {
+    const doc = json<{ components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>> }> } }>(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+    const { User, Post, Product } = doc.components.schemas;
+    expect(User?.properties.posts).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Post' }, 'x-restgraph-foreign-key': 'userId' });
+    expect(User?.properties.orders).toMatchObject({ 'x-restgraph-foreign-key': 'userId' });
+    expect(Product?.properties.orders).toMatchObject({ 'x-restgraph-foreign-key': 'productId' });
+    expect(Post?.properties.user).toMatchObject({ 'x-restgraph-foreign-key': 'userId' });
+  });
 });

@@ -501,14 +501,15 @@ describe('protection limits: refused before execution', () => {
   });
 
   it('cost: users(first: 1000) { posts(first: 1000) } is refused (maxCost 50000); exactly 50000 runs', async () => {
-    await expectOverLimit({ query: '{ users(first: 1000) { posts(first: 1000) { id } } }' }, { limit: 'maxCost', actual: 1_001_000, max: 50_000 });
-    await expectOverLimit({ query: '{ users(first: 50) { posts(first: 1000) { id } } }' }, { limit: 'maxCost', actual: 50_050, max: 50_000 });
+    await expectOverLimit({ query: '{ users(first: 1000) { posts(first: 1000) { id } } }' }, { limit: 'maxCost', actual: 1_001_000, max: 50_000, field: 'users.posts' });
+    await expectOverLimit({ query: '{ users(first: 50) { posts(first: 1000) { id } } }' }, { limit: 'maxCost', actual: 50_050, max: 50_000, field: 'users.posts' });
     // Variables count with their values.
     const byVariable = 'query Cost($n: Int) { users(first: $n) { posts(first: 1000) { id } } }';
-    await expectOverLimit({ query: byVariable, variables: { n: 50 } }, { limit: 'maxCost', actual: 50_050, max: 50_000 });
-    // Without first/last a list counts the default page size (100); a single object counts 1 per parent:
-    // users 100 + posts 100 × 100 + user 10,000 × 1 + posts 10,000 × 100.
-    await expectOverLimit({ query: '{ users { posts { user { posts { id } } } } }' }, { limit: 'maxCost', actual: 1_020_100, max: 50_000 });
+    await expectOverLimit({ query: byVariable, variables: { n: 50 } }, { limit: 'maxCost', actual: 50_050, max: 50_000, field: 'users.posts' });
+    // Without first/last a top-level list counts the default page size (100) and a relation list 10;
+    // a single object counts 1 per parent: users 100 + posts 100 × 10 + user 1,000 × 1 + posts 1,000 × 10
+    // + user 10,000 × 1 + posts 10,000 × 10. The largest page on the way to the last posts is users'.
+    await expectOverLimit({ query: '{ users { posts { user { posts { user { posts { id } } } } } } }' }, { limit: 'maxCost', actual: 122_100, max: 50_000, field: 'users' });
 
     // The seeded rows only (other tests add posts): Alice's 1 and 2, Bob's 3.
     const users = { users: [{ posts: [{ id: '1' }, { id: '2' }] }, { posts: [{ id: '3' }] }] };
@@ -595,8 +596,8 @@ describe('limits and caching follow the graphql options', () => {
 
   it('maxCost (a list without first counts the default page size)', async () => {
     expectData(await send('{ users(first: 10) { name } }'), { users: [{ name: 'Only' }] });
-    expectLimit(await send('{ users(first: 11) { name } }'), { limit: 'maxCost', actual: 11, max: 10 });
-    expectLimit(await send('{ users { name } }'), { limit: 'maxCost', actual: 100, max: 10 });
+    expectLimit(await send('{ users(first: 11) { name } }'), { limit: 'maxCost', actual: 11, max: 10, field: 'users' });
+    expectLimit(await send('{ users { name } }'), { limit: 'maxCost', actual: 100, max: 10, field: 'users' });
   });
 
   it('maxCost: a connection costs its page size; its nodes are those same rows, not counted again', async () => {

@@ -159,13 +159,13 @@ describe('shutdown with subscriptions open', () => {
     }
   });
 
-  describe('a credential revoked while its subscriptions run (credentials re-checked every heartbeatMs: 200)', () => {
+  describe('a credential revoked while its subscriptions run (open streams\' credentials checked every streamCredentialCheckMs: 200)', () => {
     let server: ListeningApp;
     let db: Awaited<ReturnType<typeof tempDatabase>>;
 
     beforeEach(async () => {
       db = await tempDatabase();
-      server = await listenApp(db.url, { events: { heartbeatMs: 200 } });
+      server = await listenApp(db.url, { streamCredentialCheckMs: 200 });
     });
     afterEach(async () => {
       await server.close();

@@ -7,6 +7,7 @@ import { createTestDatabase, TEST_DIALECT } from './helpers/test-database.js';
 import { SchemaError } from '../src/errors.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { MemoryCounters } from '../src/store/rate-limit-counters.js';
+import { startOfWindow } from './helpers/rate-limit-windows.js';
 
 checkResponsesAgainstOpenApi();
 
@@ -47,18 +48,6 @@ interface Problem {
 function address(): string {
   const bytes = randomBytes(3);
   return `10.${bytes[0] ?? 0}.${bytes[1] ?? 0}.${bytes[2] ?? 0}`;
-}
-
-/**
- * Waits for the next window of `seconds` when the current one ends within `margin` ms (windows are
- * aligned to the clock), so a burst falls in one window. A burst takes a few milliseconds (under
- * load, some hundreds): 2 s is ample for a minute's window, and waiting up to 5 s, about once in
- * every four runs of this file, made it slow.
- */
-async function startOfWindow(seconds: number, margin = seconds > 10 ? 2000 : seconds * 750): Promise<void> {
-  const ms = seconds * 1000;
-  const left = ms - (Date.now() % ms);
-  if (left < margin) await new Promise((resolve) => setTimeout(resolve, left + 5));
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

@@ -70,6 +70,11 @@ export class Api {
     this.#token = token;
   }
 
+  /** Whether the token is the API key with this prefix (`rg_AbCdEfGh`: the key's first characters). */
+  isKeyWithPrefix(prefix: string): boolean {
+    return prefix !== '' && this.#token?.startsWith(prefix) === true;
+  }
+
   /** The Authorization header (for the event stream, read with fetch: EventSource cannot send it). */
   get authorization(): Record<string, string> {
     return this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` };

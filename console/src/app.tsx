@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiError } from './api.js';
 import { SessionContext, type AccessSummary, type Session } from './context.js';
 import { schemaInfo, type OpenApiDocument } from './schema.js';
@@ -7,10 +7,10 @@ import { Shell } from './shell.js';
 import { ErrorMessage } from './ui.js';
 
 /** Checks a token with `GET /v1/auth/me` and reads the schema from `GET /openapi.json`. */
-async function openSession(token: string): Promise<Session> {
+async function openSession(token: string, signOut: Session['signOut']): Promise<Session> {
   const api = new Api(token);
   const [me, document] = await Promise.all([api.get<AccessSummary>('/v1/auth/me'), api.get<OpenApiDocument>('/openapi.json')]);
-  return { api, me, schema: schemaInfo(document) };
+  return { api, me, schema: schemaInfo(document), signOut };
 }
 
 /** The console: the sign-in form until a token is accepted, then the console itself. */
@@ -18,11 +18,20 @@ export function App() {
   const [session, setSession] = useState<Session | undefined>();
   const [restoring, setRestoring] = useState(storedToken() !== undefined);
   const [error, setError] = useState<unknown>();
+  const [notice, setNotice] = useState<string | undefined>();
 
+  const signOut = (said?: string): void => {
+    forgetToken();
+    setSession(undefined);
+    setError(undefined);
+    setNotice(said);
+    location.hash = '';
+  };
   const signIn = async (token: string): Promise<void> => {
     setError(undefined);
+    setNotice(undefined);
     try {
-      const opened = await openSession(token);
+      const opened = await openSession(token, signOut);
       storeToken(token);
       setSession(opened);
     } catch (failure) {
@@ -30,13 +39,6 @@ export function App() {
       setError(failure);
     }
   };
-  const signOut = (): void => {
-    forgetToken();
-    setSession(undefined);
-    setError(undefined);
-    location.hash = '';
-  };
-
   useEffect(() => {
     const token = storedToken();
     if (token === undefined) return;
@@ -46,16 +48,21 @@ export function App() {
   if (session !== undefined) {
     return (
       <SessionContext.Provider value={session}>
-        <Shell onSignOut={signOut} />
+        <Shell onSignOut={() => signOut()} />
       </SessionContext.Provider>
     );
   }
   if (restoring) return <p class="loading">Signing in…</p>;
-  return <SignIn onSignIn={signIn} error={error} />;
+  return <SignIn onSignIn={signIn} error={error} notice={notice} />;
 }
 
-function SignIn({ onSignIn, error }: { onSignIn: (token: string) => Promise<void>; error: unknown }) {
+function SignIn({ onSignIn, error, notice }: { onSignIn: (token: string) => Promise<void>; error: unknown; notice: string | undefined }) {
   const [token, setToken] = useState('');
+  const field = useRef<HTMLInputElement>(null);
+  // Signed out with something to say: the form is where the person now is.
+  useEffect(() => {
+    if (notice !== undefined) field.current?.focus();
+  }, [notice]);
   const [busy, setBusy] = useState(false);
   const [empty, setEmpty] = useState(false);
   const submit = (event: Event): void => {
@@ -70,9 +77,10 @@ function SignIn({ onSignIn, error }: { onSignIn: (token: string) => Promise<void
     <main class="sign-in">
       <h1>restgraph admin console</h1>
       <form onSubmit={submit} noValidate>
+        <div role="status">{notice !== undefined && <p class="ok">{notice}</p>}</div>
         <p>Sign in with an API key or the admin token. It is kept in this browser tab only (sessionStorage) and sent as <code>Authorization: Bearer</code> on each call.</p>
         <label for="token">Token</label>
-        <input id="token" name="token" type="password" autoComplete="off" spellcheck={false} value={token} onInput={(event) => setToken(event.currentTarget.value)} aria-describedby="token-error" aria-invalid={empty || error !== undefined} />
+        <input id="token" ref={field} name="token" type="password" autoComplete="off" spellcheck={false} value={token} onInput={(event) => setToken(event.currentTarget.value)} aria-describedby="token-error" aria-invalid={empty || error !== undefined} />
         <div id="token-error">
           {empty ? (
             <p class="error" role="alert">

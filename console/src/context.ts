@@ -18,6 +18,8 @@ export interface Session {
   api: Api;
   me: AccessSummary;
   schema: SchemaInfo;
+  /** Forgets the token and shows the sign-in form, with `notice` said there when given. */
+  signOut: (notice?: string) => void;
 }
 
 export const SessionContext = createContext<Session | undefined>(undefined);

@@ -28,6 +28,13 @@ export interface FieldInfo {
   onDelete?: OnDelete;
 }
 
+/** A hasMany relation: the rows of `target` whose `foreignKey` holds this record's id. */
+export interface RelationInfo {
+  name: string;
+  target: string;
+  foreignKey: string;
+}
+
 export interface ResourceInfo {
   /** The resource's name, as in its path (`users`). */
   name: string;
@@ -35,6 +42,8 @@ export interface ResourceInfo {
   singular: string;
   description?: string;
   fields: FieldInfo[];
+  /** Its hasMany relations (`x-restgraph-foreign-key` on an array of another resource's records). */
+  hasMany: RelationInfo[];
 }
 
 /** A field of another resource that refers to this one, and what deleting a row here does to it. */
@@ -79,7 +88,9 @@ interface JsonSchema {
   required?: string[];
   properties?: Record<string, JsonSchema>;
   items?: JsonSchema;
+  $ref?: string;
   'x-restgraph-resource'?: string;
+  'x-restgraph-foreign-key'?: string;
   'x-restgraph-type'?: FieldType;
   'x-restgraph-references'?: string;
   'x-restgraph-on-delete'?: OnDelete;
@@ -114,6 +125,18 @@ function fieldOf(name: string, record: JsonSchema, write: JsonSchema | undefined
   return field;
 }
 
+/** The record schema's hasMany relations: arrays of another resource's records, with their foreign key. */
+function hasManyOf(record: JsonSchema, schemas: Record<string, JsonSchema>): RelationInfo[] {
+  const found: RelationInfo[] = [];
+  for (const [name, property] of Object.entries(record.properties ?? {})) {
+    const foreignKey = property['x-restgraph-foreign-key'];
+    const targetType = property.type === 'array' ? property.items?.$ref?.replace('#/components/schemas/', '') : undefined;
+    const target = targetType === undefined ? undefined : schemas[targetType]?.['x-restgraph-resource'];
+    if (foreignKey !== undefined && target !== undefined) found.push({ name, target, foreignKey });
+  }
+  return found;
+}
+
 /** Reads the resources, their fields, the event types and the scopes out of an OpenAPI document. */
 export function schemaInfo(document: OpenApiDocument): SchemaInfo {
   const schemas = document.components.schemas;
@@ -133,7 +156,7 @@ export function schemaInfo(document: OpenApiDocument): SchemaInfo {
     // The schema's own fields first, after the id; when rows were made and changed last.
     const stamps = new Set(['createdAt', 'updatedAt']);
     fields.sort((a, b) => Number(stamps.has(a.name)) - Number(stamps.has(b.name)));
-    resources.set(name, { name, singular: lowerFirst(typeName), ...(record.description === undefined ? {} : { description: record.description }), fields });
+    resources.set(name, { name, singular: lowerFirst(typeName), ...(record.description === undefined ? {} : { description: record.description }), fields, hasMany: hasManyOf(record, schemas) });
   }
   const eventParameter = document.paths['/v1/events']?.get?.parameters?.find((parameter) => parameter.name === 'types');
   const eventTypes = (eventParameter?.schema?.items?.enum ?? []).filter((value): value is string => typeof value === 'string');
@@ -165,3 +188,20 @@ export function resourceOfEventType(schema: SchemaInfo, type: string): ResourceI
 }
 
 export type { OpenApiDocument };
+
+/** Names that usually say which row a record is, best first. */
+const LABEL_NAMES = ['name', 'title', 'label', 'displayName', 'fullName', 'username', 'email', 'slug', 'sku', 'code'];
+
+/**
+ * The field that names a row of `resource` for people (a reference picker searches it, related
+ * rows show it): a string field called name, title, label and the like, else its first short
+ * string field; none when it has no string field.
+ */
+export function labelFieldOf(resource: ResourceInfo): FieldInfo | undefined {
+  const strings = resource.fields.filter((field) => field.type === 'string');
+  for (const wanted of LABEL_NAMES) {
+    const found = strings.find((field) => field.name.toLowerCase() === wanted.toLowerCase());
+    if (found !== undefined) return found;
+  }
+  return strings.find((field) => field.maxLength !== undefined && field.maxLength <= 500) ?? strings[0];
+}

@@ -51,10 +51,17 @@ export function ConfirmDialog(props: { title: string; children: ComponentChildre
 
 /**
  * A secret the server shows only once (an API key, a webhook signing secret): in a read-only field,
- * with a Copy button and a warning.
+ * with a Copy button and a warning. It may appear far from where the person is (above the form
+ * that made it): the page scrolls to it and the field takes the focus, so that a keyboard or
+ * screen-reader user lands on it, with the warning as its description.
  */
 export function ShownOnce(props: { label: string; value: string; onDone: () => void }) {
   const [copied, setCopied] = useState<string | undefined>();
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    field.current?.closest('section')?.scrollIntoView({ block: 'nearest' });
+    field.current?.focus({ preventScroll: true });
+  }, [props.value]);
   const copy = (): void => {
     navigator.clipboard.writeText(props.value).then(
       () => setCopied('Copied to the clipboard.'),
@@ -64,14 +71,14 @@ export function ShownOnce(props: { label: string; value: string; onDone: () => v
   return (
     <section class="shown-once" aria-labelledby="shown-once-title">
       <h2 id="shown-once-title">{props.label}</h2>
-      <p class="warning">
+      <p class="warning" id="shown-once-warning">
         <strong>Store it now:</strong> it is shown only this once, and cannot be read again.
       </p>
       <div class="copy-row">
         <label for="shown-once-value" class="visually-hidden">
           {props.label}
         </label>
-        <input id="shown-once-value" readOnly value={props.value} onFocus={(event) => event.currentTarget.select()} />
+        <input id="shown-once-value" ref={field} readOnly value={props.value} aria-describedby="shown-once-warning" onFocus={(event) => event.currentTarget.select()} />
         <button type="button" onClick={copy}>
           Copy
         </button>

@@ -67,6 +67,13 @@ export interface RestgraphOptions {
   jwt?: JwtOptions;
   /** How long a verified API key is trusted before the database is asked again (revocation delay). @default 10_000 (10 s) */
   apiKeyCacheMs?: number;
+  /**
+   * How often the credentials of open streams (GraphQL over WebSocket and SSE, /v1/events) are
+   * checked again against the database, not the key cache: a key revoked elsewhere (another
+   * instance, `restgraph token revoke`) has its streams ended within this time (one revoked through
+   * this server's API, at once). @default 5_000 (5 s)
+   */
+  streamCredentialCheckMs?: number;
   /** On first start with no API keys and no admin token, create an admin key and log it once. @default true */
   bootstrapAdminKey?: boolean;
   /** GraphQL protection limits and GET caching; see {@link GraphqlOptions}. */
@@ -111,6 +118,14 @@ export interface RateLimitOptions {
   /** GraphQL cost points per window per credential. @default the schema's, else none */
   graphql: string | undefined;
   /**
+   * WebSocket upgrades per window per client address (an IPv6 client: per /64) that name no
+   * credential, or `off` for no bound. graphql-ws clients name theirs in connection_init, after the
+   * upgrade: each connection then counts against that credential's quotas (an anonymous one against
+   * `anonymous`), and this bound keeps floods of upgrades that never authenticate in check.
+   * @default {@link DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT}
+   */
+  webSocketConnections: string | undefined;
+  /**
    * Where counters live: `memory` (this process), `database` (the shared SQL database) or `redis`
    * (`redisUrl`). @default redis with a redisUrl, database on PostgreSQL, memory on SQLite
    */
@@ -130,6 +145,16 @@ export const DEFAULT_ANONYMOUS_RATE_LIMIT = '600/1m';
 
 /** The value of `anonymous` (RESTGRAPH_RATE_LIMIT_ANONYMOUS) that turns the anonymous quota off. */
 export const ANONYMOUS_RATE_LIMIT_OFF = 'off';
+
+/**
+ * The bound on WebSocket upgrades without a credential per address when nothing else sets one:
+ * 12,000 a minute (200 a second on average). Ten thousand graphql-ws clients behind one address (an
+ * office, a NAT, a load test) connect within a minute; an upgrade that never authenticates costs a
+ * handshake and lives at most 3 s (graphql-ws's wait for connection_init), so a flood from one
+ * address holds at most some hundreds of sockets. `RESTGRAPH_RATE_LIMIT_WEBSOCKET_CONNECTIONS=off`
+ * removes it.
+ */
+export const DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT = '12000/1m';
 
 /** The Prometheus endpoint. Reading it needs a token with the `metrics:read` (or `admin`) scope unless `public`. */
 export interface MetricsOptions {
@@ -208,6 +233,7 @@ export interface ResolvedOptions {
   adminToken: string | undefined;
   jwt: JwtOptions | undefined;
   apiKeyCacheMs: number;
+  streamCredentialCheckMs: number;
   bootstrapAdminKey: boolean;
   graphql: GraphqlOptions;
   onSqlStatement: ((sql: string) => void) | undefined;
@@ -247,10 +273,13 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   adminToken: undefined,
   jwt: undefined,
   apiKeyCacheMs: 10_000, // 10 s
+  // 5 s: a revoked key's streams end within 10 s (SECURITY.md), with room for the check's query.
+  streamCredentialCheckMs: 5000,
   bootstrapAdminKey: true,
   graphql: Object.freeze({
     maxDepth: 10,
     maxCost: 50_000,
+    relationPageSize: 10,
     maxAliases: 30,
     maxDirectives: 50,
     maxSelections: 10_000,
@@ -274,7 +303,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxResponseBytes: 1024,
     pollIntervalMs: 500,
   }),
-  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, store: undefined, redisUrl: undefined }),
+  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, webSocketConnections: undefined, store: undefined, redisUrl: undefined }),
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
 });
 
@@ -302,6 +331,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     adminToken: options.adminToken,
     jwt: options.jwt,
     apiKeyCacheMs: options.apiKeyCacheMs ?? DEFAULT_OPTIONS.apiKeyCacheMs,
+    streamCredentialCheckMs: options.streamCredentialCheckMs ?? DEFAULT_OPTIONS.streamCredentialCheckMs,
     bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
     graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),
     onSqlStatement: options.onSqlStatement,

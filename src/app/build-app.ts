@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Authenticator } from '../auth/authenticator.js';
+import { apiKeyCredentialId, Authenticator } from '../auth/authenticator.js';
+import { StreamCredentials } from '../auth/credential-recheck.js';
 import { EventDispatcher } from '../core/event-dispatcher.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { ResourceOperations } from '../core/resource-operations.js';
@@ -13,6 +14,7 @@ import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { registerAuthRoutes } from '../rest/auth-routes.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
+import { connectionRateLimiter } from '../rest/rate-limit-hook.js';
 import { nativeQueryStyle } from '../rest/query-style.js';
 import { jsonServerQueryStyle } from '../rest/json-server-compat.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
@@ -116,6 +118,11 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     failing: (error, message) => app.log.error({ err: error }, message),
     recovered: (message) => app.log.info(message),
   };
+  // The credentials of open streams: a revoked key's streams end at once when it is revoked here,
+  // within streamCredentialCheckMs when it is revoked anywhere else.
+  const streamCredentials = new StreamCredentials(authenticator, options.streamCredentialCheckMs, (error) => app.log.error({ err: error }, 'checking the credentials of open streams failed'));
+  lifecycle.add(() => streamCredentials.close());
+  const watchCredential = streamCredentials.watch.bind(streamCredentials);
   const graphql = new GraphqlService(schema, operations, {
     events: dispatcher,
     limits: options.graphql,
@@ -152,14 +159,18 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);
   }
-  // A key revoked here stops working here at once; other instances within the cache time.
-  registerTokenRoutes(app, tokens, (id) => authenticator.forgetApiKey(id));
+  // A key revoked here stops working here at once, its open streams included; other instances
+  // refuse its requests within the cache time and end its streams at their next stream check.
+  registerTokenRoutes(app, tokens, (id) => {
+    authenticator.forgetApiKey(id);
+    streamCredentials.endCredential(apiKeyCredentialId(id));
+  });
   registerWebhookRoutes(app, webhooks);
   registerAuthRoutes(app, schema);
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
     reconnectDelayMs: options.events.reconnectDelayMs,
-    reauthenticate: (header) => authenticator.authenticate(header),
+    watchCredential,
     openStreams: metrics?.openStreams('event-stream'),
   });
   registerGraphqlRoutes(app, graphql, {
@@ -167,8 +178,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     publishSchema: options.graphql.introspection,
     authenticate: (header) => authenticator.authenticate(header),
     maxSubscriptionsPerConnection: options.graphql.maxSubscriptionsPerConnection,
-    // Subscriptions re-check their credential as often as /v1/events streams do.
-    recheckCredentialMs: options.events.heartbeatMs,
+    watchCredential,
+    countConnection: storage.rateLimits === undefined ? undefined : connectionRateLimiter(storage.rateLimits),
     maxMessageBytes: options.graphql.maxWebSocketMessageBytes,
     openStreams: metrics === undefined ? undefined : { webSocket: metrics.openStreams('graphql-ws'), sse: metrics.openStreams('graphql-sse') },
   });

@@ -70,6 +70,9 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     options.idempotencyClaimTimeoutMs = integer(env, 'RESTGRAPH_IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1, 86_400) * 1000;
   }
   if (env.RESTGRAPH_API_KEY_CACHE_SECONDS !== undefined) options.apiKeyCacheMs = integer(env, 'RESTGRAPH_API_KEY_CACHE_SECONDS', 10, 0, 3600) * 1000;
+  if (env.RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS !== undefined) {
+    options.streamCredentialCheckMs = integer(env, 'RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS', 5, 1, 3600) * 1000;
+  }
   const jwt: NonNullable<RestgraphOptions['jwt']> = {};
   if (nonEmpty(env.RESTGRAPH_JWT_SECRET)) jwt.secret = env.RESTGRAPH_JWT_SECRET;
   if (nonEmpty(env.RESTGRAPH_JWT_PUBLIC_KEY)) jwt.publicKeys = [env.RESTGRAPH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n')];
@@ -89,6 +92,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   const graphqlIntegers = [
     ['RESTGRAPH_GRAPHQL_MAX_DEPTH', 'maxDepth', 10, 1, 1000],
     ['RESTGRAPH_GRAPHQL_MAX_COST', 'maxCost', 50_000, 1, 1_000_000_000],
+    ['RESTGRAPH_GRAPHQL_RELATION_PAGE_SIZE', 'relationPageSize', 10, 1, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_ALIASES', 'maxAliases', 30, 0, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_DIRECTIVES', 'maxDirectives', 50, 0, 100_000],
     ['RESTGRAPH_GRAPHQL_MAX_SELECTIONS', 'maxSelections', 10_000, 1, 10_000_000],
@@ -137,12 +141,20 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   }
   if (Object.keys(webhooks).length > 0) options.webhooks = webhooks;
   const rateLimits: NonNullable<RestgraphOptions['rateLimits']> = {};
-  for (const [name, key] of [['RESTGRAPH_RATE_LIMIT', 'default'], ['RESTGRAPH_RATE_LIMIT_ANONYMOUS', 'anonymous'], ['RESTGRAPH_GRAPHQL_RATE_LIMIT', 'graphql']] as const) {
+  const quotas = [
+    ['RESTGRAPH_RATE_LIMIT', 'default'],
+    ['RESTGRAPH_RATE_LIMIT_ANONYMOUS', 'anonymous'],
+    ['RESTGRAPH_GRAPHQL_RATE_LIMIT', 'graphql'],
+    ['RESTGRAPH_RATE_LIMIT_WEBSOCKET_CONNECTIONS', 'webSocketConnections'],
+  ] as const;
+  for (const [name, key] of quotas) {
     const text = env[name];
     if (!nonEmpty(text)) continue;
-    const off = key === 'anonymous' && text.trim() === ANONYMOUS_RATE_LIMIT_OFF;
+    // The quotas that apply by default can be turned off.
+    const mayBeOff = key === 'anonymous' || key === 'webSocketConnections';
+    const off = mayBeOff && text.trim() === ANONYMOUS_RATE_LIMIT_OFF;
     if (!off && parseRateLimit(text, key) === undefined) {
-      throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}${key === 'anonymous' ? ', or off' : ''}, not "${text}"`);
+      throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}${mayBeOff ? ', or off' : ''}, not "${text}"`);
     }
     rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
   }

@@ -4,7 +4,7 @@ import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from '../sche
 import type { SchemaModel } from '../schema/schema-model.js';
 import { MemoryCounters, SqlCounters, type CounterStore } from '../store/rate-limit-counters.js';
 import type { SqlDatabase } from '../store/sql-database.js';
-import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ANONYMOUS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
+import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ANONYMOUS_RATE_LIMIT, DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
 
 /**
  * The rate limits in force: the options (from the environment) over the schema file's, counted in
@@ -20,18 +20,32 @@ export async function createRateLimits(options: RateLimitOptions, schema: Schema
     anonymous: anonymousPolicy(options.anonymous, schema, base),
     graphql: fromOption(options.graphql, 'graphql') ?? schema.rateLimits.graphql,
     resourceQuotas: [...schema.resources.values()].some((r) => Object.keys(r.rateLimits).length > 0),
+    webSocketConnections: webSocketPolicy(options.webSocketConnections),
   };
   const anonymousLimited = settings.anonymous !== null && settings.anonymous !== undefined;
-  const configured = base !== undefined || settings.graphql !== undefined || settings.resourceQuotas === true || (anonymousLimited && !builtIn(settings.anonymous));
-  if (!configured && !anonymousLimited) return undefined;
-  // The built-in anonymous quota alone is a safety net: counted in this process unless a store is
-  // named, so that it adds no database statement to anonymous requests and no failure when the
-  // database is away (several instances then each allow it).
+  const upgradesLimited = settings.webSocketConnections !== null;
+  const configured =
+    base !== undefined ||
+    settings.graphql !== undefined ||
+    settings.resourceQuotas === true ||
+    (anonymousLimited && !builtIn(settings.anonymous)) ||
+    (upgradesLimited && settings.webSocketConnections !== BUILT_IN_WEBSOCKET_CONNECTIONS);
+  if (!configured && !anonymousLimited && !upgradesLimited) return undefined;
+  // The built-in quotas alone (anonymous requests, WebSocket upgrades) are a safety net: counted in
+  // this process unless a store is named, so that they add no database statement to anonymous
+  // requests and no failure when the database is away (several instances then each allow them).
   const store = configured || options.store !== undefined || options.redisUrl !== undefined ? await counterStore(options, db) : new MemoryCounters();
   return new RateLimits(new RateLimiter(store), settings);
 }
 
 const BUILT_IN_ANONYMOUS = parseRateLimit(DEFAULT_ANONYMOUS_RATE_LIMIT, 'anonymous');
+const BUILT_IN_WEBSOCKET_CONNECTIONS = parseRateLimit(DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, 'webSocketConnections');
+
+/** The bound on WebSocket upgrades without a credential: `off` means none; else the option, else the built-in one. */
+function webSocketPolicy(option: string | undefined): RateLimitPolicy | null | undefined {
+  if (option === ANONYMOUS_RATE_LIMIT_OFF) return null;
+  return fromOption(option, 'webSocketConnections') ?? BUILT_IN_WEBSOCKET_CONNECTIONS;
+}
 
 function builtIn(policy: RateLimitPolicy | null | undefined): boolean {
   return policy === BUILT_IN_ANONYMOUS;
@@ -49,7 +63,7 @@ function anonymousPolicy(option: string | undefined, schema: SchemaModel, base: 
   return BUILT_IN_ANONYMOUS;
 }
 
-function fromOption(text: string | undefined, name: 'default' | 'anonymous' | 'graphql'): RateLimitPolicy | undefined {
+function fromOption(text: string | undefined, name: 'default' | 'anonymous' | 'graphql' | 'webSocketConnections'): RateLimitPolicy | undefined {
   if (text === undefined) return undefined;
   const policy = parseRateLimit(text, name);
   if (policy === undefined) throw new ConfigError(`rateLimits.${name}`, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);

@@ -5,6 +5,7 @@ import { InvalidTokenError } from '../errors.js';
 import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { API_KEY_PREFIX, hashApiKey, type ApiKeyStore } from '../store/api-key-store.js';
 import { checkCredentialSettings, type JwtOptions } from './credential-settings.js';
+import { isPassingTrouble } from './credential-recheck.js';
 
 export type { JwtOptions };
 
@@ -138,7 +139,7 @@ export class Authenticator {
       principal: {
         kind: 'api-key',
         scopes: new Set(record.scopes),
-        credentialId: `key:${record.id}`,
+        credentialId: apiKeyCredentialId(record.id),
         ...(record.subject === null ? {} : { subject: record.subject }),
       },
       checkAfter: now + this.#cacheMs,
@@ -148,6 +149,51 @@ export class Authenticator {
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');
     this.#touch(cached.id, now);
     return cached.principal;
+  }
+
+  /**
+   * Of the credentials of open streams, those that no longer authenticate (revoked, expired),
+   * asking the database rather than trusting the key cache: one statement for all the API keys;
+   * JWTs are verified again. Refuted keys leave the cache, so requests with them are refused from
+   * now on too. A database that cannot answer just now proves nothing: no key is refuted then.
+   */
+  async refuted(headers: readonly string[]): Promise<Set<string>> {
+    const refuted = new Set<string>();
+    const keys = new Map<string, string>();
+    const checks: Promise<void>[] = [];
+    for (const header of headers) {
+      let token: string;
+      try {
+        token = bearerToken(header);
+      } catch {
+        refuted.add(header);
+        continue;
+      }
+      if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) continue;
+      if (token.startsWith(API_KEY_PREFIX)) keys.set(header, hashApiKey(token));
+      else checks.push(this.#verify(token, header).then(() => undefined, () => void refuted.add(header)));
+    }
+    if (keys.size > 0) {
+      let active: Map<string, string | null> | undefined;
+      try {
+        active = await this.#apiKeys.activeByHashes([...new Set(keys.values())]);
+      } catch (error) {
+        if (!isPassingTrouble(error)) throw error;
+      }
+      const now = Date.now();
+      for (const [header, keyHash] of active === undefined ? [] : keys) {
+        const expiresAt = active?.get(keyHash);
+        if (expiresAt === undefined || (expiresAt !== null && Date.parse(expiresAt) <= now)) {
+          refuted.add(header);
+          // A revoked key leaves the cache under every header it was cached by (other spacing, say);
+          // an expired one is refused from memory already.
+          const cached = expiresAt === undefined ? this.#cache.peek(header) : undefined;
+          if (cached !== undefined) this.forgetApiKey(cached.id);
+        }
+      }
+    }
+    await Promise.all(checks);
+    return refuted;
   }
 
   /** Forgets a cached key at once (after a revocation through this server). */
@@ -196,7 +242,7 @@ export class Authenticator {
       throw error instanceof InvalidTokenError ? error : new InvalidTokenError(describeJoseError(error));
     }
     const scopes = readScopes(payload, jwt.scopesClaim ?? 'scope');
-    const subject = typeof payload.sub === 'string' ? payload.sub : undefined;
+    const subject = readSubject(payload);
     return { kind: 'jwt', scopes, credentialId: jwtCredentialId(token, subject, payload.jti), ...(subject === undefined ? {} : { subject }) };
   }
 
@@ -235,6 +281,11 @@ function keyFits(alg: string, key: KeyObject): boolean {
 /** The curve of each ECDSA algorithm (RFC 7518, section 3.4), as Node names it. */
 const EC_CURVES: Readonly<Record<string, string>> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
 
+/** The identity an API key counts as (its `Principal.credentialId`), by the key's id. */
+export function apiKeyCredentialId(id: number): string {
+  return `key:${id}`;
+}
+
 /**
  * The identity a JWT counts as for rate limits and idempotency keys: its subject, else its `jti`,
  * else the token itself (by hash), so that tokens with neither never share one identity.
@@ -262,6 +313,21 @@ function bearerToken(header: string): string {
   const token = /^Bearer +([\x21-\x7e]+) *$/i.exec(header)?.[1];
   if (token === undefined) throw new InvalidTokenError('Send the credential as Authorization: Bearer <token>.');
   return token;
+}
+
+/**
+ * The token's subject: its `sub`, or undefined when it has none (it then acts for no one and owns
+ * nothing). A `sub` that is there but empty, or not a string (RFC 7519, section 4.1.2: a
+ * StringOrURI), names no one: the token is refused rather than read as having no subject, or as
+ * the subject "" that would own the rows whose owner field is empty.
+ * @throws InvalidTokenError for such a `sub`
+ */
+function readSubject(payload: JWTPayload): string | undefined {
+  const sub: unknown = payload.sub;
+  if (sub === undefined) return undefined;
+  if (typeof sub !== 'string') throw new InvalidTokenError("The token's sub claim is not a string; a subject names someone, or the claim is left out.");
+  if (sub === '') throw new InvalidTokenError("The token's sub claim is empty; a subject names someone, or the claim is left out.");
+  return sub;
 }
 
 function readScopes(payload: JWTPayload, claim: string): Set<string> {

@@ -2,7 +2,7 @@ import { printSchema } from 'graphql';
 import { resolveOptions } from '../app/app-options.js';
 import { optionsFromEnv } from '../app/options-from-env.js';
 import { ConfigError } from '../errors.js';
-import { buildGraphqlSchema } from '../graphql/graphql-schema.js';
+import { buildGraphqlSchema, relationPageSizeOf } from '../graphql/graphql-schema.js';
 import { buildOpenApiDocument, openApiDocumentUrls } from '../openapi/openapi-document.js';
 import { DOCUMENT_RATE_LIMITS } from '../rest/openapi-routes.js';
 import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
@@ -21,7 +21,7 @@ function exportInputs(flags: ExportFlags) {
 /** `restgraph export graphql`: prints the SDL the server would serve at /graphql/schema.graphql. No database needed. */
 export function runExportGraphql(flags: ExportFlags): void {
   const { schema, options } = exportInputs(flags);
-  process.stdout.write(`${printSchema(buildGraphqlSchema(schema, options.listLimits))}\n`);
+  process.stdout.write(`${printSchema(buildGraphqlSchema(schema, options.listLimits, relationPageSizeOf(options.graphql, options.listLimits)))}\n`);
 }
 
 /**

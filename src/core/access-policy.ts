@@ -47,11 +47,13 @@ const schemasWithOwners = new WeakMap<SchemaModel, boolean>();
  */
 export function visibilityKey(principal: Principal, schema: SchemaModel): string {
   if (isAdmin(principal)) return 'admin';
-  const scopes = [...principal.scopes].sort().join(' ');
   let owners = schemasWithOwners.get(schema);
   if (owners === undefined) schemasWithOwners.set(schema, (owners = [...schema.resources.values()].some((r) => r.owner !== undefined)));
-  const subject = owners ? (principal.subject ?? '') : '';
-  return JSON.stringify([principal.kind === 'anonymous', scopes, subject]);
+  // Each part keeps apart what the rules keep apart: the scopes as a list (a JWT's array claim may
+  // hold a scope with a space in it, which is not the two scopes it spells), and an absent subject
+  // as null (it owns nothing, where the subject "" would own the rows whose owner is "").
+  const subject = owners ? (principal.subject ?? null) : null;
+  return JSON.stringify([principal.kind === 'anonymous', [...principal.scopes].sort(), subject]);
 }
 
 /** Whether the principal holds one of the scopes (a loop, not .some(): every request asks). */

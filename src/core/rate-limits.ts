@@ -104,6 +104,11 @@ export interface RateLimitSettings {
   graphql?: RateLimitPolicy | undefined;
   /** Whether any resource operation has a quota of its own (so credentials may be limited without `default`). */
   resourceQuotas?: boolean | undefined;
+  /**
+   * WebSocket upgrades per window per address that name no credential (graphql-ws clients name
+   * theirs in connection_init, after the upgrade); null or undefined: none.
+   */
+  webSocketConnections?: RateLimitPolicy | null | undefined;
 }
 
 /** The quota set that applies to one kind of request, with its `RateLimit-Policy` text made once. */
@@ -121,10 +126,16 @@ const EMPTY: PolicySet = Object.freeze({ policies: Object.freeze([]), header: ''
 export class RateLimits {
   readonly limiter: RateLimiter;
   readonly #settings: RateLimitSettings;
+  /** The bound on WebSocket upgrades without a credential, per address; empty when there is none. */
+  readonly webSocketUpgrades: PolicySet;
+  /** The request quotas a WebSocket connection counts against once connection_init names its credential. */
+  readonly #connections: { known: PolicySet; anonymous: PolicySet };
 
   constructor(limiter: RateLimiter, settings: RateLimitSettings) {
     this.limiter = limiter;
     this.#settings = settings;
+    this.webSocketUpgrades = policySet(settings.webSocketConnections ?? undefined, []);
+    this.#connections = this.requestPolicies([]);
   }
 
   /**
@@ -151,6 +162,20 @@ export class RateLimits {
   requestPolicies(extra: readonly RateLimitPolicy[]): { known: PolicySet; anonymous: PolicySet } {
     const { default: base, anonymous } = this.#settings;
     return { known: policySet(base, extra), anonymous: policySet(anonymous === null ? undefined : (anonymous ?? base), extra) };
+  }
+
+  /**
+   * Counts a WebSocket connection whose upgrade named no credential (it counted against
+   * {@link webSocketUpgrades} instead) once connection_init has named one, as a request of that
+   * credential (anonymous: of its address) on /graphql: against the request quotas, unless GraphQL
+   * has a budget (operations are charged their cost then, and nothing counts the connection).
+   * Undefined when no quota applies.
+   */
+  countConnection(principal: Principal, clientAddress: string | undefined): { set: PolicySet; result: RateLimitResult | Promise<RateLimitResult> } | undefined {
+    if (this.#settings.graphql !== undefined || (principal.kind !== 'anonymous' && !this.limitsCredentials)) return undefined;
+    const set = principal.kind === 'anonymous' ? this.#connections.anonymous : this.#connections.known;
+    if (set.policies.length === 0) return undefined;
+    return { set, result: this.limiter.consume(set.policies, RateLimits.partition(principal, clientAddress)) };
   }
 
   /** Charges a GraphQL operation its cost; undefined when GraphQL has no budget. */

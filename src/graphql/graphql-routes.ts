@@ -6,6 +6,7 @@ import { FAVICON_LINK } from '../http/favicon.js';
 import { logFailedRequest, loggedAfterResponse, toRestgraphError } from '../http/problem-details.js';
 import websocket from '@fastify/websocket';
 import type { Principal } from '../core/principal.js';
+import type { WatchCredential } from '../auth/credential-recheck.js';
 import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
 import { webSocketTransport, type OpenCount } from './ws-transport.js';
@@ -16,16 +17,18 @@ export interface GraphqlRouteOptions {
   /** Largest WebSocket message accepted (bytes); a bigger one closes the socket with 1009. */
   maxMessageBytes: number;
   /**
-   * How often a WebSocket or graphql-sse connection's credential is checked again: one that no
-   * longer authenticates (revoked, expired) has its connection closed.
+   * Watches a WebSocket or graphql-sse connection's credential: one that no longer authenticates
+   * (revoked, expired) has its connection closed.
    */
-  recheckCredentialMs: number;
+  watchCredential: WatchCredential;
   /** Most subscriptions one WebSocket connection may run at once. @default 100 */
   maxSubscriptionsPerConnection: number;
   /** max-age of Cache-Control on successful GET query responses (seconds). @default 0 */
   getMaxAgeSeconds: number;
   /** Whether /graphql/schema.graphql serves the SDL (follows the introspection switch). */
   publishSchema: boolean;
+  /** Counts a WebSocket connection against the quotas of the credential connection_init names (see WebSocketTransportOptions). */
+  countConnection?: ((principal: Principal, clientAddress: string | undefined) => Promise<void>) | undefined;
   /** Count the open graphql-ws connections and graphql-sse streams (metrics gauges). */
   openStreams?: { webSocket: OpenCount; sse: OpenCount };
 }
@@ -109,13 +112,15 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     // Subscriptions (and queries) over WebSocket on the upgrade of GET /graphql: the
     // graphql-transport-ws protocol (graphql-ws).
     // Operations are charged their cost against the GraphQL budget, when one is set, not counted as requests.
+    // An upgrade without a credential counts against the bound on upgrades per address, and its
+    // connection against the credential connection_init names (options.countConnection).
     const charged = { graphqlOperation: true };
     const wsHandler = webSocketTransport(service, { ...options, open: options.openStreams?.webSocket });
-    scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: charged });
+    scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: { ...charged, webSocket: true } });
     scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
-    const sse = sseTransport(service, { authenticate: options.authenticate, recheckCredentialMs: options.recheckCredentialMs });
+    const sse = sseTransport(service, options.watchCredential);
     // Open graphql-sse streams are cut on shutdown (clients then reconnect), not completed.
     const sseStreams = new Set<FastifyReply>();
     scope.addHook('preClose', (done) => {

@@ -21,11 +21,14 @@ import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery
 import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { singletonMutations, singletonQuery } from './singleton-fields.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, describe, idOf, pascal } from './schema-parts.js';
 import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
+import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
+import type { GraphqlLimits } from './query-limits.js';
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -54,13 +57,26 @@ interface TypesOfResource {
 }
 
 /**
+ * Rows a relation list (`author { books }`) returns without first/last: the configured relation
+ * page size, but never more than a top-level list's default page.
+ */
+export function relationPageSizeOf(limits: Pick<GraphqlLimits, 'relationPageSize'>, listLimits: ListLimits): number {
+  return Math.min(limits.relationPageSize, listLimits.defaultLimit);
+}
+
+/**
  * The GraphQL schema of a resource schema: for each resource (`users`, type `User`) the queries
  * `user(id)`, `users(...)` and `usersConnection(...)`, relation fields with the same arguments,
  * and the mutations `createUser`, `updateUser`, `replaceUser`, `deleteUser`. Every resolver calls
  * the core operations (so access rules, validation and errors are the REST API's); relation fields
  * load through the request's batch loaders (no query per parent).
+ *
+ * Top-level lists return `limits.defaultLimit` rows without first/last, relation lists the smaller
+ * `relationPageSize` (see {@link relationPageSizeOf}): nested lists multiply, and a query nesting
+ * three levels of default pages stays within the cost limit. Each list field keeps its default in
+ * its extensions ({@link DEFAULT_PAGE_SIZE}), where the cost reads it, and says it in its description.
  */
-export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): GraphQLSchema {
+export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relationPageSize: number): GraphQLSchema {
   const filterInputs = new Map<string, GraphQLInputObjectType>();
   const enums = new Map<string, GraphQLEnumType>();
   const types = new Map<string, TypesOfResource>();
@@ -134,7 +150,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
               ? { type: new GraphQLList(new GraphQLNonNull(scalar)), description: 'Any of these values.' }
               : { type: scalar, description: OPERATOR_DESCRIPTIONS[op] };
       }
-      input = new GraphQLInputObjectType({ name, description: `Conditions on a ${scalar.name} field; all must hold.`, fields });
+      input = new GraphQLInputObjectType({ name, description: `Conditions on ${withIndefiniteArticle(scalar.name)} field; all must hold.`, fields });
       filterInputs.set(name, input);
     }
     return input;
@@ -215,19 +231,19 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys });
   }
 
-  const listArgs = (resource: ResourceModel): GraphQLFieldConfigArgumentMap => {
+  const listArgs = (resource: ResourceModel, defaultPageSize: number): GraphQLFieldConfigArgumentMap => {
     const t = typeOf(resource);
     return {
       filter: { type: t.filter },
       sort: { type: new GraphQLList(new GraphQLNonNull(t.sort)), description: 'Sort keys in order; id ascending always breaks ties.' },
-      first: { type: GraphQLInt, description: `The first n (default ${limits.defaultLimit}, at most ${limits.maxLimit}).` },
+      first: { type: GraphQLInt, description: `The first n (default ${defaultPageSize}, at most ${limits.maxLimit}).` },
       after: { type: GraphQLString, description: 'Only rows after this cursor.' },
       last: { type: GraphQLInt, description: `The last n (at most ${limits.maxLimit}), in the same order.` },
       before: { type: GraphQLString, description: 'Only rows before this cursor.' },
     };
   };
 
-  const listQueryOf = (resource: ResourceModel, args: ListArgs, count = false): ListQuery => {
+  const listQueryOf = (resource: ResourceModel, args: ListArgs, defaultPageSize: number): ListQuery => {
     const t = typeOf(resource);
     const input: StructuredListInput = {
       filters: Object.entries(args.filter ?? {}).flatMap(([field, ops]) =>
@@ -242,9 +258,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
       last: args.last ?? null,
       after: args.after ?? null,
       before: args.before ?? null,
-      count,
     };
-    return structuredListQuery(resource, input, limits);
+    return structuredListQuery(resource, input, { ...limits, defaultLimit: defaultPageSize });
   };
 
   const relationFields = (resource: ResourceModel, relation: RelationModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
@@ -262,24 +277,28 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
         },
       };
     }
-    const args = listArgs(target);
+    const args = listArgs(target, relationPageSize);
+    const paging = `${relationPageSize} rows unless first or last says otherwise; page on with after.`;
+    const extensions = { [DEFAULT_PAGE_SIZE]: relationPageSize };
     return {
       [relation.name]: {
         // Nullable: a relation the caller may not read is null with an error, and the parent stays.
         type: new GraphQLList(new GraphQLNonNull(t.object)),
-        description: `The ${target.name} of this ${resource.singular} (through ${relation.foreignKey}).`,
+        description: `The ${target.name} of this ${resource.singular} (through ${relation.foreignKey}): ${paging}`,
         args,
+        extensions,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
-          const query = listQueryOf(target, listArgsGiven);
+          const query = listQueryOf(target, listArgsGiven, relationPageSize);
           return (await ctx.loaders.relatedPage(relation, query).load(parent.id as number)).records;
         },
       },
       [`${relation.name}Connection`]: {
         type: t.connection,
-        description: `The ${target.name} of this ${resource.singular} as a cursor connection.`,
+        description: `The ${target.name} of this ${resource.singular} as a cursor connection: ${paging}`,
         args,
+        extensions,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
-          const query = listQueryOf(target, listArgsGiven);
+          const query = listQueryOf(target, listArgsGiven, relationPageSize);
           const page = await ctx.loaders.relatedPage(relation, query).load(parent.id as number);
           return connectionOf(ctx, target, query, page.records, page.more, () =>
             ctx.loaders.relatedCount(relation, query.filters).load(parent.id as number),
@@ -324,25 +343,28 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     } satisfies GraphQLFieldConfig<unknown, GraphqlContext, { id: string }>;
     // Root and mutation fields are nullable: one that fails (access, validation) is null with its
     // error, and the other fields of the request keep their data.
+    const topLevel = { [DEFAULT_PAGE_SIZE]: limits.defaultLimit };
     query[plural] = {
       type: new GraphQLList(new GraphQLNonNull(t.object)),
       description: `A page of ${resource.name}.`,
-      args: listArgs(resource),
-      resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args))).records,
+      args: listArgs(resource, limits.defaultLimit),
+      extensions: topLevel,
+      resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args, limits.defaultLimit))).records,
     };
     query[`${plural}Connection`] = {
       type: t.connection,
       description: `A page of ${resource.name} as a cursor connection, with the total count on request.`,
-      args: listArgs(resource),
+      args: listArgs(resource, limits.defaultLimit),
+      extensions: topLevel,
       resolve: async (_root, args: ListArgs, ctx) => {
-        const listQuery = listQueryOf(resource, args);
+        const listQuery = listQueryOf(resource, args, limits.defaultLimit);
         const page = await ctx.operations.list(ctx.operation, resource, listQuery);
         return connectionOf(ctx, resource, listQuery, page.records, page.more, () => ctx.operations.count(ctx.operation, resource, listQuery.filters));
       },
     };
     mutation[`create${typeName}`] = {
       type: t.object,
-      description: `Creates a ${resource.singular}.`,
+      description: `Creates ${withIndefiniteArticle(resource.singular)}.`,
       // A resource without writable fields is created without input.
       args: t.createInput === undefined ? {} : { input: { type: new GraphQLNonNull(t.createInput) } },
       resolve: (_root, args: { input?: Record<string, unknown> }, ctx) =>
@@ -355,7 +377,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     }
     mutation[`update${typeName}`] = {
       type: t.object,
-      description: `Changes only the given fields of a ${resource.singular} (null clears a field).`,
+      description: `Changes only the given fields of ${withIndefiniteArticle(resource.singular)} (null clears a field).`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
         // A json field given a value is set to it (GraphQL has no merge-patch reading of objects).
@@ -363,7 +385,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
     };
     mutation[`replace${typeName}`] = {
       type: t.object,
-      description: `Replaces every field of a ${resource.singular}; fields left out take their defaults or become null.`,
+      description: `Replaces every field of ${withIndefiniteArticle(resource.singular)}; fields left out take their defaults or become null.`,
       args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
       resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
         ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
@@ -384,7 +406,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits): Grap
 function deleteMutation(resource: ResourceModel): GraphQLFieldConfig<unknown, GraphqlContext, { id: string }> {
   return {
     type: GraphQLID,
-    description: `Deletes a ${resource.singular} (with the rows its references cascade to); returns its id.`,
+    description: `Deletes ${withIndefiniteArticle(resource.singular)} (with the rows its references cascade to); returns its id.`,
     args: { id: { type: new GraphQLNonNull(GraphQLID) } },
     resolve: async (_root, args: { id: string }, ctx) => {
       const id = idOf(resource, args.id);

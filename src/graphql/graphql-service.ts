@@ -27,8 +27,9 @@ import { toRestgraphError } from '../http/problem-details.js';
 import { TransientStoreError } from '../store/store-errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { RequestLoaders, type GraphqlCharge, type GraphqlContext, type PreparedArgs } from './graphql-context.js';
-import { buildGraphqlSchema } from './graphql-schema.js';
-import { MAX_FIELD_PAIRS, limitError, maxNestingOf, measureDocument, operationCost, shapeProblems, type GraphqlLimits, type MeasuredDocument } from './query-limits.js';
+import { buildGraphqlSchema, relationPageSizeOf } from './graphql-schema.js';
+import { MAX_FIELD_PAIRS, limitError, maxNestingOf, measureDocument, shapeProblems, type GraphqlLimits, type MeasuredDocument } from './query-limits.js';
+import { costProblem, operationCost } from './operation-cost.js';
 import type { PromiseOrValue } from '../promise-or-value.js';
 import { scanDocument } from './document-scan.js';
 import { MAX_JSON_DEPTH } from '../core/json-input-rules.js';
@@ -99,12 +100,15 @@ export class GraphqlService {
   readonly #persisted: PersistedQueries;
   /** GraphQL type names of resources: what the cost counts (not connections, edges, page info). */
   readonly #resourceTypes: ReadonlySet<string>;
+  /** Rows a relation list returns without first/last. */
+  readonly #relationPageSize: number;
   readonly #executor = new CompiledExecution();
   /** Subscriptions, sharing one execution per event among subscribers asking the same thing. */
   readonly subscriptions: SubscriptionGroups;
 
   constructor(model: SchemaModel, operations: ResourceOperations, options: GraphqlServiceOptions) {
-    this.schema = buildGraphqlSchema(model, options.listLimits);
+    this.#relationPageSize = relationPageSizeOf(options.limits, options.listLimits);
+    this.schema = buildGraphqlSchema(model, options.listLimits, this.#relationPageSize);
     this.sdl = `${printSchema(this.schema)}\n`;
     this.#operations = operations;
     this.#options = options;
@@ -171,17 +175,9 @@ export class GraphqlService {
       if (problem !== undefined) return [problem];
     }
     const { maxCost } = this.#options.limits;
-    const cost = operationCost(this.schema, measured, operation, params.variables, listLimits.defaultLimit, this.#resourceTypes);
-    if (cost > maxCost) {
-      return [
-        limitError({
-          limit: 'maxCost',
-          actual: cost,
-          max: maxCost,
-          message: `The query may return ${cost} objects; at most ${maxCost} are allowed (a list field counts its first/last, or ${listLimits.defaultLimit} without). Ask for smaller pages.`,
-        }),
-      ];
-    }
+    const estimate = operationCost(this.schema, measured, operation, params.variables, listLimits.defaultLimit, this.#resourceTypes);
+    const { cost } = estimate;
+    if (cost > maxCost) return [limitError(costProblem(estimate, maxCost, { top: listLimits.defaultLimit, relation: this.#relationPageSize }))];
     if ((operation.variableDefinitions?.length ?? 0) > 0 || params.variables !== undefined) {
       const coerced = getVariableValues(this.schema, operation.variableDefinitions ?? [], params.variables ?? {});
       if (coerced.errors !== undefined) return coerced.errors.map((e) => withCode(e, 'graphql-validation'));

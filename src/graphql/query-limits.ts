@@ -1,16 +1,4 @@
-import {
-  GraphQLError,
-  GraphQLObjectType,
-  Kind,
-  OperationTypeNode,
-  getNamedType,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-  type SelectionSetNode,
-  type ValueNode,
-} from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import { MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 
 /** Protection limits of the GraphQL endpoint; every one is configurable. */
@@ -19,6 +7,11 @@ export interface GraphqlLimits {
   maxDepth: number;
   /** Most objects a query may ask for: list fields count their page size. @default 50_000 */
   maxCost: number;
+  /**
+   * Page size of a relation list (`author { books }`, `booksConnection`) without first/last,
+   * counted as such in the cost; at most the default page size of top-level lists. @default 10
+   */
+  relationPageSize: number;
   /** Most aliases in one document. @default 30 */
   maxAliases: number;
   /** Most directives in one document. @default 50 */
@@ -41,6 +34,8 @@ export interface LimitProblem {
   limit: LimitName;
   actual: number;
   max: number;
+  /** For maxCost: the path of the field whose first: would lower the cost most. */
+  field?: string;
 }
 
 /** What a document asks for once its fragments are expanded: the largest figures of any of its operations, and their selections together. */
@@ -217,79 +212,16 @@ export function shapeProblems(shape: DocumentShape, limits: GraphqlLimits): Limi
   return problems;
 }
 
-/**
- * The cost of an operation: how many resource objects it may return at most. A field returning
- * one object costs 1; a paged field (list or connection) multiplies everything below it by its
- * page size (`first` or `last`, else the default page size). Only resource objects count, not the
- * connections, edges and page infos around them, nor scalars. Each use of a fragment counts.
- * `users(first: 100) { posts(first: 10) { title } }` costs 100 + 100 × 10 = 1,100, and so does
- * `usersConnection(first: 100) { edges { node { postsConnection(first: 10) { nodes { title } } } } }`.
- *
- * The walk is linear in the multiplier above a selection, so each fragment's cost is computed once
- * for a multiplier of 1 and scaled: linear in the document's size.
- */
-export function operationCost(
-  schema: GraphQLSchema,
-  measured: MeasuredDocument,
-  operation: OperationDefinitionNode,
-  variables: Readonly<Record<string, unknown>> | null | undefined,
-  defaultPageSize: number,
-  resourceTypes: ReadonlySet<string>,
-): number {
-  const root = operation.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : operation.operation === OperationTypeNode.SUBSCRIPTION ? schema.getSubscriptionType() : schema.getQueryType();
-  if (root === null || root === undefined) return 0;
-  // Most documents have no fragment: no map to make for them.
-  let fragmentCosts: ReadonlyMap<string, number> = NO_FRAGMENTS;
-  const costOf = (set: SelectionSetNode, type: GraphQLObjectType): number => {
-    let cost = 0;
-    for (const selection of set.selections) {
-      if (selection.kind === Kind.FIELD) {
-        const field = type.getFields()[selection.name.value];
-        if (field === undefined || selection.selectionSet === undefined) continue;
-        const named = getNamedType(field.type);
-        if (!(named instanceof GraphQLObjectType)) continue;
-        // Paged fields (lists and connections) take first/last; the edges and nodes lists of a
-        // connection hold what its page size already counted.
-        const paged = field.args.some((a) => a.name === 'first');
-        const size = paged ? (pageSize(selection.arguments, 'first', variables) ?? pageSize(selection.arguments, 'last', variables) ?? defaultPageSize) : 1;
-        cost = saturated(cost + (resourceTypes.has(named.name) ? size : 0) + saturated(size * costOf(selection.selectionSet, named)));
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        const condition = selection.typeCondition === undefined ? type : schema.getType(selection.typeCondition.name.value);
-        if (condition instanceof GraphQLObjectType) cost = saturated(cost + costOf(selection.selectionSet, condition));
-      } else {
-        cost = saturated(cost + (fragmentCosts.get(selection.name.value) ?? 0));
-      }
-    }
-    return cost;
-  };
-  if (measured.fragmentOrder.length > 0) {
-    const costs = new Map<string, number>();
-    fragmentCosts = costs;
-    for (const fragment of measured.fragmentOrder) {
-      const condition = schema.getType(fragment.typeCondition.name.value);
-      costs.set(fragment.name.value, condition instanceof GraphQLObjectType ? costOf(fragment.selectionSet, condition) : 0);
-    }
-  }
-  return costOf(operation.selectionSet, root);
-}
-
-const NO_FRAGMENTS: ReadonlyMap<string, number> = new Map();
-
 /** A GraphQL error for a query over a limit, with what the client needs to fix it. */
 export function limitError(problem: LimitProblem): GraphQLError {
   return new GraphQLError(problem.message, {
-    extensions: { code: 'query-too-complex', status: 400, limit: problem.limit, actual: problem.actual, max: problem.max },
+    extensions: {
+      code: 'query-too-complex',
+      status: 400,
+      limit: problem.limit,
+      actual: problem.actual,
+      max: problem.max,
+      ...(problem.field === undefined ? {} : { field: problem.field }),
+    },
   });
-}
-
-function pageSize(args: readonly { name: { value: string }; value: ValueNode }[] | undefined, name: string, variables: Readonly<Record<string, unknown>> | null | undefined): number | undefined {
-  const node = args?.find((a) => a.name.value === name)?.value;
-  if (node === undefined) return undefined;
-  // A negative size is refused when the field runs; counted as nothing, it cannot lower the cost of the rest.
-  if (node.kind === Kind.INT) return Math.max(0, Number(node.value));
-  if (node.kind === Kind.VARIABLE) {
-    const value = variables?.[node.name.value];
-    return typeof value === 'number' && Number.isInteger(value) ? Math.max(0, value) : undefined;
-  }
-  return undefined;
 }

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { recheckCredential } from '../auth/credential-recheck.js';
+import type { WatchCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
 import { type GraphqlContext, type MemberSink } from './graphql-context.js';
 import type { ConnectionQueue } from './queued-bytes.js';
@@ -134,7 +134,7 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
  */
 export function sseTransport(
   service: GraphqlService,
-  credentials: { authenticate: (header: string) => Promise<unknown>; recheckCredentialMs: number },
+  watchCredential: WatchCredential,
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   const handler = createHandler<FastifyRequest, { pacer: WritePacer; sink: StreamSink }, GraphqlContext>({
     schema: service.schema,
@@ -183,7 +183,7 @@ export function sseTransport(
     // A credential that stops authenticating (revoked, expired) cuts the stream; the client's
     // reconnection is then refused with 401.
     const header = request.headers.authorization;
-    const stopRecheck = header === undefined ? undefined : recheckCredential(header, credentials.authenticate, credentials.recheckCredentialMs, () => out.destroy());
+    const stopRecheck = header === undefined ? undefined : watchCredential(header, request.principal, () => out.destroy());
     try {
       for (;;) {
         pacer.idle();

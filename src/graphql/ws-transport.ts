@@ -1,8 +1,10 @@
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
-import { recheckCredential } from '../auth/credential-recheck.js';
-import type { Principal } from '../core/principal.js';
+import type { WatchCredential } from '../auth/credential-recheck.js';
+import { ANONYMOUS, type Principal } from '../core/principal.js';
+import { RateLimitedError } from '../errors.js';
+import { toRestgraphError } from '../http/problem-details.js';
 import type { FastifyRequest } from 'fastify';
 import type { GraphqlService } from './graphql-service.js';
 import type { MemberSink, PreparedArgs } from './graphql-context.js';
@@ -17,12 +19,18 @@ export interface OpenCount {
 export interface WebSocketTransportOptions {
   /** Turns an Authorization header value into a principal (the upgrade's, or connection_init's). */
   authenticate: (header: string) => Promise<Principal>;
-  /** How often an open socket's credential is checked again. */
-  recheckCredentialMs: number;
+  /** Watches an open socket's credential: one that no longer authenticates (revoked, expired) closes the socket with 4403. */
+  watchCredential: WatchCredential;
   /** Most operations one connection may run at once. */
   maxSubscriptionsPerConnection: number;
   /** Counts the open sockets (a metrics gauge). */
   open?: OpenCount | undefined;
+  /**
+   * Counts a connection whose upgrade named no credential against the quotas of the one
+   * connection_init names (anonymous: its address's), once it is known. @throws RateLimitedError
+   * when a quota is used up (the socket is then closed with 4429)
+   */
+  countConnection?: ((principal: Principal, clientAddress: string | undefined) => Promise<void>) | undefined;
 }
 
 /**
@@ -32,6 +40,9 @@ export interface WebSocketTransportOptions {
 export function webSocketTransport(service: GraphqlService, options: WebSocketTransportOptions): ReturnType<typeof makeHandler> {
   return countedSockets(withoutOversizeErrors(subscriptionHandler(service, options)), options.open);
 }
+
+/** Longest reason a WebSocket close frame carries (RFC 6455, section 5.5: 125 bytes of payload, 2 of them the code); our messages are ASCII. */
+const MAX_CLOSE_REASON = 123;
 
 /**
  * The Authorization value given in connection_init's payload (either spelling): undefined when
@@ -75,22 +86,40 @@ function subscriptionHandler(service: GraphqlService, options: WebSocketTranspor
   return makeHandler<Record<string, unknown>, { principal: Principal; credential: string | undefined }>({
     schema: service.schema,
     onConnect: async (ctx) => {
+      const { request, socket } = ctx.extra;
       const given = authorizationParam(ctx.connectionParams);
-      // false: graphql-ws closes the socket with 4403 Forbidden.
-      if (given === null) return false;
-      const header = given ?? ctx.extra.request.headers.authorization;
+      const header = given ?? request.headers.authorization;
+      let principal: Principal | undefined;
       try {
-        ctx.extra.principal = header === undefined ? ctx.extra.request.principal : await options.authenticate(header);
-        ctx.extra.credential = header;
-        if (header !== undefined) {
-          const { socket } = ctx.extra;
-          const stop = recheckCredential(header, options.authenticate, options.recheckCredentialMs, () => socket.close(4403, 'Forbidden'));
-          socket.once('close', stop);
-        }
-        return true;
+        if (given !== null) principal = header === undefined ? request.principal : await options.authenticate(header);
       } catch {
-        return false;
+        // Refused below, after counting: a bad credential counts as anonymous, as over HTTP.
       }
+      // The upgrade, without a credential, counted against the bound on upgrades per address: the
+      // connection counts against the credential connection_init named now (or the address's
+      // anonymous quota), as a request with it would have.
+      if (request.headers.authorization === undefined || header !== request.headers.authorization) {
+        try {
+          await options.countConnection?.(principal ?? ANONYMOUS, request.ip);
+        } catch (error) {
+          // A used-up quota: 4429, as HTTP's 429 (graphql-ws clients do not retry on it). Shared
+          // counters out of reach: 1013 Try Again Later, as HTTP's 503.
+          const refused = toRestgraphError(error);
+          const code = refused instanceof RateLimitedError ? 4429 : refused.status === 503 ? 1013 : undefined;
+          if (code === undefined) throw error;
+          socket.close(code, refused.message.slice(0, MAX_CLOSE_REASON));
+          return false;
+        }
+      }
+      // false: graphql-ws closes the socket with 4403 Forbidden.
+      if (principal === undefined) return false;
+      ctx.extra.principal = principal;
+      ctx.extra.credential = header;
+      if (header !== undefined && socket.readyState !== socket.CLOSED) {
+        const stop = options.watchCredential(header, principal, () => socket.close(4403, 'Forbidden'));
+        socket.once('close', stop);
+      }
+      return true;
     },
     onSubscribe: async (ctx, id, payload) => {
       // Counted before anything is awaited: each of several subscribe messages read in one go

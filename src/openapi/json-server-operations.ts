@@ -1,4 +1,5 @@
 import { BODY_FAILURES, operation, success } from './operation-builder.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { mergeFailures } from './problem-responses.js';
 import { ref, type OperationObject, type ParameterObject, type PathItemObject, type SchemaObject } from './openapi-types.js';
 import { schemaNames } from './resource-schemas.js';
@@ -92,8 +93,8 @@ function nestedCreate(resource: ResourceView, relationName: string, target: Reso
   return operation(
     {
       operationId: `create${capitalize(resource.singular)}${capitalize(relationName)}`,
-      summary: `Create one of a ${resource.singular}'s ${relationName} (json-server's nested route)`,
-      description: `Creates a ${target.singular} whose foreign key is this ${resource.singular}'s id, whatever the body says.`,
+      summary: `Create one of ${withIndefiniteArticle(resource.singular)}'s ${relationName} (json-server's nested route)`,
+      description: `Creates ${withIndefiniteArticle(target.singular)} whose foreign key is this ${resource.singular}'s id, whatever the body says.`,
       tags: [resource.name],
       requestBody: { required: true, content: { 'application/json': { schema: ref('schemas', names.create) } } },
     },

@@ -1,4 +1,5 @@
 import type { AccessOperation, AccessRule } from '../schema/schema-model.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { mergeFailures } from './problem-responses.js';
 import { BODY_FAILURES as BODY, idParameter, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE, operation, success } from './operation-builder.js';
 import { itemParameterRefs, listParameterRefs } from './list-parameters.js';
@@ -41,7 +42,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
       { rules: includeRules, ...deprecated },
     ),
     post: operation(
-      { operationId: `create${T}`, summary: `Create a ${resource.singular}`, description: ownerNote, tags, parameters: [ref('parameters', 'IdempotencyKey')], requestBody: jsonBody(names.create) },
+      { operationId: `create${T}`, summary: `Create ${withIndefiniteArticle(resource.singular)}`, description: ownerNote, tags, parameters: [ref('parameters', 'IdempotencyKey')], requestBody: jsonBody(names.create) },
       [rule('create')],
       { 201: success(`The created ${resource.singular}.`, record, [['Location', true], ['ETag', true], ['Idempotent-Replayed', false]]) },
       mergeFailures(BODY, { 409: ['unique-conflict', 'idempotency-key-in-use'], 422: ['validation-failed', 'idempotency-key-reused'] }),
@@ -69,14 +70,14 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
   const putNote = resource.model.singleton ? `Creates the ${resource.singular} when it has none yet.` : ownerNote;
   return {
     get: operation(
-      { operationId: `get${T}`, summary: `Get a ${resource.singular}`, description: ownerNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
+      { operationId: `get${T}`, summary: `Get ${withIndefiniteArticle(resource.singular)}`, description: ownerNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
       [rule('read')],
       itemReadResponses(resource),
       { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
       { rules: includeRules, ...deprecated },
     ),
     put: operation(
-      { operationId: `replace${T}`, summary: `Replace a ${resource.singular}`, description: putNote, tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
+      { operationId: `replace${T}`, summary: `Replace ${withIndefiniteArticle(resource.singular)}`, description: putNote, tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
       [rule('update')],
       { 200: success(`The ${resource.singular}, wholly replaced.`, record, [['ETag', true]]) },
       mergeFailures(BODY, { 404: ['not-found'], 409: ['unique-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
@@ -85,7 +86,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
     patch: operation(
       {
         operationId: `update${T}`,
-        summary: `Update a ${resource.singular} (JSON Merge Patch)`,
+        summary: `Update ${withIndefiniteArticle(resource.singular)} (JSON Merge Patch)`,
         description: [ownerNote, 'Only the fields sent change; `null` clears a field (RFC 7396). `application/json` is read the same way.'].filter(Boolean).join(' '),
         tags,
         parameters: [ref('parameters', 'IfMatch'), ref('parameters', 'IdempotencyKey')],
@@ -103,7 +104,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       writes,
     ),
     delete: operation(
-      { operationId: `delete${T}`, summary: `Delete a ${resource.singular}`, description: [ownerNote, deleteSentence(resource)].filter(Boolean).join(' '), tags, parameters: [ref('parameters', 'IfMatch')] },
+      { operationId: `delete${T}`, summary: `Delete ${withIndefiniteArticle(resource.singular)}`, description: [ownerNote, deleteSentence(resource)].filter(Boolean).join(' '), tags, parameters: [ref('parameters', 'IfMatch')] },
       [rule('delete')],
       { 204: success(`Deleted.`) },
       mergeFailures(BODY, { 404: ['not-found'], 409: ['reference-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'] }),
@@ -122,7 +123,7 @@ function relationOperation(resource: ResourceView, relation: RelationView, param
     return operation(
       {
         operationId: `list${capitalize(resource.singular)}${capitalize(relation.name)}`,
-        summary: `List a ${resource.singular}'s ${relation.name}`,
+        summary: `List ${withIndefiniteArticle(resource.singular)}'s ${relation.name}`,
         description: `The ${target.name} whose foreign key names this ${resource.singular}; they take every list parameter of ${target.name}.`,
         tags: common.tags,
         parameters: listParameterRefs(target, parameters),
@@ -136,7 +137,7 @@ function relationOperation(resource: ResourceView, relation: RelationView, param
   return operation(
     {
       operationId: `get${capitalize(resource.singular)}${capitalize(relation.name)}`,
-      summary: `Get a ${resource.singular}'s ${relation.name}`,
+      summary: `Get ${withIndefiniteArticle(resource.singular)}'s ${relation.name}`,
       description: `The ${target.singular} this ${resource.singular} refers to; 404 when it refers to none.`,
       tags: common.tags,
       parameters: [...itemParameterRefs(target), ref('parameters', 'IfNoneMatch')],

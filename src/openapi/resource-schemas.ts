@@ -1,4 +1,5 @@
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import { ref, type SchemaObject } from './openapi-types.js';
 import type { FieldView, ResourceView } from './versioned-view.js';
@@ -38,12 +39,12 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
     const target = ref('schemas', relation.target.typeName);
     properties[relation.name] =
       relation.kind === 'hasMany'
-        ? { type: 'array', items: target, maxItems: maxEmbedded, description: `Embedded with include=${relation.name}: the related ${relation.target.name}, by id (at most ${maxEmbedded}).` }
-        : { anyOf: [target, { type: 'null' }], description: `Embedded with include=${relation.name}: the related ${relation.target.singular}, or null.` };
+        ? { type: 'array', items: target, maxItems: maxEmbedded, description: `Embedded with include=${relation.name}: the related ${relation.target.name}, by id (at most ${maxEmbedded}).`, 'x-restgraph-foreign-key': relation.foreignKey }
+        : { anyOf: [target, { type: 'null' }], description: `Embedded with include=${relation.name}: the related ${relation.target.singular}, or null.`, 'x-restgraph-foreign-key': relation.foreignKey };
   }
   return {
     type: 'object',
-    description: resource.description ?? `A ${resource.singular}.`,
+    description: resource.description ?? `${withIndefiniteArticle(resource.singular, true)}.`,
     ...(resource.deprecated ? { deprecated: true } : {}),
     'x-restgraph-resource': resource.name,
     properties,
@@ -57,7 +58,7 @@ type WriteKind = 'create' | 'replace' | 'patch';
 const WRITE_DESCRIPTIONS: Record<WriteKind, (r: ResourceView) => string> = {
   create: (r) => `A new ${r.singular} (POST). Fields left out take their default, or null.`,
   replace: (r) => `A whole ${r.singular} (PUT): it replaces every field; fields left out are reset to their default, or null.`,
-  patch: (r) => `A JSON Merge Patch (RFC 7396) of a ${r.singular} (PATCH): only the fields sent change; null clears a field.`,
+  patch: (r) => `A JSON Merge Patch (RFC 7396) of ${withIndefiniteArticle(r.singular)} (PATCH): only the fields sent change; null clears a field.`,
 };
 
 /** A request body: the writable fields, plus the read-only ones the server accepts and ignores. */
@@ -120,7 +121,7 @@ export function nullable(value: SchemaObject): SchemaObject {
 
 /** Adds the field's description (with what unique, references and the owner rule mean) and deprecation. */
 /** restgraph's specification extensions in schemas (annotations: a validator may ignore them, or declare them as keywords). */
-export const SCHEMA_EXTENSIONS = ['x-restgraph-resource', 'x-restgraph-type', 'x-restgraph-references', 'x-restgraph-on-delete'] as const;
+export const SCHEMA_EXTENSIONS = ['x-restgraph-resource', 'x-restgraph-type', 'x-restgraph-references', 'x-restgraph-on-delete', 'x-restgraph-foreign-key'] as const;
 
 /**
  * What a generated form or table needs beyond JSON Schema (the admin console reads these):

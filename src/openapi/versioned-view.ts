@@ -23,6 +23,8 @@ export interface RelationView {
   readonly name: string;
   readonly kind: 'hasMany' | 'belongsTo';
   readonly target: ResourceView;
+  /** The foreign key's name in this version: hasMany, the target's field holding our id; belongsTo, ours holding the target's. */
+  readonly foreignKey: string;
 }
 
 /** A resource as one version of the API shows it. */
@@ -84,14 +86,16 @@ export function resourcesFor(schema: SchemaModel, version: string): ResourceView
     for (const relation of viewOf(schema, view.model, version).relations.values()) {
       const target = views.get(relation.target);
       // A relation to a resource this version does not serve is not part of this version.
-      if (target !== undefined) view.relations.push(relationView(relation, target));
+      if (target !== undefined) view.relations.push(relationView(relation, view, target));
     }
   }
   return [...views.values()];
 }
 
-function relationView(relation: RelationModel, target: ResourceView): RelationView {
-  return { name: relation.name, kind: relation.kind, target };
+function relationView(relation: RelationModel, owner: ResourceView, target: ResourceView): RelationView {
+  const holder = relation.kind === 'hasMany' ? target : owner;
+  const foreignKey = holder.fields.find((field) => field.model.name === relation.foreignKey)?.name ?? relation.foreignKey;
+  return { name: relation.name, kind: relation.kind, target, foreignKey };
 }
 
 function joinText(...parts: (string | undefined)[]): string | undefined {

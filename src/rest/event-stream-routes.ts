@@ -5,7 +5,7 @@ import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { StoredEvent } from '../store/event-store.js';
 import { registerPath } from '../http/path-routes.js';
-import { isPassingTrouble } from '../auth/credential-recheck.js';
+import type { WatchCredential } from '../auth/credential-recheck.js';
 
 export interface EventStreamOptions {
   /** How often a comment line keeps idle connections (and proxies) open. @default 15000 */
@@ -13,10 +13,10 @@ export interface EventStreamOptions {
   /** The `retry:` field sent first: how long an EventSource waits before it reconnects. @default 3000 */
   reconnectDelayMs: number;
   /**
-   * Checks the stream's credential again (at each heartbeat): a key revoked or expired while a
-   * stream is open ends it, as it would end the next request.
+   * Watches the stream's credential: a key revoked or expired while a stream is open ends it, as
+   * it would refuse the next request.
    */
-  reauthenticate: (header: string) => Promise<unknown>;
+  watchCredential: WatchCredential;
   /** Counts the streams open (a metrics gauge). */
   openStreams?: { inc(): void; dec(): void };
 }
@@ -100,16 +100,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     raw.writeHead(200, { ...(reply.getHeaders() as Record<string, string>), ...headers, connection: 'keep-alive' });
     // When to reconnect (3 s by default); the comment tells the client the stream is open.
     raw.write(`retry: ${options.reconnectDelayMs}\n: connected; last event id ${dispatcher.lastId}\n\n`);
-    const authorization = request.headers.authorization;
-    const heartbeat = setInterval(() => {
-      raw.write(': heartbeat\n\n');
-      if (authorization !== undefined) {
-        options.reauthenticate(authorization).catch((error: unknown) => {
-          // The database out of reach proves nothing about the credential: the next check decides.
-          if (!isPassingTrouble(error)) end('the credential of this stream is no longer valid');
-        });
-      }
-    }, options.heartbeatMs);
+    const heartbeat = setInterval(() => raw.write(': heartbeat\n\n'), options.heartbeatMs);
     heartbeat.unref();
     let ended = false;
     // Assigned once below; `end` may run inside subscribe() itself (a stopping server), before it is.
@@ -121,6 +112,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       ended = true;
       options.openStreams?.dec();
       clearInterval(heartbeat);
+      unwatch?.();
       subscription?.unsubscribe();
       if (comment === undefined || !raw.writable) {
         raw.destroy();
@@ -130,6 +122,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       raw.end(`: ${comment}\n\n`);
       setTimeout(() => raw.destroy(), END_GRACE_MS).unref();
     };
+    const authorization = request.headers.authorization;
+    const unwatch = authorization === undefined ? undefined : options.watchCredential(authorization, request.principal, () => end('the credential of this stream is no longer valid'));
     subscription = dispatcher.subscribe(
       {
         principal: request.principal,

@@ -12,6 +12,12 @@ declare module 'fastify' {
     rateLimitExempt?: boolean;
     /** A GraphQL operation route: charged its cost when a GraphQL budget is set, else counted as a request. */
     graphqlOperation?: boolean;
+    /**
+     * A route that upgrades to a WebSocket: an upgrade without a credential counts against the
+     * bound on connection attempts per address, and the connection against its credential once
+     * it names one (see {@link connectionRateLimiter}).
+     */
+    webSocket?: boolean;
   }
 }
 
@@ -27,11 +33,22 @@ export function requestRateLimiter(limits: RateLimits): (request: FastifyRequest
   const sets = new WeakMap<object, { known: PolicySet; anonymous: PolicySet }>();
   const graphqlCharged = limits.graphqlPolicy !== undefined;
   const limitsCredentials = limits.limitsCredentials;
+  const upgrades = limits.webSocketUpgrades;
   return (request, reply, principal) => {
     // Only anonymous clients may be limited (the default anonymous quota alone): a request with a
     // credential pays nothing, not even the look-up of its route's settings.
     if (!limitsCredentials && principal.kind !== 'anonymous') return undefined;
     const config = request.routeOptions.config;
+    // graphql-ws clients name their credential in connection_init, after the upgrade: an upgrade
+    // without one counts against the bound on upgrades per address, not against the anonymous
+    // quota (its connection counts against its credential later: connectionRateLimiter).
+    if (config.webSocket === true && request.headers.authorization === undefined && isWebSocketUpgrade(request)) {
+      if (upgrades.policies.length === 0) return undefined;
+      const result = limits.limiter.consume(upgrades.policies, RateLimits.partition(principal, request.ip));
+      if (result instanceof Promise) return result.then((r) => applyResult(reply, upgrades, r));
+      applyResult(reply, upgrades, result);
+      return undefined;
+    }
     if (config.rateLimitExempt === true || (config.graphqlOperation === true && graphqlCharged)) return undefined;
     let routeSets = sets.get(config);
     if (routeSets === undefined) {
@@ -47,12 +64,38 @@ export function requestRateLimiter(limits: RateLimits): (request: FastifyRequest
   };
 }
 
+/**
+ * Counts a WebSocket connection against the quotas of the credential connection_init named, when
+ * its upgrade named none (the upgrade counted against the bound on upgrades per address instead).
+ * Resolves when the connection may go on. @throws RateLimitedError when a quota is used up
+ */
+export function connectionRateLimiter(limits: RateLimits): (principal: Principal, clientAddress: string | undefined) => Promise<void> {
+  return async (principal, clientAddress) => {
+    const counted = limits.countConnection(principal, clientAddress);
+    if (counted === undefined) return;
+    const result = await counted.result;
+    if (!result.allowed) throw refusal(result);
+  };
+}
+
+/**
+ * Whether the request is a WebSocket handshake the HTTP server took as an upgrade (Node sets
+ * `upgrade` on the requests it hands to the 'upgrade' event: `Connection: upgrade` and `Upgrade`
+ * both present), not a plain request that only names an `Upgrade` header.
+ */
+function isWebSocketUpgrade(request: FastifyRequest): boolean {
+  return request.headers.upgrade !== undefined && (request.raw as { upgrade?: unknown }).upgrade === true;
+}
+
 function applyResult(reply: FastifyReply, set: PolicySet, result: RateLimitResult): void {
   reply.header('ratelimit-policy', set.header);
   reply.header('ratelimit', stateHeader(result.states));
-  if (result.allowed) return;
+  if (!result.allowed) throw refusal(result);
+}
+
+function refusal(result: RateLimitResult): RateLimitedError {
   const used = result.states.filter((s) => !s.allowed).map((s) => `"${s.policy.name}" (${s.policy.limit} per ${s.policy.windowSeconds} s)`);
-  throw new RateLimitedError(`The quota ${used.join(' and ')} is used up; try again in ${result.retryAfterSeconds} s.`, {
+  return new RateLimitedError(`The quota ${used.join(' and ')} is used up; try again in ${result.retryAfterSeconds} s.`, {
     headers: { 'retry-after': String(result.retryAfterSeconds) },
   });
 }

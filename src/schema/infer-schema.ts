@@ -1,6 +1,7 @@
 import pluralize from 'pluralize';
 import { DbJsonError } from '../errors.js';
 import { FieldTypeTally } from './infer-field-type.js';
+import { withIndefiniteArticle } from './indefinite-article.js';
 import { capitalize, fieldNameFor, resourceNameFor, singularFor } from './inferred-names.js';
 import type { FieldDefinition, RelationDefinition, ResourceDefinition, SchemaDefinition } from './schema-model.js';
 
@@ -103,7 +104,7 @@ export function inferSchema(data: unknown, file: string): InferredSchema {
       }
       const required = field.definition.required === true;
       field.definition = { type: 'integer', ...(required ? { required } : {}), references: target.name, onDelete: 'cascade' };
-      field.notes.splice(0, 1, `reference: every ${field.key} is an id of ${target.key}; deleting a ${pluralize.singular(target.key)} deletes its ${resource.key}, as json-server 0.17 did`);
+      field.notes.splice(0, 1, `reference: every ${field.key} is an id of ${target.key}; deleting ${withIndefiniteArticle(pluralize.singular(target.key))} deletes its ${resource.key}, as json-server 0.17 did`);
       const ownName = relationName(field.name.replace(/Id$/, ''), taken.get(resource));
       if (ownName !== undefined) (relations.get(resource) ?? {})[ownName] = { belongsTo: target.name, foreignKey: field.name };
       const inverse = relationName(resource.name, taken.get(target)) ?? relationName(`${resource.name}By${capitalize(field.name)}`, taken.get(target));

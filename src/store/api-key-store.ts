@@ -3,6 +3,9 @@ import type { SqlDatabase, SqlRow } from './sql-database.js';
 
 const TABLE = '_restgraph_api_keys';
 
+/** Most key hashes one statement of {@link ApiKeyStore.activeByHashes} asks about (well within every database's parameter limit). */
+const HASHES_PER_STATEMENT = 500;
+
 /** Every API key starts with this, so keys are recognisable (and secret scanners can find leaks). */
 export const API_KEY_PREFIX = 'rg_';
 
@@ -60,6 +63,21 @@ export class ApiKeyStore {
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
     const row = await this.#db.one(this.#db.builder.selectFrom(TABLE).selectAll().where('hash', '=', hash).where('revokedAt', 'is', null).compile());
     return row === undefined ? undefined : toRecord(row);
+  }
+
+  /**
+   * Of the keys with these hashes, those not revoked: each one's expiry (null: none), by hash. One
+   * statement per {@link HASHES_PER_STATEMENT} hashes (the credentials of all open streams are
+   * checked this way together, not one statement each).
+   */
+  async activeByHashes(hashes: readonly string[]): Promise<Map<string, string | null>> {
+    const active = new Map<string, string | null>();
+    for (let at = 0; at < hashes.length; at += HASHES_PER_STATEMENT) {
+      const some = hashes.slice(at, at + HASHES_PER_STATEMENT);
+      const query = this.#db.builder.selectFrom(TABLE).select(['hash', 'expiresAt']).where('hash', 'in', some).where('revokedAt', 'is', null);
+      for (const row of await this.#db.all(query.compile())) active.set(String(row.hash), typeof row.expiresAt === 'string' ? row.expiresAt : null);
+    }
+    return active;
   }
 
   /** Every key, newest first (revoked ones included, marked). */

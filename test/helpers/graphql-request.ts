@@ -83,4 +83,5 @@ export const STATUS_OF_CODE: Record<string, number> = {
   'graphql-validation': 400,
   'graphql-syntax': 400,
   'bad-request': 400,
+  'query-too-complex': 400,
 };

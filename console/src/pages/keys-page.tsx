@@ -19,7 +19,7 @@ interface Token {
 
 /** API keys (`/v1/tokens`, docs/auth.md): the list, a new key shown once, revoking. Admins only. */
 export function KeysPage() {
-  const { api, schema } = useSession();
+  const { api, schema, me, signOut } = useSession();
   const [tokens, setTokens] = useState<Token[] | undefined>();
   const [error, setError] = useState<unknown>();
   const [created, setCreated] = useState<Token | undefined>();
@@ -36,11 +36,17 @@ export function KeysPage() {
     void load();
   }, []);
 
+  // The key this console is signed in with: revoking it ends this session too.
+  const isOwn = (token: Token): boolean => me.kind === 'api-key' && api.isKeyWithPrefix(token.prefix);
   const revoke = async (token: Token): Promise<void> => {
     setRevoking(undefined);
     setError(undefined);
     try {
       await api.call(`/v1/tokens/${token.id}`, { method: 'DELETE' });
+      if (isOwn(token)) {
+        signOut('You revoked the key this console was signed in with, and are signed out.');
+        return;
+      }
       await load();
     } catch (failure) {
       setError(failure);
@@ -84,7 +90,10 @@ export function KeysPage() {
             )}
             {tokens.map((token) => (
               <tr key={token.id}>
-                <td>{token.name}</td>
+                <td>
+                  {token.name}
+                  {isOwn(token) && <span class="muted"> (this console’s key)</span>}
+                </td>
                 <td>
                   <code>{token.prefix}</code>
                 </td>
@@ -115,7 +124,12 @@ export function KeysPage() {
         }}
       />
       {revoking !== undefined && (
-        <ConfirmDialog title={`Revoke ${revoking.name}?`} confirm="Revoke key" onConfirm={() => void revoke(revoking)} onCancel={() => setRevoking(undefined)}>
+        <ConfirmDialog title={`Revoke ${revoking.name}?`} confirm={isOwn(revoking) ? 'Revoke key and sign out' : 'Revoke key'} onConfirm={() => void revoke(revoking)} onCancel={() => setRevoking(undefined)}>
+          {isOwn(revoking) && (
+            <p class="warning">
+              <strong>This console is signed in with this key: revoking it signs you out.</strong> Sign in again with another key or the admin token.
+            </p>
+          )}
           <p>
             Requests with the key <code>{revoking.prefix}…</code> are refused from now on (on other instances within the key cache time). Revoking is final.
           </p>

@@ -2,7 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type ProblemError } from '../api.js';
 import { fromLocalInput, toLocalInput } from '../format.js';
 import type { FieldInfo, ResourceInfo } from '../schema.js';
+import { useSession } from '../context.js';
 import { ErrorMessage } from '../ui.js';
+import { canPick, ReferencePicker } from './reference-picker.js';
 
 type Raw = string | boolean;
 type Row = Record<string, unknown>;
@@ -24,7 +26,8 @@ function fromInput(field: FieldInfo, raw: Raw): { value: unknown } | { error: st
     case 'integer':
     case 'number': {
       const number = Number(raw);
-      return Number.isFinite(number) ? { value: number } : { error: 'must be a number' };
+      if (Number.isFinite(number)) return { value: number };
+      return { error: field.references === undefined ? 'must be a number' : `must be the id of a row of ${field.references}: pick one of the matches, or type an id` };
     }
     case 'json':
       try {
@@ -58,11 +61,13 @@ function hint(field: FieldInfo): string {
 }
 
 function FieldInput({ field, raw, invalid, describedBy, onChange }: { field: FieldInfo; raw: Raw; invalid: boolean; describedBy: string; onChange: (raw: Raw) => void }) {
+  const session = useSession();
   const id = `field-${field.name}`;
   const common = { id, name: field.name, 'aria-invalid': invalid, 'aria-describedby': describedBy, 'aria-required': field.required };
   const text = (event: Event): void => onChange((event.currentTarget as HTMLInputElement).value);
   if (field.type === 'boolean') return <input {...common} type="checkbox" checked={raw === true} onInput={(event) => onChange(event.currentTarget.checked)} />;
   const value = typeof raw === 'string' ? raw : '';
+  if (canPick(field, session)) return <ReferencePicker field={field} id={id} value={value} invalid={invalid} describedBy={describedBy} required={field.required} onChange={onChange} />;
   if (field.type === 'enum') {
     return (
       <select {...common} value={value} onInput={text}>

@@ -5,6 +5,7 @@ import { href } from '../route.js';
 import { referrersOf, type Referrer, type ResourceInfo } from '../schema.js';
 import { ConfirmDialog, ErrorMessage, PageHeading } from '../ui.js';
 import { RecordForm } from './record-form.js';
+import { RelatedRows } from './related-rows.js';
 import { CellValue } from './resource-list-page.js';
 
 type Row = Record<string, unknown>;
@@ -169,6 +170,9 @@ export function RecordPage({ resource, id }: { resource: ResourceInfo; id: strin
               </div>
             ))}
           </dl>
+          {resource.hasMany.map((relation) => (
+            <RelatedRows key={relation.name} resource={resource} id={id} relation={relation} />
+          ))}
           {access.update && (
             <section aria-labelledby="edit-title">
               <h2 id="edit-title">Edit</h2>

@@ -6,6 +6,7 @@ import { href } from '../route.js';
 import type { FieldInfo, ResourceInfo } from '../schema.js';
 import { ErrorMessage, PageHeading, TableBox } from '../ui.js';
 import { FilterBar, filterParts, type Filter } from './filter-bar.js';
+import { RecordRow } from './record-row.js';
 
 type Row = Record<string, unknown>;
 
@@ -182,11 +183,11 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
               </tr>
             )}
             {rows.map((row) => (
-              <tr key={String(row.id)}>
+              <RecordRow key={String(row.id)} resource={resource.name} id={String(row.id)}>
                 {resource.fields.map((field) => (
                   <td key={field.name}>{field.name === 'id' ? <a href={href.record(resource.name, String(row.id))}>{String(row.id)}</a> : <CellValue field={field} value={row[field.name]} />}</td>
                 ))}
-              </tr>
+              </RecordRow>
             ))}
           </tbody>
         </TableBox>
