@@ -7,10 +7,20 @@ import type { GraphqlContext, MemberSink } from './graphql-context.js';
 import { ConnectionQueue, QueuedBytes, type QueueHolder, type QueueLimits } from './queued-bytes.js';
 import { SharedMessage } from './shared-message.js';
 import type { SubscriptionItem } from './subscriptions.js';
+import type { PromiseOrValue } from '../promise-or-value.js';
 
 /** What a subscriber without a sink gets from its iterator: one result of its operation, shared with every subscriber of its group. */
 export type SharedResult = ExecutionResult;
 
+
+export interface SubscriptionGroupsOptions {
+  /** Runs an operation (each event of a group: its subscription operation, with the event as the root value). */
+  execute: (args: ExecutionArgs) => PromiseOrValue<ExecutionResult>;
+  /** Makes a result what clients get (error codes), once per shared result. */
+  format: (result: ExecutionResult) => ExecutionResult;
+  /** What members that do not keep up may hold queued. */
+  queue: QueueLimits;
+}
 
 /** Variables longer than this (as JSON) are keyed by their digest, not their text. */
 const LONG_VARIABLES = 256;
@@ -35,7 +45,8 @@ const LONG_VARIABLES = 256;
  */
 export class SubscriptionGroups {
   readonly #schema: SchemaModel;
-  readonly #format: (result: ExecutionResult) => ExecutionResult;
+  readonly #execute: SubscriptionGroupsOptions['execute'];
+  readonly #format: SubscriptionGroupsOptions['format'];
   readonly #groups = new Map<string, Group>();
   readonly #documentIds = new WeakMap<DocumentNode, number>();
   #nextDocumentId = 0;
@@ -44,11 +55,11 @@ export class SubscriptionGroups {
   /** What the members of every connection hold queued, and its bounds. */
   readonly queued: QueuedBytes;
 
-  /** `format`: makes a result what clients get (error codes), once per shared result. */
-  constructor(schema: SchemaModel, format: (result: ExecutionResult) => ExecutionResult, limits: QueueLimits) {
+  constructor(schema: SchemaModel, options: SubscriptionGroupsOptions) {
     this.#schema = schema;
-    this.#format = format;
-    this.queued = new QueuedBytes(limits);
+    this.#execute = options.execute;
+    this.#format = options.format;
+    this.queued = new QueuedBytes(options.queue);
   }
 
   /** Whether `result` is a group's shared result, formatted already. */
@@ -88,7 +99,9 @@ export class SubscriptionGroups {
       group = this.#groups.get(key);
       if (group === undefined) {
         group = new Group(dispatcher, source, this.queued, {
-          execute: (item) => execute({ ...args, rootValue: item }),
+          // The slow-consumer error runs on graphql-js, which locates every error in the document
+          // (a compiled execution leaves a root field's error without its location).
+          execute: (item) => ('overflow' in item ? execute({ ...args, rootValue: item }) : this.#execute({ ...args, rootValue: item })),
           format: (result, final) => {
             const formatted = this.#format(result);
             this.#shared.add(formatted);
@@ -137,7 +150,7 @@ interface Member extends QueueHolder {
 }
 
 interface GroupHooks {
-  execute: (item: SubscriptionItem) => ReturnType<typeof execute>;
+  execute: (item: SubscriptionItem) => PromiseOrValue<ExecutionResult>;
   /** `final`: the message that ends its members (see SharedMessage.final). */
   format: (result: ExecutionResult, final: boolean) => SharedMessage;
   ended: () => void;
@@ -247,7 +260,9 @@ class Group {
         const next = await this.#source.next();
         if (next.done === true || this.#closed) break;
         const item = next.value;
-        const message = this.#hooks.format(await this.#hooks.execute(item), 'overflow' in item);
+        // (Compiled executions of fields alone answer at once: no turn of the microtask queue for them.)
+        const executed = this.#hooks.execute(item);
+        const message = this.#hooks.format(executed instanceof Promise ? await executed : executed, 'overflow' in item);
         // At most one fan-out queued per group: when members are many, executions wait for it,
         // and events wait in the source's bounded queue (then the dispatcher's lag limit applies).
         await previous;
