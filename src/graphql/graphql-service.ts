@@ -116,12 +116,7 @@ export class GraphqlService {
     this.#rules = options.limits.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
     this.#documents = new LRUCache({ maxSize: options.documentCacheBytes ?? 32 * 1024 * 1024, sizeCalculation: (prepared) => prepared.bytes });
     this.#persisted = new PersistedQueries(options.persistedQueryCacheBytes ?? 16 * 1024 * 1024);
-    // Each event of a subscription runs as queries do: compiled where that is known to give graphql-js's result.
-    this.subscriptions = new SubscriptionGroups(model, {
-      execute: (args) => this.#executor.execute(args),
-      format: (result) => this.formatResult(result),
-      queue: options.subscriptionQueue,
-    });
+    this.subscriptions = new SubscriptionGroups(model, { format: (result) => this.formatResult(result), queue: options.subscriptionQueue });
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
       parseRequestParams: (req) => this.#persisted.parseRequestParams(req),

@@ -259,7 +259,8 @@ class FrameWriter {
     prefix.copy(head, headerLength);
     if (this.#corked === 0) {
       this.#socket.cork();
-      process.nextTick(() => this.#uncork());
+      corked.add(this);
+      if (corked.size === 1) process.nextTick(uncorkAll);
     }
     this.#corked += headerLength + length;
     const done = flushed === undefined ? undefined : (): void => flushed();
@@ -274,10 +275,22 @@ class FrameWriter {
     }
   }
 
-  #uncork(): void {
+  /** Lets the writes of this turn go (see {@link uncorkAll}). */
+  uncork(): void {
     this.#corked = 0;
     this.#socket.uncork();
   }
+}
+
+/** The writers corked this turn. */
+const corked = new Set<FrameWriter>();
+
+/** At the end of the turn (once, for every writer corked in it), the corked writes go to the network. */
+function uncorkAll(): void {
+  // Taken out first: a writer corked again meanwhile goes with the next turn.
+  const writers = [...corked];
+  corked.clear();
+  for (const writer of writers) writer.uncork();
 }
 
 /** Each connection's frame writer (over its TCP socket, which ws took over at the upgrade). */
