@@ -226,13 +226,22 @@ class FrameWriter {
   /** Bytes written since the socket was corked (this turn): held by the cork, not by the network. */
   #corked = 0;
 
+  /** The connection can take no more (closed, ended or failed): known from its events, not asked of the stream at each write. */
+  #gone = false;
+
   constructor(socket: Socket, queue: ConnectionQueue) {
     this.#socket = socket;
     this.queue = queue;
+    const gone = (): void => {
+      this.#gone = true;
+    };
+    socket.once('close', gone);
+    socket.once('finish', gone);
+    socket.once('error', gone);
   }
 
   get open(): boolean {
-    return !this.#socket.destroyed && this.#socket.writable;
+    return !this.#gone && !this.#socket.writableEnded;
   }
 
   /** Whether the network has not taken something written before this turn. */
