@@ -101,4 +101,31 @@ describe('the compat option', () => {
       await small.close();
     }
   });
+
+  it('the values of one filter are held to the limit of [in] (100) in every form: id[in], id:in, a repeated id and each _where operand', async () => {
+    const file = join(dir.path, 'in-limit.yaml');
+    writeFileSync(file, SCHEMA);
+    const t = await startTestApp({ schema: file, compat: 'json-server' });
+    try {
+      const ids = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
+      const refused = async (url: string, parameter: string, n: number): Promise<void> => {
+        const response = await t.app.inject({ method: 'GET', url });
+        expect(response.statusCode, url.slice(0, 80)).toBe(400);
+        expect(response.json(), url.slice(0, 80)).toMatchObject({ code: 'invalid-query', errors: [{ parameter, detail: `has ${n} values; at most 100 are allowed` }] });
+      };
+      const where = (value: unknown): string => `/posts?_where=${encodeURI(JSON.stringify(value))}`;
+      await refused(`/posts?id[in]=${ids(1500).join(',')}`, 'id[in]', 1500);
+      await refused(`/posts?id:in=${ids(1500).join(',')}`, 'id:in', 1500);
+      await refused(`/posts?${ids(101).map((i) => `id=${i}`).join('&')}`, 'id', 101);
+      await refused(where({ id: { in: ids(1500) } }), '_where', 1500);
+      await refused(where({ or: [{ views: { in: ids(101) } }] }), '_where', 101);
+      await refused(where({ id: ids(1500) }), '_where', 1500);
+      await refused(where({ title: { contains: ids(101).map(String) } }), '_where', 101);
+      for (const url of [`/posts?id[in]=${ids(100).join(',')}`, where({ id: { in: ids(100) } }), where({ id: { ne: ids(100) } })]) {
+        expect((await t.app.inject({ method: 'GET', url })).statusCode, url.slice(0, 80)).toBe(200);
+      }
+    } finally {
+      await t.close();
+    }
+  });
 });

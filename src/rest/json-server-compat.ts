@@ -28,8 +28,8 @@ export function compatMode(option: string, text: string): CompatMode {
 export function jsonServerQueryStyle(schema: SchemaModel, limits: ListLimits): RestQueryStyle {
   return {
     nestedCreate: true,
-    async list(request, reply, resource, raw, reader, tr) {
-      const { query, paging } = parseJsonServerList(schema, resource, raw, limits);
+    async list(request, reply, raw, reader, tr) {
+      const { query, paging } = parseJsonServerList(schema, tr, raw, limits);
       if (paging.kind === 'none') return sendList(request, reply, await reader.page(query), tr, query.include);
       const total = await reader.count(query.filters);
       if (paging.kind === 'slice') {
@@ -51,7 +51,7 @@ export function jsonServerQueryStyle(schema: SchemaModel, limits: ListLimits): R
       if (links !== undefined) reply.header('link', links);
       return sendRows(reply, found, tr, query.include);
     },
-    item: (resource, raw) => parseJsonServerItem(schema, resource, raw, limits),
+    item: (raw, tr) => parseJsonServerItem(schema, tr, raw, limits),
     deleted: (reply) => reply.code(200).type(JSON_CONTENT_TYPE).send('{}'),
   };
 }

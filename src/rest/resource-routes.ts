@@ -92,7 +92,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     // Synchronous when the read is (SQLite): the response goes out without a promise in between.
     GET: handler((request, reply) => {
       const id = idOf(request);
-      const query = queryStyle.item(resource, tr.query(request.query as RawQuery));
+      const query = queryStyle.item(request.query as RawQuery, tr);
       const found = operations.get(context(request), resource, id, query.include);
       if (isPromise(found)) return found.then((record) => void sendRecord(request, reply, record, query));
       sendRecord(request, reply, found, query);
@@ -146,7 +146,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         page: (query) => operations.list(context(request), resource, query),
         count: (filters) => operations.count(context(request), resource, filters),
       };
-      return queryStyle.list(request, reply, resource, tr.query(request.query as RawQuery), reader, tr);
+      return queryStyle.list(request, reply, request.query as RawQuery, reader, tr);
     }),
     POST: handler(async (request, reply) => {
       assertPlainJsonBody(request);
@@ -182,7 +182,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     const relationPath = `${base}/:id/${relation.name}`;
     const GET = handler(async (request, reply) => {
       const id = parseId(resource.singular, (request.params as IdParams).id);
-      const raw = targetTr.query(request.query as RawQuery);
+      const raw = request.query as RawQuery;
       if (relation.kind === 'hasMany') {
         const page = async (query: ListQuery): Promise<ListResult> => {
           const result = await operations.related(context(request), resource, id, relation, query);
@@ -193,9 +193,9 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         const count = async (filters: ListQuery['filters']): Promise<number> =>
           (await page({ filters, sort: [{ field: 'id', direction: 'asc' }], limit: 1, include: [], count: true })).total ?? 0;
         const reader: ListReader = { page, count };
-        return queryStyle.list(request, reply, target, raw, reader, targetTr);
+        return queryStyle.list(request, reply, raw, reader, targetTr);
       }
-      const query = queryStyle.item(target, raw);
+      const query = queryStyle.item(raw, targetTr);
       const result = await operations.related(context(request), resource, id, relation, { filters: [], sort: [], limit: 1, count: false, ...query });
       if (result.kind !== 'one') throw new Error(`relation ${relation.name} read a list`);
       return sendRecord(request, reply, result.record, query, targetTr);
