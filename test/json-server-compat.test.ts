@@ -548,5 +548,17 @@ describe('writes, nested create and deletes with dependents', () => {
     const post = await c.restgraph('POST', '/posts/1/comments', { text: 'orphan' });
     expect(post.status).toBe(422);
   });
+
+  it('POST /posts with an id of the client\'s choosing: 201 with that id, as 0.17 answers (1.x makes up its own); the next post numbered after it, as 0.17 numbers it; a taken id is a 409 (0.17: 500)', async () => {
+    const [chosen, v1] = await Promise.all([c.expectSame('0.17', 'POST', '/posts', { id: 1000, title: 'chosen', views: 1 }), c.oracle('1.x').request('POST', '/posts', { id: '1000', title: 'chosen', views: 1 })]);
+    expect(chosen).toMatchObject({ status: 201, body: { id: 1000, title: 'chosen' } });
+    expect(v1.status).toBe(201);
+    await c.expectSame('0.17', 'GET', '/posts/1000');
+    // 0.17 numbers a new post after the largest id (1001); restgraph's generator has moved past 1000.
+    expect(await c.expectSame('0.17', 'POST', '/posts', { title: 'numbered', views: 2 })).toMatchObject({ status: 201, body: { id: 1001 } });
+    const [ours, old] = await Promise.all([c.restgraph('POST', '/posts', { id: 1000, title: 'again' }), c.oracle('0.17').request('POST', '/posts', { id: 1000, title: 'again' })]);
+    expect(old.status).toBe(500);
+    expect(ours).toMatchObject({ status: 409, body: { code: 'unique-conflict', errors: [{ pointer: '/id' }] } });
+  });
 });
 

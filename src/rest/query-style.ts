@@ -39,12 +39,15 @@ export interface RestQueryStyle {
   deleted(reply: FastifyReply): FastifyReply;
   /** Whether hasMany relation paths take POST, creating a row linked to the parent (json-server's nested routes). */
   readonly nestedCreate: boolean;
+  /** Whether a create may choose the new row's id (`"id": 42`, as json-server's front ends may send it). */
+  readonly chosenIds: boolean;
 }
 
 /** restgraph's own query parameters and answers (docs/list-queries.md). */
 export function nativeQueryStyle(limits: ListLimits): RestQueryStyle {
   return {
     nestedCreate: false,
+    chosenIds: false,
     async list(request, reply, raw, reader, tr) {
       const query = parseListQuery(tr.view.resource, tr.query(raw), limits);
       return sendList(request, reply, await reader.page(query), tr, query.include);

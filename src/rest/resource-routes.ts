@@ -32,6 +32,8 @@ type IdParams = { id: string };
 export function registerResourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions, resource: ResourceModel, prefix: string, version: string): void {
   const { operations, idempotency, queryStyle } = options;
   const schema = operations.schema;
+  // json-server's front ends may choose a new row's id.
+  const creates = queryStyle.chosenIds ? { acceptId: true } : {};
   const base = `${prefix}/${resource.name}`;
   const itemPath = (id: unknown): string => `${base}/${String(id)}`;
   // This version's names and fields; storage has every field under its latest name.
@@ -156,10 +158,11 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         const record = await operations.create(
           context(request),
           resource,
-          tr.body(request.body, (body) => operations.check(context(request), resource, 'create', body)),
+          tr.body(request.body, (body) => operations.check(context(request), resource, 'create', body, undefined, creates)),
           commit === undefined
-            ? {}
+            ? creates
             : {
+                ...creates,
                 beforeCommit: async (tx, created) => {
                   if (created === undefined) return;
                   response = prepared(201, created, { location: itemPath(created.id) });
@@ -211,7 +214,12 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         assertPlainJsonBody(request);
         const id = parseId(resource.singular, (request.params as IdParams).id);
         const body = { ...(request.body as Record<string, unknown>), [relation.foreignKey]: id };
-        const record = await operations.create(context(request), target, targetTr.body(body, (translated) => operations.check(context(request), target, 'create', translated)));
+        const record = await operations.create(
+          context(request),
+          target,
+          targetTr.body(body, (translated) => operations.check(context(request), target, 'create', translated, undefined, creates)),
+          creates,
+        );
         const text = JSON.stringify(targetTr.record(record));
         return reply.code(201).header('location', `${prefix}/${target.name}/${String(record.id)}`).header('etag', entityTag(text)).type(JSON_CONTENT_TYPE).send(text);
       }),
