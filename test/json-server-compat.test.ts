@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
 import { compileErrors, validate } from '@readme/openapi-parser';
-import { comparable, JsonServerComparison } from './helpers/json-server-comparison.js';
+import { comparable, JsonServerComparison, withoutIds } from './helpers/json-server-comparison.js';
 import type { Answer } from './helpers/json-server-oracle.js';
 
 /**
@@ -18,8 +18,8 @@ import type { Answer } from './helpers/json-server-oracle.js';
  * - 0.17 Plural routes: GET /posts, /posts/1 ("plural routes"); POST, PUT, PATCH, DELETE (the
  *   writes). Singular routes: GET /profile ("singular routes"), PUT, PATCH and POST /profile
  *   ("singular writes"; POST is a deliberate 405). Filter, Paginate, Sort, Slice, Operators,
- *   Full-text search, Relationships (_embed, _expand, GET and POST /posts/1/comments): every
- *   example, each section in its test, plus more cases of each.
+ *   Full-text search, Relationships (_embed, _expand, GET and POST /posts/1/comments), Database
+ *   (GET /db): every example, each section in its test, plus more cases of each.
  * - 1.x Routes: array resources (GET "array resources"; POST, PUT, PATCH and DELETE with
  *   _dependent in the writes) and object resources (GET /profile, PUT and PATCH /profile).
  *   Conditions (every operator; id:in=1,2,3 differs deliberately), Sort (_sort=title differs:
@@ -29,9 +29,8 @@ import type { Answer } from './helpers/json-server-oracle.js';
  *   answers: errors as problem documents, ids never reused, fields left out of a PUT set to null,
  *   empty values sorting first, _like as text, POST /profile.
  * Not applicable (server set-up, not routes or query parameters), and why:
- * - 0.17 Database (GET /db) and Homepage (GET /): json-server's own pages; restgraph's / is an
- *   index of its own and /openapi.json its API description; its data comes out with
- *   `restgraph export data`.
+ * - 0.17 Homepage (GET /): json-server's own page; restgraph's / is an index of its own and
+ *   /openapi.json its API description.
  * - 0.17 Extras (static file server, alternative port, access from anywhere, remote schema,
  *   generate random data, HTTPS, custom routes and routes.json, middlewares, CLI usage, module,
  *   deployment), 1.x Usage (db.json5, the options of `json-server --help`) and Static Files:
@@ -98,6 +97,16 @@ describe("json-server 0.17's README examples", () => {
       '/drafts',
       '/drafts?_page=1&_limit=5',
     ]);
+  });
+
+  it('database: GET /db answers the whole data set, as 0.17 does (restgraph gives the singleton the id 1; 1.x has no /db)', async () => {
+    const [ours, theirs, v1] = await Promise.all([c.restgraph('GET', '/db'), c.oracle('0.17').request('GET', '/db'), c.oracle('1.x').request('GET', '/db')]);
+    expect(ours.status).toBe(200);
+    const body = comparable(ours.body, false) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['posts', 'comments', 'settings', 'drafts', 'profile']);
+    expect(body.profile).toEqual({ id: 1, name: 'typicode' });
+    expect({ ...body, profile: withoutIds(body.profile) }).toEqual(theirs.body);
+    expect(v1.status).toBe(404);
   });
 
   it('singular routes: GET /profile (restgraph gives the singleton the id 1)', async () => {

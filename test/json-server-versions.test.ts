@@ -95,6 +95,18 @@ describe("json-server's parameters in a version's names", () => {
     }
   });
 
+  it("GET /v1/db and /v2/db answer each version's resources in its names", async () => {
+    const v1 = json<Record<string, Row[]>>(await get('/v1/db'));
+    expect(Object.keys(v1)).toEqual(['users', 'posts', 'notes']);
+    expect(v1.users?.[0]).toMatchObject({ name: 'alice', nickname: 'ally' });
+    expect(v1.users?.[0]).not.toHaveProperty('locale');
+    const v2 = json<Record<string, Row[]>>(await get('/v2/db'));
+    expect(Object.keys(v2)).toEqual(['users', 'posts', 'tags']);
+    expect(v2.users?.[3]).toMatchObject({ fullName: 'dave', locale: 'xq-YY' });
+    expect(v2.users?.[0]).not.toHaveProperty('nickname');
+    expect(json<Row>(await get('/db'))).toEqual(v2);
+  });
+
   it("names no version has keep json-server's meaning: a plain filter is ignored, one with an operator matches nothing", async () => {
     expect(await names('/v1/users?nope=1')).toEqual(['alice', 'bob', 'carol', 'dave']);
     expect(await names('/v1/users?nope_like=1')).toEqual([]);

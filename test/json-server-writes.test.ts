@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
+import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 
 /**
  * What a json-server front end writes, with `--compat json-server`, on the suite's database
@@ -123,6 +123,110 @@ describe('a create with the id the client chose (--compat json-server)', () => {
       const response = await native.app.inject({ method: 'POST', url: '/posts', payload: { id: 42, title: 'x' } });
       expect(response.statusCode).toBe(422);
       expect(json<Problem>(response).errors).toEqual([{ pointer: '/id', detail: 'is assigned by the server; leave it out' }]);
+    } finally {
+      await native.close();
+    }
+  });
+});
+
+const DB_SCHEMA = `
+resources:
+  posts:
+    access: { read: public, write: public }
+    fields:
+      title: { type: string }
+    relations:
+      comments: { hasMany: comments, foreignKey: postId }
+  comments:
+    access: { read: public, write: public }
+    fields:
+      text: { type: string }
+      postId: { type: integer, references: posts, onDelete: cascade }
+  profile:
+    singleton: true
+    access: { read: public, write: public }
+    fields:
+      name: { type: string }
+  secrets:
+    access: { read: [secrets:read], write: [secrets:read] }
+    fields:
+      text: { type: string }
+  diaries:
+    access: { read: authenticated, write: authenticated }
+    owner: author
+    fields:
+      author: { type: string }
+      text: { type: string }
+`;
+
+describe('GET /db (--compat json-server): the whole data set, as the caller may list it', () => {
+  const dbSchema = join(dir.path, 'db-schema.yaml');
+  writeFileSync(dbSchema, DB_SCHEMA);
+  let t: TestApp;
+  let ann = '';
+  beforeAll(async () => {
+    t = await startTestApp({ schema: dbSchema, compat: 'json-server', listLimits: { defaultLimit: 5, maxLimit: 5, maxInValues: 100 } });
+    const token = await t.app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'ann', scopes: ['secrets:read'], subject: 'ann' } });
+    ann = json<{ key: string }>(token).key;
+    const bob = json<{ key: string }>(await t.app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'bob', scopes: ['other'], subject: 'bob' } })).key;
+    for (const [url, payload, key] of [
+      ['/posts', { title: 'one' }, undefined],
+      ['/posts', { title: 'two' }, undefined],
+      ['/comments', { text: 'first', postId: 1 }, undefined],
+      ['/secrets', { text: 'hidden' }, undefined],
+      ['/diaries', { text: "ann's" }, ann],
+      ['/diaries', { text: "bob's" }, bob],
+    ] as const) {
+      const response = await t.app.inject({ method: 'POST', url, payload, ...(key === undefined ? {} : { headers: { authorization: `Bearer ${key}` } }) });
+      expect(response.statusCode, `${url}: ${response.body}`).toBe(201);
+    }
+  });
+  afterAll(() => t.close());
+
+  const db = async (authorization: string): Promise<Record<string, unknown>> => {
+    const response = await t.app.inject({ method: 'GET', url: '/db', headers: { authorization } });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.headers['content-type']).toMatch(/^application\/json/);
+    return json<Record<string, unknown>>(response);
+  };
+  const texts = (rows: unknown): unknown[] => (rows as Row[]).map((r) => r.text ?? r.title);
+
+  it('answers every resource the caller may list, by name, each as its list reads it (rows by id; a singleton as its object; a singleton never written left out)', async () => {
+    const anonymous = await db('');
+    expect(Object.keys(anonymous)).toEqual(['posts', 'comments']);
+    expect(anonymous.posts).toMatchObject([{ id: 1, title: 'one', createdAt: expect.any(String) as string }, { id: 2, title: 'two' }]);
+    expect(anonymous.comments).toMatchObject([{ id: 1, text: 'first', postId: 1 }]);
+    expect((await t.app.inject({ method: 'PUT', url: '/profile', payload: { name: 'typicode' } })).statusCode).toBe(200);
+    expect((await db('')).profile).toMatchObject({ id: 1, name: 'typicode' });
+  });
+
+  it('leaves out a resource the caller may not list, and keeps to the owner rule', async () => {
+    const asAnn = await db(`Bearer ${ann}`);
+    expect(Object.keys(asAnn)).toEqual(['posts', 'comments', 'profile', 'secrets', 'diaries']);
+    expect(texts(asAnn.secrets)).toEqual(['hidden']);
+    expect(texts(asAnn.diaries)).toEqual(["ann's"]);
+    const asAdmin = await db(`Bearer ${TEST_ADMIN_TOKEN}`);
+    expect(texts(asAdmin.diaries)).toEqual(["ann's", "bob's"]);
+  });
+
+  it('is refused, naming the collections, when one holds more rows than the largest page (400 data-set-too-large); a collection of a whole page is answered', async () => {
+    for (const title of ['three', 'four', 'five']) await t.app.inject({ method: 'POST', url: '/posts', payload: { title } });
+    expect(texts((await db('')).posts)).toEqual(['one', 'two', 'three', 'four', 'five']);
+    await t.app.inject({ method: 'POST', url: '/posts', payload: { title: 'six' } });
+    const refused = await t.app.inject({ method: 'GET', url: '/db', headers: { authorization: '' } });
+    expect(refused.statusCode).toBe(400);
+    expect(json<Problem & { detail: string }>(refused)).toMatchObject({
+      code: 'data-set-too-large',
+      detail: 'GET /db answers the whole data set or nothing, and posts has more than 5 rows (the largest page, RESTGRAPH_MAX_PAGE_SIZE). Read posts page by page (GET /posts?_page=1&_limit=5), or export the database (restgraph export data).',
+    });
+    await t.app.inject({ method: 'DELETE', url: '/posts/6' });
+    expect((await t.app.inject({ method: 'GET', url: '/db', headers: { authorization: '' } })).statusCode).toBe(200);
+  });
+
+  it('is not served without --compat json-server', async () => {
+    const native = await startTestApp({ schema: dbSchema });
+    try {
+      expect((await native.app.inject({ method: 'GET', url: '/db' })).statusCode).toBe(404);
     } finally {
       await native.close();
     }
