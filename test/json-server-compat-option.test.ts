@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkResponsesAgainstOpenApi, startTestApp, tempDir } from './helpers/test-app.js';
 import { itWithFolder } from './helpers/cli-process.js';
 import { run, serve, writeSchema } from './helpers/cli-serve.js';
+import { BLOG_SCHEMA } from './helpers/blog-schema.js';
 import { buildApp } from '../src/app/build-app.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { ConfigError } from '../src/errors.js';
@@ -12,26 +13,8 @@ import { ConfigError } from '../src/errors.js';
  * The `compat` option with a schema a user writes (test/json-server-compat.test.ts compares
  * `restgraph serve db.json`, where the mode is the default, with json-server itself): its
  * configuration errors, `--compat json-server` on the CLI, the answers without it, and the largest
- * page applied to json-server's paging.
+ * page applied to json-server's paging, and the limit of [in] in every form of filter.
  */
-
-const SCHEMA = `
-resources:
-  posts:
-    access: { read: public, write: public }
-    fields:
-      title: { type: string }
-      views: { type: integer }
-    relations:
-      comments: { hasMany: comments, foreignKey: postId }
-  comments:
-    access: { read: public, write: public }
-    fields:
-      text: { type: string }
-      postId: { type: integer, references: posts, onDelete: cascade }
-    relations:
-      post: { belongsTo: posts, foreignKey: postId }
-`;
 
 // Every answer of the apps built here must be what their OpenAPI document says.
 checkResponsesAgainstOpenApi();
@@ -54,7 +37,7 @@ describe('the compat option', () => {
   });
 
   cli('restgraph serve --compat json-server takes json-server parameters; --compat with another mode exits 1 naming the flag', async ({ folder }) => {
-    const schema = writeSchema(folder, SCHEMA, 'db-schema.yaml');
+    const schema = writeSchema(folder, BLOG_SCHEMA, 'db-schema.yaml');
     const bad = await run(folder, ['serve', schema, '--compat', 'jsonserver'], { DATABASE_URL: `sqlite:${join(folder.path, 'bad.db')}` });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('restgraph: Invalid configuration --compat: "jsonserver" is not a compatibility mode; the modes are: json-server');
@@ -69,7 +52,7 @@ describe('the compat option', () => {
 
   it('without it, json-server parameters are unknown filters (400) and DELETE answers 204', async () => {
     const file = join(dir.path, 'native.yaml');
-    writeFileSync(file, SCHEMA);
+    writeFileSync(file, BLOG_SCHEMA);
     const native = await startTestApp({ schema: file });
     try {
       await native.app.inject({ method: 'POST', url: '/posts', payload: { title: 'x' } });
@@ -83,7 +66,7 @@ describe('the compat option', () => {
 
   it('a list without json-server paging is cut to the largest page, with restgraph\'s Link rel="next" to the rest', async () => {
     const file = join(dir.path, 'small.yaml');
-    writeFileSync(file, SCHEMA);
+    writeFileSync(file, BLOG_SCHEMA);
     const small = await startTestApp({ schema: file, compat: 'json-server', listLimits: { maxLimit: 5, defaultLimit: 5 } });
     try {
       for (let i = 1; i <= 7; i++) await small.app.inject({ method: 'POST', url: '/posts', payload: { title: `p${i}`, views: 10 - i } });
@@ -104,7 +87,7 @@ describe('the compat option', () => {
 
   it('the values of one filter are held to the limit of [in] (100) in every form: id[in], id:in, a repeated id and each _where operand', async () => {
     const file = join(dir.path, 'in-limit.yaml');
-    writeFileSync(file, SCHEMA);
+    writeFileSync(file, BLOG_SCHEMA);
     const t = await startTestApp({ schema: file, compat: 'json-server' });
     try {
       const ids = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);

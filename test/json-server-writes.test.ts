@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BLOG_SCHEMA } from './helpers/blog-schema.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 
 /**
@@ -10,23 +11,6 @@ import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, TEST_ADMIN_T
 
 checkResponsesAgainstOpenApi();
 
-const SCHEMA = `
-resources:
-  posts:
-    access: { read: public, write: public }
-    fields:
-      title: { type: string }
-      views: { type: integer }
-    relations:
-      comments: { hasMany: comments, foreignKey: postId }
-  comments:
-    access: { read: public, write: public }
-    fields:
-      text: { type: string }
-      postId: { type: integer, references: posts, onDelete: cascade }
-    relations:
-      post: { belongsTo: posts, foreignKey: postId }
-`;
 
 type Row = Record<string, unknown>;
 interface Problem {
@@ -36,7 +20,7 @@ interface Problem {
 
 const dir = tempDir('restgraph-json-server-writes-');
 const schemaFile = join(dir.path, 'blog.yaml');
-writeFileSync(schemaFile, SCHEMA);
+writeFileSync(schemaFile, BLOG_SCHEMA);
 afterAll(() => {
   dir.cleanup();
 });
@@ -129,20 +113,8 @@ describe('a create with the id the client chose (--compat json-server)', () => {
   });
 });
 
-const DB_SCHEMA = `
-resources:
-  posts:
-    access: { read: public, write: public }
-    fields:
-      title: { type: string }
-    relations:
-      comments: { hasMany: comments, foreignKey: postId }
-  comments:
-    access: { read: public, write: public }
-    fields:
-      text: { type: string }
-      postId: { type: integer, references: posts, onDelete: cascade }
-  profile:
+/** The blog, with a singleton, a resource behind a scope and one behind an owner rule. */
+const DB_SCHEMA = `${BLOG_SCHEMA}  profile:
     singleton: true
     access: { read: public, write: public }
     fields:
