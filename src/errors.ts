@@ -62,6 +62,16 @@ export class InvalidQueryError extends RestgraphError {
   readonly title = 'Invalid query parameters';
 }
 
+/**
+ * json-server's `GET /db` (`--compat json-server`) of a data set it does not answer whole: a
+ * collection holds more rows than the largest page.
+ */
+export class DataSetTooLargeError extends RestgraphError {
+  readonly code = 'data-set-too-large';
+  readonly status = 400;
+  readonly title = 'Data set too large';
+}
+
 export class BadRequestError extends RestgraphError {
   readonly code = 'bad-request';
   readonly status = 400;

@@ -17,6 +17,7 @@ import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { connectionRateLimiter } from '../rest/rate-limit-hook.js';
 import { nativeQueryStyle } from '../rest/query-style.js';
 import { jsonServerQueryStyle } from '../rest/json-server-compat.js';
+import { registerJsonServerDbRoute } from '../rest/json-server-db-route.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { registerTokenRoutes } from '../rest/token-routes.js';
 import { registerWebhookRoutes } from '../rest/webhook-routes.js';
@@ -157,6 +158,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);
+    if (options.compat === 'json-server') registerJsonServerDbRoute(app, operations, options.listLimits, prefix, version);
   }
   // A key revoked here stops working here at once, its open streams included; other instances
   // refuse its requests within the cache time and end its streams at their next stream check.

@@ -45,8 +45,9 @@ program
   .requiredOption('--from <db.json>', "a json-server database: a .json file whose top level is collections ({\"posts\": [...], \"profile\": {...}})")
   .option('-o, --output <file>', 'the schema file to write (default: the data file\'s name with .yaml, db.json → db.yaml, whose default database is the one serve db.json fills)')
   .option('--force', 'replace the output file if it exists')
+  .option('--strict', 'make a field required when every item of the file has a value for it (by default every field is optional, as json-server\'s are)')
   .addHelpText('after', '\nExample:\n  restgraph init --from db.json\n  restgraph serve db.yaml --compat json-server')
-  .action(async (flags: { from: string; output?: string; force?: boolean }) => {
+  .action(async (flags: { from: string; output?: string; force?: boolean; strict?: boolean }) => {
     const { runInit } = await import('./init-command.js');
     runInit(flags);
   });
