@@ -208,5 +208,7 @@ try {
   } else {
     process.stderr.write(`restgraph: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }
-  process.exitCode = 1;
+  // The command is over once its error is told: exit when what was written is out, whatever may
+  // still be open (a database driver's socket, a timer) rather than wait for it.
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(1)));
 }
