@@ -27,7 +27,7 @@ async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) 
     if ((await recordedSchema(db)) === undefined) {
       throw new DatabaseNotFoundError(
         `The database ${description} holds no restgraph schema (only \`restgraph serve\` and \`restgraph migrate\` create one): ` +
-          `npx restgraph migrate${schema.argument === undefined ? ' <schema-file>' : ` ${schema.argument}`} -d ${database.url}`,
+          `npx restgraph migrate${schema.argument === undefined ? ' <schema-file>' : ` ${schema.argument}`} -d ${description}`,
       );
     }
     return await work(new TokenOperations(new ApiKeyStore(db)));
