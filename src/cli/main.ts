@@ -73,7 +73,7 @@ exporter
   .option('-d, --database-url <url>', OPENING_DATABASE)
   .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
   .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string }) => {
-    const { runExportData } = await import('./data-command.js');
+    const { runExportData } = await import('./export-data-command.js');
     await runExportData({ schemaFile, ...flags });
   });
 
