@@ -31,6 +31,7 @@ import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './a
 import { startEventWork } from './event-work.js';
 import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
+import { logSchemaChanges } from './schema-change-log.js';
 import { openStorage } from './storage.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
@@ -101,6 +102,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const tokens = new TokenOperations(storage.apiKeys);
   const logging = createAppLogging(options.logLevel, options.logDestination);
   lifecycle.add(logging.stop);
+  logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
   const authenticator = new Authenticator(storage.apiKeys, {
     ...(options.adminToken === undefined ? {} : { adminToken: options.adminToken }),
     ...(options.jwt === undefined ? {} : { jwt: options.jwt }),
