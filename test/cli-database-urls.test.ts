@@ -60,7 +60,7 @@ describe.skipIf(onlyOnSqlite)('a PostgreSQL server that asks for a password the 
 
   describe.concurrent('every command prints the error and exits 1', () => {
     // The exit is the CLI's (main.ts) whatever the command: one of each kind (a server, a token command, export, import, copy).
-    it.for(['serve', 'token create', 'export data', 'import data', 'copy --to'])('%s', async (name, { folder: dir }) => {
+    it.for(['serve', 'token list', 'token create', 'export data', 'import data', 'copy --to'])('%s', async (name, { folder: dir }) => {
       const url = `postgres://app@127.0.0.1:${server.port}/app`;
       if (name === 'copy --to') await run(dir, ['migrate', writeSchema(dir, SCHEMA), '-d', `sqlite:${join(dir.path, 'source.db')}`]);
       const [, args] = commandsWith(dir, url).find(([command]) => command === name) ?? ['', []];
