@@ -74,7 +74,7 @@ exporter
   .option('-d, --database-url <url>', OPENING_DATABASE)
   .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
   .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string }) => {
-    const { runExportData } = await import('./data-command.js');
+    const { runExportData } = await import('./export-data-command.js');
     await runExportData({ schemaFile, ...flags });
   });
 
@@ -209,5 +209,7 @@ try {
   } else {
     process.stderr.write(`restgraph: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }
-  process.exitCode = 1;
+  // The command is over once its error is told: exit when what was written is out, whatever may
+  // still be open (a database driver's socket, a timer) rather than wait for it.
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(1)));
 }
