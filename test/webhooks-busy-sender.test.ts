@@ -3,12 +3,13 @@ import { startTestApp, type TestApp } from './helpers/test-app.js';
 import { createWebhook, waitForDeliveries, WebhookReceiver } from './helpers/webhook-receiver.js';
 
 /**
- * An answer that reached the server within timeoutMs counts, even when the server was too busy to
- * read it at once (a long garbage collection, a slow fsync, a loaded machine): the attempt's
- * timeout is judged once what has arrived is read, not taken for a failure and sent again.
- * (test/webhooks-durability-1000-writes.test.ts once saw a second duplicate after kill -9: a
- * delivery answered in under 700 ms, recorded as "no complete response within 1000 ms" after
- * 1,581 ms, and retried.)
+ * A server stalled for a while (a long garbage collection, a slow fsync, a loaded machine) sends
+ * no delivery twice: an answer that reached it within timeoutMs counts (the attempt's timeout is
+ * judged once what has arrived is read), and a delivery whose lease ended while its attempt was
+ * under way is not claimed and sent again by the same process. (Each, under load, made
+ * test/webhooks-durability-1000-writes.test.ts see a duplicate beyond the one of the attempt
+ * kill -9 cuts short: the first seen was a delivery answered in under 700 ms, recorded as "no
+ * complete response within 1000 ms" after 1,581 ms, and retried.)
  */
 
 let apps: TestApp[] = [];
@@ -51,5 +52,31 @@ describe('a server too busy to read an answer at once', () => {
     expect(delivery?.attemptLog.map((a) => ({ responseStatus: a.responseStatus, error: a.error }))).toEqual([{ responseStatus: 200, error: null }]);
     expect(delivery?.status).toBe('succeeded');
     expect(receiver.to('/busy').map((r) => r.answered)).toEqual([200]);
+  });
+
+  it('the process is busy past the delivery\'s lease while its attempt is under way: the delivery is not claimed and sent again meanwhile', async () => {
+    const receiver = await WebhookReceiver.start();
+    receivers.push(receiver);
+    const [timeoutMs, leaseMarginMs] = [300, 100];
+    const t = await startTestApp({ webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: timeoutMs, retryScheduleSeconds: [0.1], timeoutMs, leaseMarginMs } });
+    apps.push(t);
+    const webhook = await createWebhook(t.app, { url: receiver.url('/busy'), events: ['user.created'] });
+    receiver.verifyWith('/busy', webhook.secret);
+    receiver.respond('/busy', (res, attempt) => {
+      res.writeHead(200);
+      res.end('ok');
+      // Past the lease (timeoutMs + leaseMarginMs from the claim): the next look for due
+      // deliveries finds this one's lease ended before the attempt has recorded its outcome.
+      if (attempt === 1) setImmediate(() => busyFor(2 * (timeoutMs + leaseMarginMs)));
+    });
+    expect((await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'Busy' } })).statusCode).toBe(201);
+    await waitForDeliveries(t.app, webhook.id, (ds) => ds[0]?.status === 'succeeded', 'the first delivery to succeed');
+    // A later event (made after the stall, so that nothing else looks for due deliveries then): once
+    // its delivery is settled, the first one's attempts are over too.
+    expect((await t.app.inject({ method: 'POST', url: '/users', payload: { name: 'After' } })).statusCode).toBe(201);
+
+    const deliveries = await waitForDeliveries(t.app, webhook.id, (ds) => ds.length === 2 && ds.every((d) => d.status !== 'pending'), 'both deliveries to be settled');
+    expect(deliveries.map((d) => d.attemptLog.map((a) => a.responseStatus ?? a.error))).toEqual([[200], [200]]);
+    expect(receiver.to('/busy').map((r) => r.headers['webhook-id'])).toEqual(deliveries.map((d) => `msg_${d.id}`).reverse());
   });
 });
