@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { parsePrometheusText, valueOf } from './helpers/prometheus-text.js';
-import { json, startTestApp, type TestApp } from './helpers/test-app.js';
-import { waitForDeliveries, WebhookReceiver, type DeliveryBody, type WebhookBody } from './helpers/webhook-receiver.js';
+import { json, type TestApp } from './helpers/test-app.js';
+import { closedAfterEachTest, waitForDeliveries, type DeliveryBody, type WebhookBody } from './helpers/webhook-receiver.js';
 
 /**
  * Endpoint changes that race each other: 50 concurrent POST, PATCH and DELETE of webhook
@@ -12,15 +12,7 @@ import { waitForDeliveries, WebhookReceiver, type DeliveryBody, type WebhookBody
  * after its registration was answered.
  */
 
-let apps: TestApp[] = [];
-let receivers: WebhookReceiver[] = [];
-
-afterEach(async () => {
-  for (const receiver of receivers) await receiver.close();
-  for (const t of apps) await t.close();
-  receivers = [];
-  apps = [];
-});
+const started = closedAfterEachTest();
 
 /** A request made, with what it answered. */
 interface Outcome {
@@ -43,10 +35,8 @@ async function feeders(t: TestApp): Promise<number> {
 
 describe('endpoint changes racing each other while events flow', () => {
   it('50 concurrent POST/PATCH/DELETE of endpoints, over and over: no 5xx, one feeder at most, no event twice to an endpoint, every later event to each endpoint', async () => {
-    const receiver = await WebhookReceiver.start();
-    receivers.push(receiver);
-    const t = await startTestApp({ webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50 } });
-    apps.push(t);
+    const receiver = await started.receiver();
+    const t = await started.app({ webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50 } });
     const outcomes: Outcome[] = [];
     let users = 0;
     /** `count` creates of users, as events that flow while endpoints change. */
