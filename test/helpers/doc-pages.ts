@@ -137,7 +137,10 @@ const SERVER_COMMAND = /^(?:npm install && )?(?:[A-Z_][A-Z0-9_]*=(?:'[^']*'|"[^"
 
 /** The script that runs one documented command. */
 function scriptFor(command: string): string {
-  if (SERVER_COMMAND.test(command)) return `rg_stop_server\n( ${command}\n) >.server.log 2>&1 &\nRG_SERVER_PID=$!\nrg_wait_server`;
+  // The log goes first: the background subshell truncates it only once it runs, and until then
+  // rg_wait_server would read the previous server's "restgraph listening" (on a busy machine, a
+  // restart then printed nothing, and the next commands found no server).
+  if (SERVER_COMMAND.test(command)) return `rg_stop_server\nrm -f .server.log\n( ${command}\n) >.server.log 2>&1 &\nRG_SERVER_PID=$!\nrg_wait_server`;
   if (command.trim() === 'wait') return 'rg_wait_jobs';
   const background = /^([^]*?)\s*&\s*$/.exec(command);
   const job = background?.[1];
