@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /**
@@ -11,6 +14,7 @@ import { describe, expect, it } from 'vitest';
  */
 
 const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const run = promisify(execFile);
 
 interface LockedPackage {
   version?: string;
@@ -28,6 +32,19 @@ interface PackageLock {
 const readJson = (file: string): unknown => JSON.parse(readFileSync(join(ROOT, file), 'utf8'));
 
 describe('installing the project', () => {
+  it('npm ci prints no warning on this Node (an install planned from the lockfile, offline)', { timeout: 60_000 }, async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'rg-install-'));
+    try {
+      // What npm ci reads: the manifest, the lockfile and the folders of file: dependencies.
+      for (const path of ['package.json', 'package-lock.json', 'test/vendor']) cpSync(join(ROOT, path), join(folder, path), { recursive: true });
+      const { stdout, stderr } = await run('npm', ['ci', '--dry-run', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: folder, env: { ...process.env, npm_config_loglevel: 'warn' } });
+      expect(stderr.split('\n').filter((line) => /\bwarn\b/i.test(line))).toEqual([]);
+      expect(stdout).toMatch(/added \d+ packages/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   it('every dependency with an install script is allowed or denied in allowScripts', () => {
     const allowScripts = (readJson('package.json') as PackageManifest).allowScripts ?? {};
     const lock = readJson('package-lock.json') as PackageLock;
