@@ -46,7 +46,7 @@ function layerZones() {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'bench/results/**', 'test/vendor/**'] },
   js.configs.recommended,
   {
     files: ['**/*.js', '**/*.mjs'],

@@ -34,7 +34,7 @@
 //                  cost the writes. c/a is informative (every write becomes 1,000 messages);
 //                  its deliveries/s are messages per second while they arrived (100 ms buckets),
 //                  and every subscriber must receive every write of the run (else `!`).
-//   realtime       issue 23's scenario, at its scale by default: BENCH_REALTIME_SUBSCRIBERS
+//   realtime       deliveries to many listeners under a write load: BENCH_REALTIME_SUBSCRIBERS
 //                  (10,000) graphql-ws subscriptions, BENCH_REALTIME_PER_SOCKET (1) to a
 //                  WebSocket, half `userCreated { id name }`, half `userUpdated(id) { id bio }`
 //                  over 1,000 watched ids (1..1,000, so 5 subscribers each), plus
@@ -56,7 +56,7 @@
 //                  probe = arrival at the last of its listeners - the row's createdAt/updatedAt
 //                  (stamped in the writing transaction: commit-to-client or a little more);
 //                  p50/p99 over the probes, target p99 < 250 ms (for the creates under load:
-//                  with the figures of the issue, 6,000 listeners; the probe count is small, so
+//                  with the default figures, 6,000 listeners; the probe count is small, so
 //                  p99 is close to the max). Every probe must reach every listener it concerns
 //                  exactly once (a bitmap per probe: missing, duplicate and misdirected
 //                  deliveries are counted, `!` when any). Memory per listener = server RSS

@@ -4,7 +4,7 @@
 // restgraph runs documents made of fields alone compiled by graphql-jit, and every other document
 // (fragments, @skip/@include) on graphql-js, which always gives what the GraphQL specification
 // says (src/graphql/compiled-execution.ts). This measures both executors on the benchmark's
-// GraphQL queries (bench/scenarios.js: `user(id)` and the seed query), over the same app, data and
+// GraphQL queries (bench/scenarios.js: `user(id)`, and a user with their last two posts' titles), over the same app, data and
 // prepared arguments: N executions each, alternating rounds, medians. It prints the time of
 // preparation alone (parse cache, limits, cost) and of preparation plus execution with each
 // executor, and the time graphql-js would add to each request: set against a request's time in
@@ -24,7 +24,7 @@ const ROUNDS = Number(process.env.EXEC_ROUNDS ?? 5);
 const ADMIN = 'bench-admin-token-0123456789abcdef';
 const QUERIES = {
   'graphql user(id)': 'query User($id: ID!) { user(id: $id) { id name email bio createdAt updatedAt } }',
-  'graphql seed query': 'query Seed($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }',
+  'graphql user with last 2 post titles': 'query UserPosts($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }',
 };
 
 const dir = mkdtempSync(join(tmpdir(), 'rg-executors-'));

@@ -38,7 +38,7 @@ function firstByName(users, limit) {
 }
 
 const USER_QUERY = 'query User($id: ID!) { user(id: $id) { id name email bio createdAt updatedAt } }';
-const SEED_QUERY = 'query Seed($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }';
+const USER_POSTS_QUERY = 'query UserPosts($id: ID!) { user(id: $id) { name posts(last: 2) { title } } }';
 
 /** restgraph against another version of itself (BENCH_BEFORE, bench/servers.js): a change may cost at most this. */
 const BEFORE = { 'restgraph/restgraph-before': 0.9, ...variantPairs };
@@ -48,9 +48,9 @@ export const scenarios = [
     name: 'get-by-id',
     method: 'GET',
     path: (ctx) => `/users/${randomId(ctx)}`,
-    // restgraph-public: the same server with users readable without a token (issue 3's ratio).
+    // restgraph-public: the same server with users readable without a token (the cost of authentication).
     targets: { baseline: 0.8, 'restgraph-public': 0.9, 'baseline-pg': 0.8 },
-    // restgraph-ratelimited: the same server with a request quota on (issue 7's ratio).
+    // restgraph-ratelimited: the same server with a request quota on (the cost of rate limiting).
     pairTargets: { 'restgraph-ratelimited/restgraph': 0.9, ...BEFORE },
     async check({ request, size, users }) {
       const problems = [];
@@ -100,19 +100,19 @@ export const scenarios = [
     },
   },
   {
-    // The seed's example query (a user, and the last two of its posts: one batched relation query).
-    name: 'graphql seed query',
+    // A user with their last two posts' titles: a relation field, read with one batched statement.
+    name: 'graphql user with last 2 post titles',
     method: 'POST',
     path: '/graphql',
     headers: { 'content-type': 'application/json' },
-    body: (ctx) => ({ query: SEED_QUERY, variables: { id: String(randomId(ctx)) } }),
+    body: (ctx) => ({ query: USER_POSTS_QUERY, variables: { id: String(randomId(ctx)) } }),
     servers: ['restgraph', 'restgraph-public', 'restgraph-before', ...restgraphVariantNames],
     scenarioTargets: { 'get-by-id': 0.3 },
     pairTargets: BEFORE,
     async check({ request, users }) {
-      const res = await request('POST', '/graphql', { query: SEED_QUERY, variables: { id: '1' } });
+      const res = await request('POST', '/graphql', { query: USER_POSTS_QUERY, variables: { id: '1' } });
       const user = res.json?.data?.user;
-      if (res.status !== 200 || user?.name !== users[0].name || !Array.isArray(user.posts)) return [`POST /graphql seed query -> ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`];
+      if (res.status !== 200 || user?.name !== users[0].name || !Array.isArray(user.posts)) return [`POST /graphql user(id: 1) { name posts(last: 2) { title } } -> ${res.status} ${JSON.stringify(res.json).slice(0, 200)}`];
       return [];
     },
   },

@@ -2,7 +2,7 @@
 // Times each test file run alone, as a developer runs it: `npx vitest run test/x.test.ts` (SQLite)
 // and `node scripts/test-postgres.mjs test/x.test.ts` (PostgreSQL), one file at a time, and prints
 // the wall-clock seconds of each command, slowest first, flagging those at or over the limit
-// (10 s: issue 22, "one test file under 10 s"). Wall-clock time includes vitest's start-up, the
+// (10 s: CONTRIBUTING.md, "a test file must run alone in under 10 s"). Wall-clock time includes vitest's start-up, the
 // dist/ build check of test/global-setup.ts and the loading of the modules a file imports (about
 // 1 s for a file that imports nothing, 2 s for one that builds the app, on a 2-core machine).
 // The machine's other work counts too: on a shared machine, run a file near the limit again.

@@ -62,6 +62,16 @@ export class InvalidQueryError extends RestgraphError {
   readonly title = 'Invalid query parameters';
 }
 
+/**
+ * json-server's `GET /db` (`--compat json-server`) of a data set it does not answer whole: a
+ * collection holds more rows than the largest page.
+ */
+export class DataSetTooLargeError extends RestgraphError {
+  readonly code = 'data-set-too-large';
+  readonly status = 400;
+  readonly title = 'Data set too large';
+}
+
 export class BadRequestError extends RestgraphError {
   readonly code = 'bad-request';
   readonly status = 400;
@@ -318,17 +328,21 @@ export class DestructiveMigrationError extends RestgraphError {
   readonly status = 500;
   readonly title = 'Destructive migration refused';
   readonly changes: string[];
+  /** How to say that a dropped field was renamed instead (renamedFrom), in lines; empty when no field is dropped. */
+  readonly renames: string[];
   /**
    * `context`: the schema file and the database, and what to do, in lines (the CLI names the exact
    * commands); by default, the general advice.
    */
-  constructor(changes: string[], context?: { schema: string; database: string; advice: string[] }) {
+  constructor(changes: string[], context?: { schema: string; database: string; advice: string[] }, renames: string[] = []) {
     super(
       `${context === undefined ? 'The schema' : `The schema ${context.schema}`} makes destructive changes to the database${context === undefined ? '' : ` ${context.database}`}:\n` +
         `${changes.map((c) => `  - ${c}`).join('\n')}\n` +
+        renames.map((line) => `${line}\n`).join('') +
         (context?.advice ?? ['Nothing was changed. Back up the database, then apply them with `restgraph migrate --allow-destructive` (preview with `restgraph migrate --dry-run`).']).join('\n'),
     );
     this.changes = changes;
+    this.renames = renames;
   }
 }
 

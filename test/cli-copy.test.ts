@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { itWithFolder, type CliFolder } from './helpers/cli-process.js';
@@ -316,6 +316,8 @@ describe.concurrent('restgraph copy', () => {
 
       // A value JavaScript cannot hold exactly, read from PostgreSQL.
       await postgres.run('insert into "_restgraph_rate_limits" ("key", "used", "expiresAt") values (?, 9007199254740993, 1)', ['big']);
+      // (In a folder that exists: a missing one is refused before anything is copied.)
+      mkdirSync(join(dir.path, 'new'));
       const file = join(dir.path, 'new', 'copy.db');
       const intoSqlite = await run(dir, ['copy', '--from', postgres.url, '--to', `sqlite:${file}`]);
       expect(intoSqlite.stderr).toMatch(/^restgraph: Copying _restgraph_rate_limits failed, .* beyond JavaScript's safe integers \[RG_COPY_FAILED\]\n$/);

@@ -146,10 +146,13 @@ describe.concurrent('serve db.json', () => {
     }
   });
 
-  it('writes the schema with init --from, which then serves the same data and writes', async ({ folder: dir }) => {
+  it('writes the schema with init --from, which then serves the same data and writes; fields are optional, required with --strict', async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'db.json'), README_0_17);
     const served = await serveIn(dir, ['db.json']);
     await call(served.base, '/comments', 'POST', { body: 'second comment', postId: 1 });
+    // A json-server front end leaves fields out: every item of db.json has an author, none is required.
+    expect(await call(served.base, '/posts', 'POST', { title: 'no author' })).toMatchObject({ status: 201, body: { id: 2, title: 'no author', author: null } });
+    expect(await call(served.base, '/posts/1', 'PUT', { title: 'retitled' })).toMatchObject({ status: 200, body: { id: 1, title: 'retitled', author: null } });
     await stop(served.running);
 
     const init = await run(dir, ['init', '--from', 'db.json']);
@@ -157,13 +160,20 @@ describe.concurrent('serve db.json', () => {
     expect(init.stdout).toContain('Wrote db.yaml (posts, comments, profile)');
     expect(init.stdout).toContain('  npx restgraph serve db.yaml --compat json-server\n');
     const text = readFileSync(join(dir.path, 'db.yaml'), 'utf8');
-    expect(text).toContain('postId: { type: integer, required: true, references: posts, onDelete: cascade }  # reference: every postId is an id of posts');
-    expect(text).toContain('title: { type: string, required: true }  # string: every value is a string; required: present in the 1 post');
+    expect(text).toContain('postId: { type: integer, references: posts, onDelete: cascade }  # reference: every postId is an id of posts');
+    expect(text).toContain('title: { type: string }  # string: every value is a string; optional: present in the 1 post (--strict makes it required)');
+    expect(text).not.toContain('required: true');
+    const strict = await run(dir, ['init', '--from', 'db.json', '--strict', '-o', 'strict.yaml']);
+    expect(strict.code).toBe(0);
+    const strictText = readFileSync(join(dir.path, 'strict.yaml'), 'utf8');
+    expect(strictText).toContain('postId: { type: integer, required: true, references: posts, onDelete: cascade }  # reference: every postId is an id of posts');
+    expect(strictText).toContain('title: { type: string, required: true }  # string: every value is a string; required: present in the 1 post');
 
     // Tightened: anonymous clients may read, not write.
     writeFileSync(join(dir.path, 'db.yaml'), text.replaceAll('write: public', 'write: authenticated'));
     const again = await serveIn(dir, ['db.yaml', '--compat', 'json-server']);
     expect(await call(again.base, '/comments?postId=1')).toMatchObject({ status: 200, body: [{ id: 1 }, { id: 2, body: 'second comment' }] });
+    expect(await call(again.base, '/posts/2')).toMatchObject({ status: 200, body: { title: 'no author', author: null } });
     expect((await call(again.base, '/posts', 'POST', { title: 'x', author: 'y' })).status).toBe(401);
     const lines = await stop(again.running);
     expect(lines.some((l) => l.includes('without authentication'))).toBe(false);

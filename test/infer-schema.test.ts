@@ -9,8 +9,9 @@ import type { FieldDefinition, SchemaDefinition } from '../src/schema/schema-mod
  * public function: the definition it makes (which must compile), and what it says it did.
  */
 
-function infer(data: unknown): { definition: SchemaDefinition; resources: InferredResource[] } {
-  const inferred = inferSchema(data, 'db.json');
+/** Strict, as `init --from --strict` infers: a field every item has a value for is required. */
+function infer(data: unknown, options = { strict: true }): { definition: SchemaDefinition; resources: InferredResource[] } {
+  const inferred = inferSchema(data, 'db.json', options);
   const { model, problems } = compileSchema(inferred.definition);
   expect(problems).toEqual([]);
   expect(model).toBeDefined();
@@ -55,6 +56,26 @@ describe('inferSchema', () => {
     expect(comments?.ids).toEqual({ kind: 'kept' });
     expect(comments?.fields.find((f) => f.name === 'postId')?.notes[0]).toMatch(/^reference: every postId is an id of posts/);
     expect(resources.find((r) => r.name === 'posts')?.fields[0]?.notes).toContain('required: present in the 1 post');
+  });
+
+  it('makes every field optional unless strict, as json-server front ends leave fields out of their writes', () => {
+    const data = {
+      posts: [{ id: 1, title: 'a', views: 1 }, { id: 2, title: 'b', views: null }],
+      comments: [{ id: 1, text: 'x', postId: 1 }],
+      profile: { name: 'typicode' },
+    };
+    const { definition, resources } = infer(data, { strict: false });
+    expect(definition.resources.posts?.fields).toEqual({ title: { type: 'string' }, views: { type: 'integer' } });
+    expect(definition.resources.comments?.fields).toEqual({ text: { type: 'string' }, postId: { type: 'integer', references: 'posts', onDelete: 'cascade' } });
+    expect(definition.resources.profile?.fields).toEqual({ name: { type: 'string' } });
+    const notes = (resource: string, field: string): string[] | undefined => resources.find((r) => r.name === resource)?.fields.find((f) => f.name === field)?.notes;
+    expect(notes('posts', 'title')).toContain('optional: present in all 2 posts (--strict makes it required)');
+    expect(notes('posts', 'views')).toContain('optional: missing or null in 1 of 2 posts');
+    expect(notes('profile', 'name')).toContain('optional: present in profile (--strict makes it required)');
+    expect(inferSchema(data, 'db.json').definition).toEqual(definition);
+    const strict = infer(data).definition;
+    expect(strict.resources.posts?.fields).toEqual({ title: { type: 'string', required: true }, views: { type: 'integer' } });
+    expect(strict.resources.comments?.fields?.postId).toEqual({ type: 'integer', required: true, references: 'posts', onDelete: 'cascade' });
   });
 
   it('reads json-server 1.x ids, strings of digits, as kept integer ids and references', () => {
@@ -115,7 +136,7 @@ describe('inferSchema', () => {
     expect(resource?.timestampKeys).toEqual(['updatedAt']);
     expect(resource?.notes).toContain('renamed from "blog-posts": a resource name has only letters and digits and starts with a lowercase letter');
     expect(resource?.fields.find((f) => f.key === 'sort')?.notes).toContain('renamed from "sort": "sort" is a query parameter of lists');
-    expect(inferSchema(data, 'db.json').definition).toEqual(definition);
+    expect(inferSchema(data, 'db.json', { strict: true }).definition).toEqual(definition);
   });
 
   it('renames reserved resource names and fields differing only in case', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from './helpers/test-app.js';
 import { compileErrors, validate } from '@readme/openapi-parser';
-import { comparable, JsonServerComparison } from './helpers/json-server-comparison.js';
+import { comparable, JsonServerComparison, withoutIds } from './helpers/json-server-comparison.js';
 import type { Answer } from './helpers/json-server-oracle.js';
 
 /**
@@ -18,20 +18,19 @@ import type { Answer } from './helpers/json-server-oracle.js';
  * - 0.17 Plural routes: GET /posts, /posts/1 ("plural routes"); POST, PUT, PATCH, DELETE (the
  *   writes). Singular routes: GET /profile ("singular routes"), PUT, PATCH and POST /profile
  *   ("singular writes"; POST is a deliberate 405). Filter, Paginate, Sort, Slice, Operators,
- *   Full-text search, Relationships (_embed, _expand, GET and POST /posts/1/comments): every
- *   example, each section in its test, plus more cases of each.
+ *   Full-text search, Relationships (_embed, _expand, GET and POST /posts/1/comments), Database
+ *   (GET /db): every example, each section in its test, plus more cases of each.
  * - 1.x Routes: array resources (GET "array resources"; POST, PUT, PATCH and DELETE with
  *   _dependent in the writes) and object resources (GET /profile, PUT and PATCH /profile).
  *   Conditions (every operator; id:in=1,2,3 differs deliberately), Sort (_sort=title differs:
  *   1.x compares by locale), Pagination, Embed, Complex filter with `_where`, Delete dependents:
  *   every example.
  * - Where restgraph answers otherwise on purpose, the test's title says so and asserts both
- *   answers: errors as problem documents, ids never reused, fields every item has are required,
+ *   answers: errors as problem documents, ids never reused, fields left out of a PUT set to null,
  *   empty values sorting first, _like as text, POST /profile.
  * Not applicable (server set-up, not routes or query parameters), and why:
- * - 0.17 Database (GET /db) and Homepage (GET /): json-server's own pages; restgraph's / is an
- *   index of its own and /openapi.json its API description; its data comes out with
- *   `restgraph export data`.
+ * - 0.17 Homepage (GET /): json-server's own page; restgraph's / is an index of its own and
+ *   /openapi.json its API description.
  * - 0.17 Extras (static file server, alternative port, access from anywhere, remote schema,
  *   generate random data, HTTPS, custom routes and routes.json, middlewares, CLI usage, module,
  *   deployment), 1.x Usage (db.json5, the options of `json-server --help`) and Static Files:
@@ -57,9 +56,8 @@ const POSTS = [
   { id: 12, title: 'last', views: 2 },
 ];
 /**
- * `votes` (the README's `_sort=votes`) is given where the README sorts by it and null elsewhere: a
- * key every item has is a required field of the inferred schema, one that is null somewhere is
- * optional, and json-server answers an explicit null as restgraph does.
+ * `votes` (the README's `_sort=votes`) is given where the README sorts by it and null elsewhere:
+ * json-server answers an explicit null as restgraph answers an empty field.
  */
 const COMMENTS = [
   { id: 1, text: 'a comment about post 1', postId: 1, votes: 3 },
@@ -99,6 +97,16 @@ describe("json-server 0.17's README examples", () => {
       '/drafts',
       '/drafts?_page=1&_limit=5',
     ]);
+  });
+
+  it('database: GET /db answers the whole data set, as 0.17 does (restgraph gives the singleton the id 1; 1.x has no /db)', async () => {
+    const [ours, theirs, v1] = await Promise.all([c.restgraph('GET', '/db'), c.oracle('0.17').request('GET', '/db'), c.oracle('1.x').request('GET', '/db')]);
+    expect(ours.status).toBe(200);
+    const body = comparable(ours.body, false) as Record<string, unknown>;
+    expect(Object.keys(body)).toEqual(['posts', 'comments', 'settings', 'drafts', 'profile']);
+    expect(body.profile).toEqual({ id: 1, name: 'typicode' });
+    expect({ ...body, profile: withoutIds(body.profile) }).toEqual(theirs.body);
+    expect(v1.status).toBe(404);
   });
 
   it('singular routes: GET /profile (restgraph gives the singleton the id 1)', async () => {
@@ -513,10 +521,12 @@ describe('writes, nested create and deletes with dependents', () => {
     await c.expectSame('0.17', 'GET', '/posts/1/comments?text_like=NEST', undefined, same);
   });
 
-  it('PUT with fields left out: a field every post of db.json has is required (422); an optional one is set to null, where json-server drops the key', async () => {
+  it('PUT with fields left out: 200, the fields left out set to null, where json-server drops the key (no field of a db.json is required, even one every item has)', async () => {
     const [post, oldPost] = await Promise.all([c.restgraph('PUT', '/posts/13', { title: 'only a title' }), c.oracle('0.17').request('PUT', '/posts/13', { title: 'only a title' })]);
     expect(oldPost).toMatchObject({ status: 200, body: { id: 13, title: 'only a title' } });
-    expect(post).toMatchObject({ status: 422, body: { code: 'validation-failed' } });
+    expect(oldPost.body).not.toHaveProperty('views');
+    expect(post.status).toBe(200);
+    expect(comparable(post.body, false)).toEqual({ id: 13, title: 'only a title', views: null });
     const [comment, oldComment] = await Promise.all([c.restgraph('PUT', '/comments/2', { text: 'only a text', postId: 1 }), c.oracle('0.17').request('PUT', '/comments/2', { text: 'only a text', postId: 1 })]);
     expect(oldComment).toMatchObject({ status: 200, body: { id: 2, text: 'only a text', postId: 1 } });
     expect(oldComment.body).not.toHaveProperty('votes');
@@ -546,6 +556,18 @@ describe('writes, nested create and deletes with dependents', () => {
     expect(await c.restgraph('GET', '/posts/1/comments?_page=1&_per_page=5')).toMatchObject({ status: 404, body: { code: 'not-found' } });
     const post = await c.restgraph('POST', '/posts/1/comments', { text: 'orphan' });
     expect(post.status).toBe(422);
+  });
+
+  it('POST /posts with an id of the client\'s choosing: 201 with that id, as 0.17 answers (1.x makes up its own); the next post numbered after it, as 0.17 numbers it; a taken id is a 409 (0.17: 500)', async () => {
+    const [chosen, v1] = await Promise.all([c.expectSame('0.17', 'POST', '/posts', { id: 1000, title: 'chosen', views: 1 }), c.oracle('1.x').request('POST', '/posts', { id: '1000', title: 'chosen', views: 1 })]);
+    expect(chosen).toMatchObject({ status: 201, body: { id: 1000, title: 'chosen' } });
+    expect(v1.status).toBe(201);
+    await c.expectSame('0.17', 'GET', '/posts/1000');
+    // 0.17 numbers a new post after the largest id (1001); restgraph's generator has moved past 1000.
+    expect(await c.expectSame('0.17', 'POST', '/posts', { title: 'numbered', views: 2 })).toMatchObject({ status: 201, body: { id: 1001 } });
+    const [ours, old] = await Promise.all([c.restgraph('POST', '/posts', { id: 1000, title: 'again' }), c.oracle('0.17').request('POST', '/posts', { id: 1000, title: 'again' })]);
+    expect(old.status).toBe(500);
+    expect(ours).toMatchObject({ status: 409, body: { code: 'unique-conflict', errors: [{ pointer: '/id' }] } });
   });
 });
 

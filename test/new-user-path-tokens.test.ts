@@ -17,7 +17,7 @@ describe.concurrent('the new-user path', () => {
     const migrated = await run(dir, ['migrate', 'notes.yaml', '-d', 'sqlite:own.db']);
     expect(migrated.code).toBe(0);
     const listed = await run(dir, ['token', 'list', '-d', 'sqlite:own.db']);
-    expect(listed.stderr).toBe('');
+    expect(listed.stderr).toBe(`Database: sqlite:${join(dir.path, 'own.db')}\n`);
     expect(listed.code).toBe(0);
     expect(tables(join(dir.path, 'own.db'))).toEqual(['notes']);
   });

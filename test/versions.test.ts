@@ -221,7 +221,7 @@ describe('versions: schema errors', () => {
     [base('      name: { type: string, addedIn: v2, removedIn: v2 }'), 'resources.users.fields.name.removedIn', 'must be a later version than addedIn'],
     [base('      name: { type: string, removedIn: v2, deprecatedIn: v2 }'), 'resources.users.fields.name.deprecatedIn', 'must be a version in which it exists'],
     [base('      name: { type: string, required: true, addedIn: v2 }'), 'resources.users.fields.name.required', 'cannot be required without a default'],
-    [base('      name: { type: string, renamedFrom: title }'), 'resources.users.fields.name', 'renamedFrom and renamedIn go together'],
+    [base('      name: { type: string, renamedIn: v2 }'), 'resources.users.fields.name', 'renamedIn needs renamedFrom'],
     [base('      name: { type: string, renamedFrom: title, renamedIn: v1 }'), 'resources.users.fields.name.renamedIn', 'cannot be the first version'],
     [base('      name: { type: string, renamedFrom: email, renamedIn: v2 }\n      email: { type: string }'), 'resources.users.fields.name.renamedFrom', 'an old name must be free'],
     [base('      name: { type: string }', 'versions: [v1, { name: v2, deprecated: 2026-01-01 }]'), 'versions[1].deprecated', 'the latest version cannot be deprecated'],

@@ -95,8 +95,13 @@ function SignIn({ onSignIn, error, notice }: { onSignIn: (token: string) => Prom
         </button>
       </form>
       <p class="hint">
-        No key yet? <code>npx restgraph token create --scopes admin</code> makes one (docs/auth.md). Also here: <a href="/graphql">GraphiQL</a> · <a href="/docs">API reference</a>
+        No key yet? <code>{tokenCommand()}</code> makes one, run where the server runs (docs/auth.md). Also here: <a href="/graphql">GraphiQL</a> · <a href="/docs">API reference</a>
       </p>
     </main>
   );
+}
+
+/** The command that makes an admin key for this server (its schema file and database), as the server put it in the page. */
+function tokenCommand(): string {
+  return document.querySelector<HTMLMetaElement>('meta[name="restgraph-token-command"]')?.content ?? 'npx restgraph token create --scopes admin';
 }

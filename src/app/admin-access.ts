@@ -28,7 +28,7 @@ export interface AdminAccessInput {
 export async function checkAdminAccess(address: string, input: AdminAccessInput): Promise<void> {
   const { apiKeys, options, logger } = input;
   if (options.adminToken !== undefined) return;
-  const commands = cliCommands(input);
+  const commands = tokenCommands(options, input.databaseDescription);
   const warn = (message: string, details: Record<string, unknown> = {}): void => {
     if (logger.isLevelEnabled('warn')) logger.warn(details, message);
     // Logging is quieter than this: the operator must still be told.
@@ -61,12 +61,17 @@ function canManageKeys(key: { scopes: string[]; revokedAt: string | null; expire
   return key.scopes.includes(ADMIN_SCOPE) && key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > Date.now());
 }
 
-/** The token commands for this server's schema file and database. */
-function cliCommands(input: AdminAccessInput): { create: (scopes: readonly string[]) => string; revoke: string } {
-  const file = typeof input.options.schema === 'string' && input.options.schema !== EXAMPLE_SCHEMA_PATH ? input.options.schema : undefined;
+/**
+ * The token commands for this server's schema file and database (`-d` with the database as
+ * printed, without credentials, when it is not the schema's own): run where the server runs, they
+ * work on the database it serves. `database` stands in for the description (the admin console's
+ * hint to a visitor from another machine names no database).
+ */
+export function tokenCommands(options: Pick<ResolvedOptions, 'schema' | 'databaseUrl'>, database: string): { create: (scopes: readonly string[]) => string; revoke: string } {
+  const file = typeof options.schema === 'string' && options.schema !== EXAMPLE_SCHEMA_PATH ? options.schema : undefined;
   const schemaArgument = file === undefined ? '' : ` ${file}`;
-  const ownDatabase = typeof input.options.schema !== 'object' && input.options.databaseUrl === defaultDatabaseUrl(file);
-  const databaseArgument = ownDatabase ? '' : ` -d ${input.databaseDescription}`;
+  const ownDatabase = typeof options.schema !== 'object' && options.databaseUrl === defaultDatabaseUrl(file);
+  const databaseArgument = ownDatabase ? '' : ` -d ${database}`;
   return {
     create: (scopes) => `npx restgraph token create${schemaArgument} --scopes ${scopes.join(',')}${databaseArgument}`,
     revoke: `npx restgraph token revoke <id-or-prefix>${schemaArgument}${databaseArgument}`,

@@ -2,13 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import { apiKeyCredentialId, Authenticator } from '../auth/authenticator.js';
 import { StreamCredentials } from '../auth/credential-recheck.js';
 import { EventDispatcher } from '../core/event-dispatcher.js';
+import { ADMIN_SCOPE } from '../core/principal.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { ResourceOperations } from '../core/resource-operations.js';
 import { TokenOperations } from '../core/token-operations.js';
 import { registerGraphqlRoutes } from '../graphql/graphql-routes.js';
 import { GraphqlService } from '../graphql/graphql-service.js';
 import { registerFavicon } from '../http/favicon.js';
-import { registerAdminConsoleRoutes } from '../rest/admin-console-routes.js';
+import { ADMIN_CONSOLE_BUILD, registerAdminConsoleRoutes } from '../rest/admin-console-routes.js';
 import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
@@ -17,6 +18,7 @@ import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { connectionRateLimiter } from '../rest/rate-limit-hook.js';
 import { nativeQueryStyle } from '../rest/query-style.js';
 import { jsonServerQueryStyle } from '../rest/json-server-compat.js';
+import { registerJsonServerDbRoute } from '../rest/json-server-db-route.js';
 import { registerSystemRoutes } from '../rest/system-routes.js';
 import { registerTokenRoutes } from '../rest/token-routes.js';
 import { registerWebhookRoutes } from '../rest/webhook-routes.js';
@@ -25,13 +27,14 @@ import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
-import { checkAdminAccess, listeningAddress } from './admin-access.js';
+import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-access.js';
 import { createAppLogging } from './app-logging.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
 import { startEventWork } from './event-work.js';
 import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
+import { logSchemaChanges } from './schema-change-log.js';
 import { openStorage } from './storage.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
@@ -102,6 +105,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const tokens = new TokenOperations(storage.apiKeys);
   const logging = createAppLogging(options.logLevel, options.logDestination);
   lifecycle.add(logging.stop);
+  logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
   const authenticator = new Authenticator(storage.apiKeys, {
     ...(options.adminToken === undefined ? {} : { adminToken: options.adminToken }),
     ...(options.jwt === undefined ? {} : { jwt: options.jwt }),
@@ -152,12 +156,17 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   registerFavicon(app);
   if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
   registerOpenApiRoutes(app, schema, options);
-  registerAdminConsoleRoutes(app);
+  // The sign-in page's hint: the command that makes an admin key in this server's database.
+  registerAdminConsoleRoutes(app, ADMIN_CONSOLE_BUILD, {
+    local: tokenCommands(options, storage.description).create([ADMIN_SCOPE]),
+    remote: tokenCommands(options, '<database URL>').create([ADMIN_SCOPE]),
+  });
   const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits);
   const routeOptions = { operations, idempotency: storage.idempotency, queryStyle };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);
+    if (options.compat === 'json-server') registerJsonServerDbRoute(app, operations, options.listLimits, prefix, version);
   }
   // A key revoked here stops working here at once, its open streams included; other instances
   // refuse its requests within the cache time and end its streams at their next stream check.

@@ -1,8 +1,8 @@
 import { basename, extname } from 'node:path';
 import { EXAMPLE_SCHEMA_PATH } from '../schema/example-schema-path.js';
+import { DATA_FOLDER } from '../store/database-url.js';
 
-/** Where the SQLite databases restgraph names by itself live, relative to the working folder. */
-export const DATA_FOLDER = './data';
+export { DATA_FOLDER };
 
 /**
  * The database a schema gets when none is named (no `-d`, no `DATABASE_URL`): a SQLite file in

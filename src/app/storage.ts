@@ -3,7 +3,7 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
 import { EventStore } from '../store/event-store.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
-import { migrateToSchema } from '../store/migrate.js';
+import { migrateToSchema, type MigrationChange } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
 import type { SqlDatabase } from '../store/sql-database.js';
@@ -26,6 +26,8 @@ export interface Storage {
   webhooks: WebhookStore;
   /** The rate limits with their counters, when any quota applies. */
   rateLimits: RateLimits | undefined;
+  /** The schema changes this start applied to the database (none when it had the schema already). */
+  schemaChanges: MigrationChange[];
 }
 
 /**
@@ -42,7 +44,7 @@ export async function openStorage(options: ResolvedOptions, schema: SchemaModel,
     sqlite: { lockTimeoutMs: bounds.sqliteLockTimeoutMs, synchronous: bounds.sqliteSynchronous },
   });
   lifecycle.add(() => db.close());
-  await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
+  const schemaChanges = await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
   const rateLimits = await createRateLimits(options.rateLimits, schema, db);
   if (rateLimits !== undefined) lifecycle.add(() => rateLimits.limiter.close());
   return {
@@ -55,5 +57,6 @@ export async function openStorage(options: ResolvedOptions, schema: SchemaModel,
     apiKeys: new ApiKeyStore(db),
     webhooks: new WebhookStore(db),
     rateLimits,
+    schemaChanges,
   };
 }

@@ -1,100 +1,15 @@
-import { accessSync, constants as fsConstants, createReadStream, createWriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { accessSync, constants as fsConstants, createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { CsvError, parse as parseCsv } from 'csv-parse';
-import type { Writable } from 'node:stream';
-import { exportLines } from '../core/bulk-export.js';
 import { BulkImport, type BulkImportResult, type ImportItem, type UnreadableItem } from '../core/bulk-import.js';
 import { columnFields, recordFromCells } from '../core/text-values.js';
-import { ConfigError, DatabaseNotFoundError, ImportRejectedError, SchemaError, type RejectedRow } from '../errors.js';
-import { compileSchema } from '../schema/compile-schema.js';
+import { ConfigError, ImportRejectedError, type RejectedRow } from '../errors.js';
 import { loadSchemaFile } from '../schema/load-schema.js';
 import type { FieldModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
-import { BulkRows } from '../store/bulk-rows.js';
-import { applyMigration, planMigration, recordedSchema } from '../store/migrate.js';
-import { openDatabase, type OpenedDatabase } from '../store/open-database.js';
-import { chooseSchema, databaseToCreate, databaseToOpen, sameCommandWith } from './schema-and-database.js';
-
-export interface ExportDataFlags {
-  schemaFile?: string | undefined;
-  databaseUrl?: string;
-  output?: string;
-}
-
-/**
- * `restgraph export data [-o file]`: every record of the database as NDJSON (see core/bulk-export.ts),
- * to the file or stdout. The resources are those the database was last migrated to.
- */
-export async function runExportData(flags: ExportDataFlags): Promise<void> {
-  const schemaChoice = chooseSchema(flags.schemaFile, process.env);
-  const database = databaseToOpen(flags.databaseUrl, process.env, schemaChoice, sameCommandWith);
-  const opened = await openDatabase(database.url, { existing: true });
-  try {
-    const schema = await schemaOfDatabase(opened, schemaChoice.argument);
-    const out = flags.output === undefined ? process.stdout : await openOutput(flags.output);
-    const rows = new BulkRows(opened.db);
-    const count = await opened.db.snapshot(async (reader) => {
-      let n = 0;
-      let chunk = '';
-      for await (const line of exportLines(schema, rows, reader)) {
-        chunk += `${line}\n`;
-        n++;
-        if (chunk.length >= 64 * 1024) {
-          if (!out.write(chunk)) await drained(out, flags.output);
-          chunk = '';
-        }
-      }
-      if (chunk !== '') out.write(chunk);
-      return n;
-    });
-    if (out !== process.stdout) {
-      out.end();
-      await drained(out, flags.output, 'finish');
-      process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'} to ${flags.output ?? ''}.\n`);
-    }
-  } finally {
-    await opened.db.close();
-  }
-}
-
-/** The output file, opened (or why not, as a coded error naming --output). */
-async function openOutput(file: string): Promise<Writable> {
-  const out = createWriteStream(file);
-  try {
-    await once(out, 'open');
-  } catch (error) {
-    throw outputError(file, error);
-  }
-  return out;
-}
-
-/** Waits for `event` ('drain' by default) on the output; a write error (a full disk) rejects, as a coded error. */
-async function drained(out: Writable, file: string | undefined, event = 'drain'): Promise<void> {
-  try {
-    await once(out, event);
-  } catch (error) {
-    throw outputError(file ?? 'stdout', error);
-  }
-}
-
-function outputError(file: string, error: unknown): ConfigError {
-  return new ConfigError('--output', `cannot write ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-}
-
-/** The schema the database was last migrated to (what its tables hold). */
-async function schemaOfDatabase({ db, description }: OpenedDatabase, schemaArgument: string | undefined): Promise<SchemaModel> {
-  const definition = await recordedSchema(db);
-  if (definition === undefined) {
-    throw new DatabaseNotFoundError(
-      `The database ${description} holds no restgraph schema (only \`restgraph serve\` and \`restgraph migrate\` create one): ` +
-        `npx restgraph migrate${schemaArgument === undefined ? ' <schema-file>' : ` ${schemaArgument}`} -d ${description}`,
-    );
-  }
-  const { model, problems } = compileSchema(definition);
-  if (model === undefined) throw new SchemaError(description, problems);
-  return model;
-}
+import { applyMigration, planMigration } from '../store/migrate.js';
+import { openDatabase } from '../store/open-database.js';
+import { chooseSchema, databaseToCreate } from './schema-and-database.js';
 
 export interface ImportDataFlags {
   file: string;

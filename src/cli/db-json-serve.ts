@@ -1,7 +1,7 @@
 import { prepareDbJsonDatabase, type DbJsonSource } from '../core/db-json-import.js';
 import { DatabaseNotEmptyError, DestructiveMigrationError, ImportRejectedError, SchemaError } from '../errors.js';
 import { compileSchema } from '../schema/compile-schema.js';
-import { inferSchema, type InferredSchema } from '../schema/infer-schema.js';
+import { inferSchema, type InferOptions, type InferredSchema } from '../schema/infer-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { databaseTarget, openDatabase } from '../store/open-database.js';
 import type { DatabaseChoice } from './schema-and-database.js';
@@ -18,9 +18,12 @@ export interface InferredDbJson {
   model: SchemaModel;
 }
 
-/** The schema of a json-server database. @throws DbJsonError, SchemaError (the inferred schema does not compile) */
-export function inferDbJson(source: DbJsonSource): InferredDbJson {
-  const inferred = inferSchema(source.data, source.file);
+/**
+ * The schema of a json-server database (every field optional, as `serve db.json` serves it, unless
+ * `options.strict`). @throws DbJsonError, SchemaError (the inferred schema does not compile)
+ */
+export function inferDbJson(source: DbJsonSource, options: InferOptions = {}): InferredDbJson {
+  const inferred = inferSchema(source.data, source.file, options);
   const { model, problems } = compileSchema(inferred.definition);
   if (model === undefined) throw new SchemaError(`${source.file} (the schema inferred from it)`, problems);
   return { source, inferred, model };

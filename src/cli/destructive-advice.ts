@@ -8,7 +8,7 @@ import type { DatabaseChoice, SchemaChoice } from './schema-and-database.js';
  * and the database, with the exact commands for what the user may want: a database of the
  * schema's own (when this one is not), or applying the changes here, which deletes data.
  */
-export function destructiveRefusal(schema: SchemaChoice, database: DatabaseChoice, changes: string[]): DestructiveMigrationError {
+export function destructiveRefusal(schema: SchemaChoice, database: DatabaseChoice, refused: DestructiveMigrationError): DestructiveMigrationError {
   const { description, file } = databaseTarget(database.url);
   const schemaArgument = schema.argument === undefined ? '' : ` ${schema.argument}`;
   const here = `npx restgraph migrate${schemaArgument} -d ${description}`;
@@ -26,5 +26,5 @@ export function destructiveRefusal(schema: SchemaChoice, database: DatabaseChoic
     `  ${here} --dry-run`,
     `  ${here} --allow-destructive`,
   );
-  return new DestructiveMigrationError(changes, { schema: schema.argument ?? '(the built-in example)', database: description, advice });
+  return new DestructiveMigrationError(refused.changes, { schema: schema.argument ?? '(the built-in example)', database: description, advice }, refused.renames);
 }

@@ -10,6 +10,8 @@ export interface InitFlags {
   from: string;
   output?: string;
   force?: boolean;
+  /** Fields every item has a value for are required (otherwise every field is optional). */
+  strict?: boolean;
 }
 
 /**
@@ -17,14 +19,15 @@ export interface InitFlags {
  * comments saying what was inferred and why, for editing. The default output is the data file's
  * name with `.yaml` (db.json → db.yaml), whose default database is the one `serve db.json` filled
  * (./data/db.db): `serve db.yaml --compat json-server` then serves the same data with the edited
- * schema, and json-server's query language as `serve db.json` had it.
+ * schema, and json-server's query language as `serve db.json` had it. Fields are optional, as
+ * `serve db.json` infers them, unless `--strict`.
  */
 export function runInit(flags: InitFlags): void {
   const source = readDbJson(flags.from);
   if (source === undefined) {
     throw new DbJsonError(`${flags.from} is not a json-server database (a .json file whose top level is collections, {"posts": [...]}); it may already be a restgraph schema.`);
   }
-  const { inferred } = inferDbJson(source);
+  const { inferred } = inferDbJson(source, { strict: flags.strict === true });
   const output = flags.output ?? join(dirname(flags.from), `${basename(flags.from, extname(flags.from))}.yaml`);
   if (existsSync(output) && flags.force !== true) {
     throw new ConfigError('-o', `${output} exists; restgraph init does not overwrite it. Name another file with -o, or add --force to replace it.`);

@@ -45,8 +45,9 @@ program
   .requiredOption('--from <db.json>', "a json-server database: a .json file whose top level is collections ({\"posts\": [...], \"profile\": {...}})")
   .option('-o, --output <file>', 'the schema file to write (default: the data file\'s name with .yaml, db.json → db.yaml, whose default database is the one serve db.json fills)')
   .option('--force', 'replace the output file if it exists')
+  .option('--strict', 'make a field required when every item of the file has a value for it (by default every field is optional, as json-server\'s are)')
   .addHelpText('after', '\nExample:\n  restgraph init --from db.json\n  restgraph serve db.yaml --compat json-server')
-  .action(async (flags: { from: string; output?: string; force?: boolean }) => {
+  .action(async (flags: { from: string; output?: string; force?: boolean; strict?: boolean }) => {
     const { runInit } = await import('./init-command.js');
     runInit(flags);
   });
@@ -73,7 +74,7 @@ exporter
   .option('-d, --database-url <url>', OPENING_DATABASE)
   .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
   .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string }) => {
-    const { runExportData } = await import('./data-command.js');
+    const { runExportData } = await import('./export-data-command.js');
     await runExportData({ schemaFile, ...flags });
   });
 
@@ -208,5 +209,7 @@ try {
   } else {
     process.stderr.write(`restgraph: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   }
-  process.exitCode = 1;
+  // The command is over once its error is told: exit when what was written is out, whatever may
+  // still be open (a database driver's socket, a timer) rather than wait for it.
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(1)));
 }

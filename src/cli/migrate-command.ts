@@ -35,7 +35,9 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
       out('The database already matches the schema.');
     } else {
       out(`${plan.changes.length} change${plan.changes.length === 1 ? '' : 's'}:`);
-      for (const change of plan.changes) out(`  ${change.destructive ? '! ' : '+ '}${change.description}${change.destructive ? '  (destructive)' : ''}`);
+      for (const change of plan.changes) {
+        out(`  ${change.destructive ? '! ' : '+ '}${change.description}${change.destructive ? '  (destructive)' : ''}${change.breaking === undefined ? '' : `  (${change.breaking})`}`);
+      }
     }
     for (const warning of plan.warnings) out(`warning: ${warning}`);
     if (flags.dryRun === true) {
@@ -46,7 +48,7 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
     try {
       await applyMigration(db, schema, plan, { allowDestructive: flags.allowDestructive === true });
     } catch (error) {
-      throw error instanceof DestructiveMigrationError ? destructiveRefusal(chosen, database, error.changes) : error;
+      throw error instanceof DestructiveMigrationError ? destructiveRefusal(chosen, database, error) : error;
     }
     out(plan.changes.length === 0 ? 'Nothing to apply.' : 'Applied.');
     return 0;

@@ -2,6 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { DATA_FOLDER, defaultDatabaseUrl, LEGACY_DATABASE_URL } from '../app/default-database.js';
 import { DatabaseNotFoundError } from '../errors.js';
 import { EXAMPLE_SCHEMA_PATH } from '../schema/example-schema-path.js';
+import { withoutCredentials } from '../store/database-url.js';
+import { databaseTarget } from '../store/open-database.js';
 
 /**
  * Which schema and which database a command works on, chosen the same way by every command:
@@ -37,8 +39,8 @@ export function chooseSchema(argument: string | undefined, env: NodeJS.ProcessEn
  * its own new file, with a word about the old one.
  */
 export function databaseToCreate(flag: string | undefined, env: NodeJS.ProcessEnv, schema: SchemaChoice): DatabaseChoice {
-  const named = flag ?? (nonEmpty(env.DATABASE_URL) ? env.DATABASE_URL : undefined);
-  if (named !== undefined) return { url: named, argument: `-d ${named}` };
+  const named = namedDatabase(flag, env);
+  if (named !== undefined) return named;
   const url = defaultDatabaseUrl(schema.argument);
   if (sqliteFileExists(url) || !sqliteFileExists(LEGACY_DATABASE_URL)) return { url, argument: undefined };
   const legacy = sqlitePath(LEGACY_DATABASE_URL);
@@ -69,8 +71,8 @@ export function databaseToCreate(flag: string | undefined, env: NodeJS.ProcessEn
  * @throws DatabaseNotFoundError naming the file looked for, and the commands that would work.
  */
 export function databaseToOpen(flag: string | undefined, env: NodeJS.ProcessEnv, schema: SchemaChoice, retry: (database: string) => string): DatabaseChoice {
-  const named = flag ?? (nonEmpty(env.DATABASE_URL) ? env.DATABASE_URL : undefined);
-  if (named !== undefined) return { url: named, argument: `-d ${named}` };
+  const named = namedDatabase(flag, env);
+  if (named !== undefined) return named;
   const url = defaultDatabaseUrl(schema.argument);
   if (sqliteFileExists(url)) return { url, argument: undefined };
   if (schema.argument === undefined && sqliteFileExists(LEGACY_DATABASE_URL)) return { url: LEGACY_DATABASE_URL, argument: `-d ${LEGACY_DATABASE_URL}` };
@@ -86,6 +88,16 @@ export function databaseToOpen(flag: string | undefined, env: NodeJS.ProcessEnv,
   );
 }
 
+/**
+ * The database `-d` or DATABASE_URL names, read (not opened) at once: a URL that cannot be used is
+ * told before anything else is tried. @throws ConfigError naming DATABASE_URL
+ */
+function namedDatabase(flag: string | undefined, env: NodeJS.ProcessEnv): DatabaseChoice | undefined {
+  const url = flag ?? (nonEmpty(env.DATABASE_URL) ? env.DATABASE_URL : undefined);
+  if (url === undefined) return undefined;
+  return { url, argument: `-d ${databaseTarget(url).description}` };
+}
+
 /** The command line the user ran (`npx restgraph …`), with `-d <database>` added. */
 export function sameCommandWith(database: string): string {
   return commandLineWith(['-d', database]);
@@ -93,7 +105,8 @@ export function sameCommandWith(database: string): string {
 
 /**
  * The command line the user ran (`npx restgraph …`), shell-quoted, without the options named in
- * `replaced` (and their values), and with `added` at the end.
+ * `replaced` (and their values), and with `added` at the end. A URL in it is shown without its
+ * credentials.
  */
 export function commandLineWith(added: string[], replaced: string[] = []): string {
   const words: string[] = [];
@@ -103,8 +116,14 @@ export function commandLineWith(added: string[], replaced: string[] = []): strin
     if (replaced.includes(word)) i++;
     else if (!replaced.some((option) => word.startsWith(`${option}=`))) words.push(word);
   }
-  const quoted = [...words, ...added].map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`));
+  const quoted = [...words, ...added].map(shownWord).map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`));
   return ['npx restgraph', ...quoted].join(' ');
+}
+
+/** A word of a command line as it may be shown: a URL (also in `--option=<url>`) without its credentials. */
+function shownWord(word: string): string {
+  const option = /^(-[^=]*=)(.*)$/s.exec(word);
+  return option === null ? withoutCredentials(word) : `${option[1] ?? ''}${withoutCredentials(option[2] ?? '')}`;
 }
 
 function databasesInDataFolder(): string[] {

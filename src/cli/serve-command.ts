@@ -64,7 +64,7 @@ export async function runServe(flags: ServeFlags): Promise<void> {
     const served = dbJsonStart?.schema ?? schema.argument;
     app = await buildApp({ ...env, ...compat, ...(served === undefined ? {} : { schema: served }), databaseUrl: database.url });
   } catch (error) {
-    if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, error.changes);
+    if (error instanceof DestructiveMigrationError) throw destructiveRefusal(schema, database, error);
     throw error;
   }
   logNow = (level, details, message) => app.logNow(level, details, message);

@@ -27,9 +27,12 @@ async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) 
     if ((await recordedSchema(db)) === undefined) {
       throw new DatabaseNotFoundError(
         `The database ${description} holds no restgraph schema (only \`restgraph serve\` and \`restgraph migrate\` create one): ` +
-          `npx restgraph migrate${schema.argument === undefined ? ' <schema-file>' : ` ${schema.argument}`} -d ${database.url}`,
+          `npx restgraph migrate${schema.argument === undefined ? ' <schema-file>' : ` ${schema.argument}`} -d ${description}`,
       );
     }
+    // Which database the keys are in (a key made in another schema's database is unknown to the
+    // server): on stderr, so that stdout stays the command's own (the key alone on its last line).
+    process.stderr.write(`Database: ${description}\n`);
     return await work(new TokenOperations(new ApiKeyStore(db)));
   } finally {
     await db.close();

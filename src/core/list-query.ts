@@ -179,10 +179,7 @@ function parseFilter(resource: ResourceModel, key: string, value: string, limits
   }
   if (operator === 'in') {
     const parts = value.split(',');
-    if (parts.length > limits.maxInValues) {
-      problems.push({ parameter: key, detail: `has ${parts.length} values; at most ${limits.maxInValues} are allowed` });
-      return;
-    }
+    if (!withinInLimit(key, parts.length, limits, problems)) return;
     const values: unknown[] = [];
     for (const part of parts) {
       const parsed = parseFilterValue(field, part);
@@ -198,6 +195,17 @@ function parseFilter(resource: ResourceModel, key: string, value: string, limits
   const parsed = parseFilterValue(field, value);
   if (parsed.problem !== undefined) problems.push({ parameter: key, detail: `value "${truncate(value)}" ${parsed.problem}` });
   else filters.push({ field: field.name, op: operator, value: parsed.value });
+}
+
+/**
+ * Whether one filter's `count` values are within {@link ListLimits.maxInValues}: every filter that
+ * takes several values (`[in]`, GraphQL's `in`, json-server's repeated parameters, `:in` and `_where`
+ * operands) is held to it here. When not, the problem joins `problems`, naming `parameter`.
+ */
+export function withinInLimit(parameter: string, count: number, limits: ListLimits, problems: ErrorDetail[]): boolean {
+  if (count <= limits.maxInValues) return true;
+  problems.push({ parameter, detail: `has ${count} values; at most ${limits.maxInValues} are allowed` });
+  return false;
 }
 
 /** Turns a query-string value into a value of the field's type. */
@@ -267,10 +275,7 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
       continue;
     }
     const values = filter.op === 'in' ? (Array.isArray(filter.value) ? (filter.value as unknown[]) : [filter.value]) : [filter.value];
-    if (filter.op === 'in' && values.length > limits.maxInValues) {
-      problems.push({ parameter, detail: `has ${values.length} values; at most ${limits.maxInValues} are allowed` });
-      continue;
-    }
+    if (filter.op === 'in' && !withinInLimit(parameter, values.length, limits, problems)) continue;
     const parsed: unknown[] = [];
     for (const value of values) {
       const result =

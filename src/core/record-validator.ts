@@ -22,6 +22,21 @@ interface CompiledValidators {
 }
 
 /**
+ * The largest id a client may choose for a new row ({@link ValidateOptions.acceptId}): 2^52, so
+ * that the ids the server numbers after it stay exact JSON numbers (below 2^53) for a long while.
+ */
+export const MAX_CHOSEN_ID = 2 ** 52;
+
+export interface ValidateOptions {
+  /**
+   * Create only: an `id` in the body chooses the new row's id (json-server compatibility). It must
+   * be a positive integer up to {@link MAX_CHOSEN_ID}; null is no choice. Otherwise an `id` in a
+   * create is refused: the server assigns ids.
+   */
+  acceptId?: boolean;
+}
+
+/**
  * Validates write bodies against a resource's fields with JSON Schema (ajv), reporting every bad
  * field as an RFC 6901 pointer with a sentence a person can act on.
  */
@@ -52,11 +67,12 @@ export class RecordValidator {
 
   /**
    * Checks a write body and returns the field values to store (system fields removed, datetimes
-   * normalised). For create and replace, absent fields take their default, or null.
+   * normalised; with `acceptId`, the `id` a create chose). For create and replace, absent fields
+   * take their default, or null.
    *
    * @throws ValidationError listing every problem.
    */
-  validate(resource: ResourceModel, kind: WriteKind, body: unknown, pathId?: number): StoredRecord {
+  validate(resource: ResourceModel, kind: WriteKind, body: unknown, pathId?: number, options: ValidateOptions = {}): StoredRecord {
     if (!isPlainObject(body)) {
       throw new ValidationError('The request body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be a JSON object' }] });
     }
@@ -68,6 +84,7 @@ export class RecordValidator {
     let unknownOmitted = 0;
     /** Pointers of required fields given as null: JSON Schema's own words on them are dropped. */
     const nullRequired = new Set<string>();
+    let chosenId: number | undefined;
     for (const [name, value] of Object.entries(body)) {
       const field = resource.fields.get(name);
       if (field === undefined && ++unknownListed > MAX_LISTED_ERRORS) {
@@ -75,7 +92,10 @@ export class RecordValidator {
         continue;
       }
       if (field?.system === true) {
-        if (name === 'id' && (kind === 'create' || value !== pathId)) {
+        if (name === 'id' && kind === 'create' && options.acceptId === true) {
+          if (isChosenId(value)) chosenId = value;
+          else if (value !== null) problems.push({ pointer: '/id', detail: `must be a positive integer of at most ${MAX_CHOSEN_ID} (2^52)` });
+        } else if (name === 'id' && (kind === 'create' || value !== pathId)) {
           problems.push({ pointer: '/id', detail: kind === 'create' ? 'is assigned by the server; leave it out' : `must match the id in the URL (${pathId ?? ''})` });
         }
         continue; // createdAt, updatedAt and a matching id are read-only and ignored, so GET → edit → PUT works.
@@ -104,7 +124,7 @@ export class RecordValidator {
       throw new ValidationError(count === 1 ? 'One field is invalid.' : `${count} fields are invalid.`, { errors: listed, errorsOmitted: unknownOmitted });
     }
 
-    const values: StoredRecord = {};
+    const values: StoredRecord = chosenId === undefined ? {} : { id: chosenId };
     for (const field of resource.writableFields) {
       if (field.name in input) values[field.name] = normalise(field, input[field.name]);
       else if (kind !== 'update') values[field.name] = field.default === undefined ? null : structuredClone(field.default);
@@ -114,6 +134,10 @@ export class RecordValidator {
 }
 
 const REQUIRED_NOT_NULL = 'is required and cannot be null';
+
+function isChosenId(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= MAX_CHOSEN_ID;
+}
 
 function normalise(field: FieldModel, value: unknown): unknown {
   if (value === null) return null;

@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError } from '../errors.js';
+import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
 import { fieldNamed, resourceNamed, SINGLETON_ID, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type SortKey, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
@@ -11,7 +11,7 @@ import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { EventedWrites } from './evented-writes.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
-import type { RecordValidator, WriteKind } from './record-validator.js';
+import type { RecordValidator, ValidateOptions, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
 import type { OperationContext } from './principal.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
@@ -20,7 +20,7 @@ import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 const NO_INCLUDE: readonly string[] = Object.freeze([]);
 
 
-export interface WriteOptions {
+export interface WriteOptions extends ValidateOptions {
   /** Replace only: fields left as they are (those the client's API version does not have). */
   keep?: readonly string[];
   /**
@@ -155,26 +155,32 @@ export class ResourceOperations {
   }
 
   /** Checks a body as create, replace or update would (access and validation), writing nothing. @throws ForbiddenError, ValidationError */
-  check(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number): void {
-    this.#validated(ctx, resource, kind, body, id);
+  check(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number, options: ValidateOptions = {}): void {
+    this.#validated(ctx, resource, kind, body, id, options);
   }
 
   /** The values a write stores, once the principal may write and the body is valid. @throws ForbiddenError, ValidationError */
-  #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number): StoredRecord {
+  #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number, options?: ValidateOptions): StoredRecord {
     authorize(ctx.principal, resource, kind === 'create' ? 'create' : 'update');
-    return this.#validator.validate(resource, kind, this.#withOwner(ctx, resource, body, kind !== 'update'), id);
+    return this.#validator.validate(resource, kind, this.#withOwner(ctx, resource, body, kind !== 'update'), id, options);
   }
 
-  /** Creates a row from a request body. @throws ValidationError, UniqueConflictError */
+  /**
+   * Creates a row from a request body; with `acceptId`, under the id the body chooses when it is
+   * free. @throws ValidationError, UniqueConflictError (also when the chosen id is taken)
+   */
   async create(ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    const values = this.#validated(ctx, resource, 'create', body);
+    const values = this.#validated(ctx, resource, 'create', body, undefined, options);
     const now = new Date().toISOString();
-    if (options.beforeCommit === undefined && !this.#references.needsCheck(resource, values)) {
+    const chosenId = values.id as number | undefined;
+    if (options.beforeCommit === undefined && chosenId === undefined && !this.#references.needsCheck(resource, values)) {
       const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
       if (created !== undefined) return created;
     }
     return this.#writes.run(resource, async (tx, emit) => {
+      // The parent row first, then the table: the order a cascading delete takes them in.
       await this.#references.check(tx, resource, values);
+      if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
       emit(eventOf('created', resource, record));
       await options.beforeCommit?.(tx, record);
@@ -273,6 +279,16 @@ export class ResourceOperations {
     const key = parent[relation.foreignKey];
     if (typeof key !== 'number') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
     return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
+  }
+
+  /**
+   * Makes way for a row under an id the client chose: no create the database numbers meanwhile or
+   * later is given it (RecordStore.claimId). @throws UniqueConflictError when a row has it
+   */
+  async #claimId(tx: SqlExecutor, resource: ResourceModel, id: number): Promise<void> {
+    await this.#store.claimId(tx, resource, id);
+    if ((await this.#store.findById(resource, id, tx)) === undefined) return;
+    throw new UniqueConflictError(`There is already a ${resource.singular} with id ${id}.`, { errors: [{ pointer: '/id', detail: `is already used by another ${resource.singular}` }] });
   }
 
   /** Embedding a relation reads its target: the same rule applies, before any row is read. */

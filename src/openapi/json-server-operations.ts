@@ -87,6 +87,36 @@ function listOperation(list: OperationObject, target: ResourceView): OperationOb
   };
 }
 
+/**
+ * `GET /db` (src/rest/json-server-db-route.ts): the whole data set, each resource the caller may
+ * list under its name. None where a resource is itself named `db`.
+ */
+export function dbPath(resources: readonly ResourceView[], prefix: string, maxLimit: number): Record<string, PathItemObject> {
+  if (resources.some((r) => r.name === 'db')) return {};
+  const properties: Record<string, SchemaObject> = {};
+  for (const resource of resources) {
+    const record = ref('schemas', schemaNames(resource).record);
+    properties[resource.name] = resource.model.singleton ? record : { type: 'array', items: record, maxItems: maxLimit };
+  }
+  return {
+    [`${prefix}/db`]: {
+      get: operation(
+        {
+          operationId: 'getDb',
+          summary: "The whole data set (json-server's GET /db)",
+          description:
+            'Every resource the caller may list, under its name: a collection as an array of its rows by id (as its list reads them: the owner rule keeps to the ' +
+            `caller's rows), a singleton as its object (left out until written). A collection of more than ${maxLimit} rows (the largest page) makes it a 400 data-set-too-large.`,
+          tags: ['service'],
+        },
+        [{ kind: 'public' }],
+        { 200: success('The data set.', { type: 'object', properties, additionalProperties: false }) },
+        { 400: ['data-set-too-large'] },
+      ),
+    },
+  };
+}
+
 /** `POST /posts/{id}/comments`: creates a comment whose foreign key is the path's id. */
 function nestedCreate(resource: ResourceView, relationName: string, target: ResourceView): OperationObject {
   const names = schemaNames(target);

@@ -6,7 +6,7 @@ import { resourceParameters } from './list-parameters.js';
 import { ref, type OpenApiDocument, type OperationObject, type ParameterObject, type PathItemObject, type SchemaObject } from './openapi-types.js';
 import { hoistProblemResponses, problemResponses } from './problem-responses.js';
 import { resourcePaths } from './resource-paths.js';
-import { JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
+import { dbPath, JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
 import { resourceSchemas } from './resource-schemas.js';
 import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
 import { eventTypes, serviceSchemas } from './service-schemas.js';
@@ -65,6 +65,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
     const own = resourcePaths(resource, options.prefix, parameters);
     Object.assign(paths, options.compat === 'json-server' ? withJsonServer(resource, options.prefix, own) : own);
   }
+  if (options.compat === 'json-server') Object.assign(paths, dbPath(resources, options.prefix, options.listLimits.maxLimit));
   Object.assign(
     paths,
     tokenPaths(),

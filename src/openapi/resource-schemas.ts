@@ -1,3 +1,4 @@
+import { MAX_CHOSEN_ID } from '../core/record-validator.js';
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel } from '../schema/schema-model.js';
@@ -15,11 +16,11 @@ export function schemaNames(resource: ResourceView): { record: string; create: s
  * create (POST), replace (PUT) and merge patch (PATCH). Request bodies reuse the JSON Schema the
  * server validates them with ({@link fieldJsonSchema}), so the document states the same rules.
  */
-export function resourceSchemas(resource: ResourceView, options: { maxEmbedded: number }): Record<string, SchemaObject> {
+export function resourceSchemas(resource: ResourceView, options: { maxEmbedded: number; compat?: 'json-server' | undefined }): Record<string, SchemaObject> {
   const names = schemaNames(resource);
   return {
     [names.record]: recordSchema(resource, options.maxEmbedded),
-    [names.create]: writeSchema(resource, 'create'),
+    [names.create]: writeSchema(resource, options.compat === 'json-server' ? 'create with id' : 'create'),
     [names.replace]: writeSchema(resource, 'replace'),
     [names.patch]: writeSchema(resource, 'patch'),
   };
@@ -53,10 +54,12 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
   };
 }
 
-type WriteKind = 'create' | 'replace' | 'patch';
+/** `create with id`: json-server compatibility, where a create may choose its id. */
+type WriteKind = 'create' | 'create with id' | 'replace' | 'patch';
 
 const WRITE_DESCRIPTIONS: Record<WriteKind, (r: ResourceView) => string> = {
   create: (r) => `A new ${r.singular} (POST). Fields left out take their default, or null.`,
+  'create with id': (r) => `A new ${r.singular} (POST). Fields left out take their default, or null; id, when given, chooses the new ${r.singular}'s id.`,
   replace: (r) => `A whole ${r.singular} (PUT): it replaces every field; fields left out are reset to their default, or null.`,
   patch: (r) => `A JSON Merge Patch (RFC 7396) of ${withIndefiniteArticle(r.singular)} (PATCH): only the fields sent change; null clears a field.`,
 };
@@ -66,6 +69,10 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
   const properties: Record<string, SchemaObject> = {};
   for (const field of resource.fields) {
     if (field.model.system) {
+      if (field.name === 'id' && kind === 'create with id') {
+        properties.id = { type: ['integer', 'null'], minimum: 1, maximum: MAX_CHOSEN_ID, description: `The new ${resource.singular}'s id, if no ${resource.singular} has it (else a 409); left out or null, the server numbers it.` };
+        continue;
+      }
       if (field.name === 'id' && kind === 'create') continue;
       const note = field.name === 'id' ? 'Read-only: if sent, it must equal the id in the path.' : 'Read-only: ignored if sent.';
       properties[field.name] = { ...responseValueSchema(field.model), readOnly: true, description: note };

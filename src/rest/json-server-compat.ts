@@ -22,14 +22,16 @@ export function compatMode(option: string, text: string): CompatMode {
 /**
  * `--compat json-server`: lists take json-server's query parameters beside restgraph's own
  * (json-server-query.ts), paged lists answer as json-server does (X-Total-Count, a Link header with
- * first/prev/next/last, 1.x's page envelope), DELETE answers 200 `{}`, and hasMany relation paths
- * take POST (json-server's nested create). Errors stay problem documents. See docs/json-server.md.
+ * first/prev/next/last, 1.x's page envelope), DELETE answers 200 `{}`, hasMany relation paths
+ * take POST (json-server's nested create), and a create may choose its id. Errors stay problem
+ * documents. See docs/json-server.md.
  */
 export function jsonServerQueryStyle(schema: SchemaModel, limits: ListLimits): RestQueryStyle {
   return {
     nestedCreate: true,
-    async list(request, reply, resource, raw, reader, tr) {
-      const { query, paging } = parseJsonServerList(schema, resource, raw, limits);
+    chosenIds: true,
+    async list(request, reply, raw, reader, tr) {
+      const { query, paging } = parseJsonServerList(schema, tr, raw, limits);
       if (paging.kind === 'none') return sendList(request, reply, await reader.page(query), tr, query.include);
       const total = await reader.count(query.filters);
       if (paging.kind === 'slice') {
@@ -51,7 +53,7 @@ export function jsonServerQueryStyle(schema: SchemaModel, limits: ListLimits): R
       if (links !== undefined) reply.header('link', links);
       return sendRows(reply, found, tr, query.include);
     },
-    item: (resource, raw) => parseJsonServerItem(schema, resource, raw, limits),
+    item: (raw, tr) => parseJsonServerItem(schema, tr, raw, limits),
     deleted: (reply) => reply.code(200).type(JSON_CONTENT_TYPE).send('{}'),
   };
 }

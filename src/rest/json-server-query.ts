@@ -1,15 +1,21 @@
-import type { ErrorDetail } from '../errors.js';
-import { invalidQuery, parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
-import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
+import { InvalidQueryError, type ErrorDetail } from '../errors.js';
+import { invalidQuery, parseListQuery, withinInLimit, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
+import { resourceNamed, type RelationModel, type SchemaModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/list-spec.js';
 import { anyOf, conditionsOf, NONE } from './json-server-conditions.js';
 import { parseWhere } from './json-server-where.js';
+import { quoted, unknownParameter, type VersionTranslator } from './version-translation.js';
 
 /**
  * json-server's list query language (0.17 and 1.x), translated into restgraph's {@link ListQuery}.
  * Behaviour follows json-server's own code (0.17: lib/server/router/plural.js; 1.x: service.ts,
  * parse-where.ts); where the versions differ, 0.17's. docs/json-server.md lists every parameter
  * and every deliberate difference.
+ *
+ * Names are the API version's: every field and relation a parameter names is looked up through the
+ * version's {@link VersionTranslator}, as restgraph's own parameters are (which it translates before
+ * {@link parseListQuery} reads them), and a name storage has but the version does not is refused
+ * in the same words.
  */
 
 /** How a json-server list is paged, and so how it is answered. */
@@ -39,26 +45,30 @@ const SUFFIX = /^(.+)_(gte|lte|gt|lt|ne|like)$/;
 const COLON_OPERATORS = new Set(['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'endsWith']);
 
 /**
- * Parses a list request in json-server's language, with restgraph's own parameters (`sort`, `limit`,
- * `after`, `fields`, `include`, `field[op]` filters, …) still accepted beside it.
- * @throws InvalidQueryError for what cannot be served (a paging mix, a deep path into a json field)
+ * Parses a list request in json-server's language, in the names of `tr`'s version, with restgraph's
+ * own parameters (`sort`, `limit`, `after`, `fields`, `include`, `field[op]` filters, …) still
+ * accepted beside it.
+ * @throws InvalidQueryError for what cannot be served (a paging mix, a deep path into a json field,
+ *   a name of another version)
  */
-export function parseJsonServerList(schema: SchemaModel, resource: ResourceModel, raw: RawQuery, limits: ListLimits): JsonServerList {
+export function parseJsonServerList(schema: SchemaModel, tr: VersionTranslator, raw: RawQuery, limits: ListLimits): JsonServerList {
+  const resource = tr.view.resource;
   const problems: ErrorDetail[] = [];
-  const native: RawQuery = {};
+  const own: RawQuery = {};
   const filters: FilterCondition[] = [];
   for (const [key, value] of Object.entries(raw)) {
     if (value === undefined || OWN.has(key) || (PAGING as readonly string[]).includes(key)) continue;
-    if (NATIVE.has(key) || NATIVE_FILTER.test(key)) native[key] = value;
-    else filters.push(...filterOf(resource, key, values(value), limits, problems));
+    if (NATIVE.has(key) || NATIVE_FILTER.test(key)) own[key] = value;
+    else filters.push(...filterOf(tr, key, values(value), limits, problems));
   }
+  const native = translated(tr, own, problems);
   const whereText = first(raw._where);
-  const where = whereText === undefined ? undefined : parseWhere(resource, whereText, problems);
+  const where = whereText === undefined ? undefined : parseWhere(tr, whereText, limits, problems);
   // 1.x: a _where that is a JSON object takes the place of the other filter parameters.
   if (where !== undefined) filters.splice(0, filters.length, where);
   const q = first(raw.q);
-  if (q !== undefined && q !== '') filters.push(searchOf(resource, q));
-  const sort = sortOf(resource, first(raw._sort), first(raw._order));
+  if (q !== undefined && q !== '') filters.push(searchOf(tr, q));
+  const sort = sortOf(tr, first(raw._sort), first(raw._order), problems);
   if (sort !== undefined) {
     if (native.sort !== undefined) problems.push({ parameter: '_sort', detail: 'cannot be combined with sort; give one of them' });
     else if (sort !== '') native.sort = sort;
@@ -72,7 +82,7 @@ export function parseJsonServerList(schema: SchemaModel, resource: ResourceModel
     // json-server answers the whole list: as much of it as one page may hold.
     native.limit = String(limits.maxLimit);
   }
-  const include = [...relationsOf(schema, resource, values(raw._embed), 'embed'), ...relationsOf(schema, resource, values(raw._expand), 'expand')];
+  const include = embedded(schema, tr, raw, problems);
   if (problems.length > 0) throw invalidQuery(problems);
   const query = parseListQuery(resource, native, limits);
   query.filters.push(...filters);
@@ -84,16 +94,34 @@ export function parseJsonServerList(schema: SchemaModel, resource: ResourceModel
  * The relations `_embed`/`_expand` (0.17) of a single-object read name, with `include` and `fields`;
  * its other parameters are ignored, as json-server ignores them.
  */
-export function parseJsonServerItem(schema: SchemaModel, resource: ResourceModel, raw: RawQuery, limits: ListLimits): { include: readonly string[]; fields?: readonly string[] } {
-  const native: RawQuery = {};
-  if (raw.include !== undefined) native.include = raw.include;
-  if (raw.fields !== undefined) native.fields = raw.fields;
-  const parsed = parseListQuery(resource, native, limits);
+export function parseJsonServerItem(schema: SchemaModel, tr: VersionTranslator, raw: RawQuery, limits: ListLimits): { include: readonly string[]; fields?: readonly string[] } {
+  const problems: ErrorDetail[] = [];
+  const own: RawQuery = {};
+  if (raw.include !== undefined) own.include = raw.include;
+  if (raw.fields !== undefined) own.fields = raw.fields;
+  const native = translated(tr, own, problems);
+  const more = embedded(schema, tr, raw, problems);
+  if (problems.length > 0) throw invalidQuery(problems);
+  const parsed = parseListQuery(tr.view.resource, native, limits);
   const include = [...parsed.include];
-  for (const name of [...relationsOf(schema, resource, values(raw._embed), 'embed'), ...relationsOf(schema, resource, values(raw._expand), 'expand')]) {
-    if (!include.includes(name)) include.push(name);
-  }
+  for (const name of more) if (!include.includes(name)) include.push(name);
   return parsed.fields === undefined ? { include } : { include, fields: parsed.fields };
+}
+
+/** restgraph's own parameters in storage names, as the version translates them; what it refuses joins `problems`. */
+function translated(tr: VersionTranslator, own: RawQuery, problems: ErrorDetail[]): RawQuery {
+  try {
+    return tr.query(own);
+  } catch (error) {
+    if (!(error instanceof InvalidQueryError)) throw error;
+    problems.push(...(error.errors ?? []));
+    return {};
+  }
+}
+
+/** The relations `_embed` and `_expand` name (see {@link relationsOf}). */
+function embedded(schema: SchemaModel, tr: VersionTranslator, raw: RawQuery, problems: ErrorDetail[]): string[] {
+  return [...relationsOf(schema, tr, values(raw._embed), 'embed', problems), ...relationsOf(schema, tr, values(raw._expand), 'expand', problems)];
 }
 
 function values(value: string | string[] | undefined): string[] {
@@ -110,7 +138,7 @@ function first(value: string | string[] | undefined): string | undefined {
  * `_like`, 1.x's `field:op`. A field the resource does not have: a plain `field=v` is ignored (0.17
  * drops parameters no row has), one with an operator matches no row (as both versions answer).
  */
-function filterOf(resource: ResourceModel, key: string, given: string[], limits: ListLimits, problems: ErrorDetail[]): FilterCondition[] {
+function filterOf(tr: VersionTranslator, key: string, given: string[], limits: ListLimits, problems: ErrorDetail[]): FilterCondition[] {
   let path = key;
   let op = 'eq';
   const colon = key.lastIndexOf(':');
@@ -119,13 +147,19 @@ function filterOf(resource: ResourceModel, key: string, given: string[], limits:
     op = key.slice(colon + 1) || 'eq';
     // 1.x skips a parameter whose operator it does not know.
     if (!COLON_OPERATORS.has(op)) return [];
-  } else if (!resource.fields.has(key)) {
+  } else if (tr.field(key) === undefined) {
     const match = SUFFIX.exec(key);
     if (match !== null) [, path = key, op = 'eq'] = match;
   }
-  const field = resource.fields.get(path);
+  const topName = path.split('.')[0] ?? '';
+  const refused = tr.notInVersion(topName);
+  if (refused !== undefined) {
+    problems.push({ parameter: key, detail: unknownParameter(refused) });
+    return [];
+  }
+  const field = tr.field(path);
   if (field === undefined) {
-    const top = resource.fields.get(path.split('.')[0] ?? '');
+    const top = tr.field(topName);
     if (top?.type === 'json') {
       problems.push({ parameter: key, detail: `is a path into the json field ${top.name}: filters on parts of json values are not supported` });
       return [];
@@ -137,37 +171,36 @@ function filterOf(resource: ResourceModel, key: string, given: string[], limits:
     return [];
   }
   const texts = op === 'in' ? given.flatMap((v) => v.split(',')) : given;
-  if (texts.length > limits.maxInValues) {
-    problems.push({ parameter: key, detail: `has ${texts.length} values; at most ${limits.maxInValues} are allowed` });
-    return [];
-  }
+  if (!withinInLimit(key, texts.length, limits, problems)) return [];
   return conditionsOf(field, op, texts);
 }
 
-/** `q`: a case-insensitive substring of any text field (string or enum), as one SQL condition. */
-function searchOf(resource: ResourceModel, q: string): FilterCondition {
+/** `q`: a case-insensitive substring of any text field (string or enum) the version shows, as one SQL condition. */
+function searchOf(tr: VersionTranslator, q: string): FilterCondition {
   const branches: FilterCondition[] = [];
-  for (const field of resource.fields.values()) {
+  for (const field of tr.fields) {
     if (field.type === 'string' || field.type === 'enum') branches.push({ field: field.name, op: 'textMatch', value: { text: q, at: 'anywhere' } });
   }
   return anyOf(branches);
 }
 
 /**
- * `_sort=a,b&_order=desc,asc` (0.17) and `_sort=-a,b` (1.x) as restgraph's `sort`. Fields the
- * resource does not have (or cannot sort: json) are passed over, as sorting by a missing value
- * leaves json-server's order as it was.
+ * `_sort=a,b&_order=desc,asc` (0.17) and `_sort=-a,b` (1.x) as restgraph's `sort`, in storage names.
+ * Fields the resource does not have (or cannot sort: json) are passed over, as sorting by a missing
+ * value leaves json-server's order as it was; a field of another version is refused.
  */
-function sortOf(resource: ResourceModel, sort: string | undefined, order: string | undefined): string | undefined {
+function sortOf(tr: VersionTranslator, sort: string | undefined, order: string | undefined, problems: ErrorDetail[]): string | undefined {
   if (sort === undefined) return undefined;
   const orders = (order ?? '').split(',').map((o) => o.trim().toLowerCase());
   const keys: string[] = [];
   sort.split(',').forEach((term, i) => {
     const descending = term.startsWith('-') || orders[i] === 'desc';
-    const name = term.replace(/^[-+]/, '');
-    const field = resource.fields.get(name);
-    if (field === undefined || field.type === 'json' || keys.some((k) => k.replace(/^-/, '') === name)) return;
-    keys.push(descending ? `-${name}` : name);
+    const name = term.trim().replace(/^[-+]/, '');
+    const refused = tr.notInVersion(name);
+    if (refused !== undefined) problems.push({ parameter: '_sort', detail: quoted(refused) });
+    const field = tr.field(name);
+    if (field === undefined || field.type === 'json' || keys.some((k) => k.replace(/^-/, '') === field.name)) return;
+    keys.push(descending ? `-${field.name}` : field.name);
   });
   return keys.join(',');
 }
@@ -207,24 +240,29 @@ function pagingOf(raw: RawQuery, limits: ListLimits): JsonServerPaging {
 }
 
 /**
- * The relations `_embed` and `_expand` name. `_embed=comments`: the hasMany relation of that name,
- * or to that resource; 1.x's `_embed=post` and 0.17's `_expand=post`: the belongsTo relation of
- * that name, or to the resource whose singular it is. Names of no relation are ignored, as
- * json-server ignores them.
+ * The relations `_embed` and `_expand` name, among those the version shows. `_embed=comments`: the
+ * hasMany relation of that name, or to that resource; 1.x's `_embed=post` and 0.17's `_expand=post`:
+ * the belongsTo relation of that name, or to the resource whose singular it is. Names of no relation
+ * are ignored, as json-server ignores them; a relation of another version is refused.
  */
-function relationsOf(schema: SchemaModel, resource: ResourceModel, names: string[], kind: 'embed' | 'expand'): string[] {
+function relationsOf(schema: SchemaModel, tr: VersionTranslator, names: string[], kind: 'embed' | 'expand', problems: ErrorDetail[]): string[] {
   const found: string[] = [];
   for (const name of names) {
-    const relation = (kind === 'embed' ? findRelation(schema, resource, name, 'hasMany') : undefined) ?? findRelation(schema, resource, name, 'belongsTo');
+    const refused = tr.notInVersion(name);
+    if (refused !== undefined) {
+      problems.push({ parameter: `_${kind}`, detail: quoted(refused) });
+      continue;
+    }
+    const relation = (kind === 'embed' ? findRelation(schema, tr.relations, name, 'hasMany') : undefined) ?? findRelation(schema, tr.relations, name, 'belongsTo');
     if (relation !== undefined && !found.includes(relation.name)) found.push(relation.name);
   }
   return found;
 }
 
-function findRelation(schema: SchemaModel, resource: ResourceModel, name: string, kind: RelationModel['kind']): RelationModel | undefined {
-  const named = resource.relations.get(name);
+function findRelation(schema: SchemaModel, relations: ReadonlyMap<string, RelationModel>, name: string, kind: RelationModel['kind']): RelationModel | undefined {
+  const named = relations.get(name);
   if (named?.kind === kind) return named;
-  for (const relation of resource.relations.values()) {
+  for (const relation of relations.values()) {
     if (relation.kind !== kind) continue;
     const target = resourceNamed(schema, relation.target);
     if ((kind === 'hasMany' ? target.name : target.singular) === name) return relation;

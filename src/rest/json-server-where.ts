@@ -1,7 +1,8 @@
 import type { ErrorDetail } from '../errors.js';
-import type { ResourceModel } from '../schema/schema-model.js';
+import { withinInLimit, type ListLimits } from '../core/list-query.js';
 import type { FilterCondition } from '../store/list-spec.js';
 import { anyOf, conditionsOf, NONE } from './json-server-conditions.js';
+import { quoted, type VersionTranslator } from './version-translation.js';
 
 /** The operators of 1.x's `_where` (its where-operators.ts). */
 const WHERE_OPERATORS = new Set(['lt', 'lte', 'gt', 'gte', 'eq', 'ne', 'in', 'contains', 'startsWith', 'endsWith']);
@@ -14,9 +15,10 @@ const MAX_CONDITIONS = 100;
  * condition: the members of an object are all required, `or` takes any of its objects, a field's
  * object holds operators. Undefined when the text is not a JSON object: 1.x then falls back to the
  * other parameters. Deliberate differences (docs/json-server.md): a plain value (`{"views":100}`) is
- * equality (1.x matches nothing), and paths into objects are not supported.
+ * equality (1.x matches nothing), and paths into objects are not supported. Field names are those
+ * of `tr`'s version; an operand's values are held to the limit of an `in` filter ({@link withinInLimit}).
  */
-export function parseWhere(resource: ResourceModel, text: string, problems: ErrorDetail[]): FilterCondition | undefined {
+export function parseWhere(tr: VersionTranslator, text: string, limits: ListLimits, problems: ErrorDetail[]): FilterCondition | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -25,7 +27,7 @@ export function parseWhere(resource: ResourceModel, text: string, problems: Erro
   }
   if (!isObject(value)) return undefined;
   const budget = { conditions: 0 };
-  const where = allOf(resource, value, 0, budget, problems);
+  const where = allOf({ tr, limits, budget, problems }, value, 0);
   if (budget.conditions > MAX_CONDITIONS) problems.push({ parameter: '_where', detail: `has ${budget.conditions} conditions; at most ${MAX_CONDITIONS} are allowed` });
   return where;
 }
@@ -34,7 +36,16 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function allOf(resource: ResourceModel, where: Record<string, unknown>, depth: number, budget: { conditions: number }, problems: ErrorDetail[]): FilterCondition {
+/** What the walk of one `_where` shares. */
+interface WhereWalk {
+  tr: VersionTranslator;
+  limits: ListLimits;
+  budget: { conditions: number };
+  problems: ErrorDetail[];
+}
+
+function allOf(walk: WhereWalk, where: Record<string, unknown>, depth: number): FilterCondition {
+  const { tr, limits, budget, problems } = walk;
   if (depth > MAX_DEPTH) {
     problems.push({ parameter: '_where', detail: `nests "or" more than ${MAX_DEPTH} deep` });
     return NONE;
@@ -44,10 +55,15 @@ function allOf(resource: ResourceModel, where: Record<string, unknown>, depth: n
     if (key === 'or') {
       // 1.x: an "or" that is not a non-empty list matches nothing.
       const branches = Array.isArray(value) ? value.filter(isObject) : [];
-      parts.push(branches.length === 0 ? NONE : anyOf(branches.map((branch) => allOf(resource, branch, depth + 1, budget, problems))));
+      parts.push(branches.length === 0 ? NONE : anyOf(branches.map((branch) => allOf(walk, branch, depth + 1))));
       continue;
     }
-    const field = resource.fields.get(key);
+    const refused = tr.notInVersion(key);
+    if (refused !== undefined) {
+      problems.push({ parameter: '_where', detail: quoted(refused) });
+      continue;
+    }
+    const field = tr.field(key);
     const operators = isObject(value) ? Object.keys(value).filter((op) => WHERE_OPERATORS.has(op)) : [];
     if (isObject(value) && operators.length === 0) continue; // a path into an object: 1.x matches it only inside objects
     if (field === undefined) {
@@ -61,7 +77,9 @@ function allOf(resource: ResourceModel, where: Record<string, unknown>, depth: n
     const tests: [string, unknown][] = isObject(value) ? operators.map((op) => [op, value[op]]) : [['eq', value]];
     for (const [op, operand] of tests) {
       budget.conditions++;
-      const texts = (Array.isArray(operand) ? operand : [operand]).map((v) => (v === null ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean)));
+      const given = Array.isArray(operand) ? operand : [operand];
+      if (!withinInLimit('_where', given.length, limits, problems)) continue;
+      const texts = given.map((v) => (v === null ? 'null' : typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean)));
       parts.push(...conditionsOf(field, op, texts));
     }
   }

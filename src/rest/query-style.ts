@@ -28,25 +28,31 @@ export interface ItemQuery {
  * the routes themselves stay the same.
  */
 export interface RestQueryStyle {
-  /** Parses a list request, reads it through `reader` and sends the answer. */
-  list(request: FastifyRequest, reply: FastifyReply, resource: ResourceModel, raw: RawQuery, reader: ListReader, tr: VersionTranslator): Promise<FastifyReply>;
-  /** The query of a single-object read. @throws InvalidQueryError */
-  item(resource: ResourceModel, raw: RawQuery): ItemQuery;
+  /**
+   * Parses a list request of `tr`'s resource, its parameters in `tr`'s version's names, reads it
+   * through `reader` and sends the answer. @throws InvalidQueryError
+   */
+  list(request: FastifyRequest, reply: FastifyReply, raw: RawQuery, reader: ListReader, tr: VersionTranslator): Promise<FastifyReply>;
+  /** The query of a single-object read of `tr`'s resource, in `tr`'s version's names. @throws InvalidQueryError */
+  item(raw: RawQuery, tr: VersionTranslator): ItemQuery;
   /** The answer to a successful DELETE. */
   deleted(reply: FastifyReply): FastifyReply;
   /** Whether hasMany relation paths take POST, creating a row linked to the parent (json-server's nested routes). */
   readonly nestedCreate: boolean;
+  /** Whether a create may choose the new row's id (`"id": 42`, as json-server's front ends may send it). */
+  readonly chosenIds: boolean;
 }
 
 /** restgraph's own query parameters and answers (docs/list-queries.md). */
 export function nativeQueryStyle(limits: ListLimits): RestQueryStyle {
   return {
     nestedCreate: false,
-    async list(request, reply, resource, raw, reader, tr) {
-      const query = parseListQuery(resource, raw, limits);
+    chosenIds: false,
+    async list(request, reply, raw, reader, tr) {
+      const query = parseListQuery(tr.view.resource, tr.query(raw), limits);
       return sendList(request, reply, await reader.page(query), tr, query.include);
     },
-    item: (resource, raw) => parseItemQuery(resource, raw, limits),
+    item: (raw, tr) => parseItemQuery(tr.view.resource, tr.query(raw), limits),
     deleted: (reply) => reply.code(204).send(),
   };
 }

@@ -32,6 +32,8 @@ type IdParams = { id: string };
 export function registerResourceRoutes(app: FastifyInstance, options: ResourceRoutesOptions, resource: ResourceModel, prefix: string, version: string): void {
   const { operations, idempotency, queryStyle } = options;
   const schema = operations.schema;
+  // json-server's front ends may choose a new row's id.
+  const creates = queryStyle.chosenIds ? { acceptId: true } : {};
   const base = `${prefix}/${resource.name}`;
   const itemPath = (id: unknown): string => `${base}/${String(id)}`;
   // This version's names and fields; storage has every field under its latest name.
@@ -92,7 +94,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     // Synchronous when the read is (SQLite): the response goes out without a promise in between.
     GET: handler((request, reply) => {
       const id = idOf(request);
-      const query = queryStyle.item(resource, tr.query(request.query as RawQuery));
+      const query = queryStyle.item(request.query as RawQuery, tr);
       const found = operations.get(context(request), resource, id, query.include);
       if (isPromise(found)) return found.then((record) => void sendRecord(request, reply, record, query));
       sendRecord(request, reply, found, query);
@@ -146,7 +148,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         page: (query) => operations.list(context(request), resource, query),
         count: (filters) => operations.count(context(request), resource, filters),
       };
-      return queryStyle.list(request, reply, resource, tr.query(request.query as RawQuery), reader, tr);
+      return queryStyle.list(request, reply, request.query as RawQuery, reader, tr);
     }),
     POST: handler(async (request, reply) => {
       assertPlainJsonBody(request);
@@ -156,10 +158,11 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         const record = await operations.create(
           context(request),
           resource,
-          tr.body(request.body, (body) => operations.check(context(request), resource, 'create', body)),
+          tr.body(request.body, (body) => operations.check(context(request), resource, 'create', body, undefined, creates)),
           commit === undefined
-            ? {}
+            ? creates
             : {
+                ...creates,
                 beforeCommit: async (tx, created) => {
                   if (created === undefined) return;
                   response = prepared(201, created, { location: itemPath(created.id) });
@@ -182,7 +185,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     const relationPath = `${base}/:id/${relation.name}`;
     const GET = handler(async (request, reply) => {
       const id = parseId(resource.singular, (request.params as IdParams).id);
-      const raw = targetTr.query(request.query as RawQuery);
+      const raw = request.query as RawQuery;
       if (relation.kind === 'hasMany') {
         const page = async (query: ListQuery): Promise<ListResult> => {
           const result = await operations.related(context(request), resource, id, relation, query);
@@ -193,9 +196,9 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         const count = async (filters: ListQuery['filters']): Promise<number> =>
           (await page({ filters, sort: [{ field: 'id', direction: 'asc' }], limit: 1, include: [], count: true })).total ?? 0;
         const reader: ListReader = { page, count };
-        return queryStyle.list(request, reply, target, raw, reader, targetTr);
+        return queryStyle.list(request, reply, raw, reader, targetTr);
       }
-      const query = queryStyle.item(target, raw);
+      const query = queryStyle.item(raw, targetTr);
       const result = await operations.related(context(request), resource, id, relation, { filters: [], sort: [], limit: 1, count: false, ...query });
       if (result.kind !== 'one') throw new Error(`relation ${relation.name} read a list`);
       return sendRecord(request, reply, result.record, query, targetTr);
@@ -211,7 +214,12 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         assertPlainJsonBody(request);
         const id = parseId(resource.singular, (request.params as IdParams).id);
         const body = { ...(request.body as Record<string, unknown>), [relation.foreignKey]: id };
-        const record = await operations.create(context(request), target, targetTr.body(body, (translated) => operations.check(context(request), target, 'create', translated)));
+        const record = await operations.create(
+          context(request),
+          target,
+          targetTr.body(body, (translated) => operations.check(context(request), target, 'create', translated, undefined, creates)),
+          creates,
+        );
         const text = JSON.stringify(targetTr.record(record));
         return reply.code(201).header('location', `${prefix}/${target.name}/${String(record.id)}`).header('etag', entityTag(text)).type(JSON_CONTENT_TYPE).send(text);
       }),

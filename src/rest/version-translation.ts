@@ -1,6 +1,6 @@
 import type { RawQuery } from '../core/list-query.js';
 import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } from '../errors.js';
-import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type FieldModel, type RelationModel, type SchemaModel } from '../schema/schema-model.js';
 import { viewOf, type ResourceView } from '../schema/version-view.js';
 import type { StoredRecord } from '../store/list-spec.js';
 
@@ -20,9 +20,12 @@ export class VersionTranslator {
   readonly #schema: SchemaModel;
   readonly #relatedTranslators = new Map<string, VersionTranslator>();
 
+  readonly #fields: readonly FieldModel[];
+
   constructor(schema: SchemaModel, view: ResourceView) {
     this.#schema = schema;
     this.view = view;
+    this.#fields = view.fields.map((f) => f.field);
   }
 
   get identity(): boolean {
@@ -42,6 +45,30 @@ export class VersionTranslator {
     return this.view.byApiName.get(name)?.field.name ?? name;
   }
 
+  /** The stored field clients of this version call `name`; undefined when the version shows none of that name. */
+  field(name: string): FieldModel | undefined {
+    return this.view.byApiName.get(name)?.field;
+  }
+
+  /** The stored fields this version shows. */
+  get fields(): readonly FieldModel[] {
+    return this.#fields;
+  }
+
+  /** The relations this version shows, by name (the same in every version that has them). */
+  get relations(): ReadonlyMap<string, RelationModel> {
+    return this.view.relations;
+  }
+
+  /**
+   * Why a query refuses `name`, when it names a stored field or relation this version does not show
+   * (another version's): "nickname is not a field of users in v2". Undefined otherwise: names
+   * storage does not have either are the parser's to judge, in its own language.
+   */
+  notInVersion(name: string): string | undefined {
+    return this.#unknown(name) ? `${name} is not a field of ${this.view.resource.name} in ${this.view.version.name}` : undefined;
+  }
+
   /** List (or item) query parameters in this version's names → storage names. @throws InvalidQueryError */
   query(raw: RawQuery): RawQuery {
     if (this.identity) return raw;
@@ -54,7 +81,8 @@ export class VersionTranslator {
           const term = part.trim();
           const sign = prefix && /^[-+]/.test(term) ? term.charAt(0) : '';
           const name = term.slice(sign.length);
-          if (this.#unknown(name)) problems.push({ parameter, detail: `"${name}" is not a field of ${this.view.resource.name} in ${this.view.version.name}` });
+          const refused = this.notInVersion(name);
+          if (refused !== undefined) problems.push({ parameter, detail: quoted(refused) });
           return sign + this.#toStorage(name);
         })
         .join(',');
@@ -66,7 +94,7 @@ export class VersionTranslator {
         const match = FILTER_KEY.exec(key);
         const name = match?.[1];
         if (name === undefined) out[key] = value;
-        else if (this.#unknown(name)) problems.push({ parameter: key, detail: `is not a known query parameter (${name} is not a field of ${this.view.resource.name} in ${this.view.version.name})` });
+        else if (this.#unknown(name)) problems.push({ parameter: key, detail: unknownParameter(this.notInVersion(name) ?? '') });
         else out[`${this.#toStorage(name)}${match?.[2] ?? ''}`] = value;
       }
     }
@@ -144,4 +172,14 @@ export class VersionTranslator {
     }
     return error;
   }
+}
+
+/** A refused name as the detail of a name-list parameter (`sort`, `fields`, `_sort`, `_where`): `"nickname" is not a field of users in v2`. */
+export function quoted(refused: string): string {
+  return refused.replace(/^(\S+)/, '"$1"');
+}
+
+/** A refused name as the detail of a filter parameter: `is not a known query parameter (nickname is not a field of users in v2)`. */
+export function unknownParameter(refused: string): string {
+  return `is not a known query parameter (${refused})`;
 }

@@ -80,11 +80,15 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       if ((field.addedIn !== undefined || field.removedIn !== undefined) && field.required === true && field.default === undefined) {
         problems.push({ path: `${fieldAt}.required`, message: 'a field that some versions lack cannot be required without a default (clients of those versions could not send it)' });
       }
-      if ((field.renamedFrom === undefined) !== (field.renamedIn === undefined)) {
-        problems.push({ path: fieldAt, message: 'renamedFrom and renamedIn go together: the old name, and the version that brought the new one' });
+      // renamedFrom alone renames in place (every version shows the new name); with renamedIn,
+      // the versions before it keep the old one.
+      if (field.renamedIn !== undefined && field.renamedFrom === undefined) {
+        problems.push({ path: fieldAt, message: 'renamedIn needs renamedFrom: the old name, shown by the versions before renamedIn' });
       } else if (field.renamedFrom !== undefined) {
-        const renamedIn = checkVersion(`${fieldAt}.renamedIn`, field.renamedIn);
-        if (renamedIn === 0) problems.push({ path: `${fieldAt}.renamedIn`, message: 'cannot be the first version (no version has the old name)' });
+        if (field.renamedIn !== undefined) {
+          const renamedIn = checkVersion(`${fieldAt}.renamedIn`, field.renamedIn);
+          if (renamedIn === 0) problems.push({ path: `${fieldAt}.renamedIn`, message: 'cannot be the first version (no version has the old name)' });
+        }
         if (field.renamedFrom === fieldName || field.renamedFrom in (resource.fields ?? {}) || SYSTEM_FIELDS.some((f) => f.name === field.renamedFrom)) {
           problems.push({ path: `${fieldAt}.renamedFrom`, message: `"${field.renamedFrom}" is the name of a field; an old name must be free` });
         }

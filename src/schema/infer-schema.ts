@@ -53,6 +53,15 @@ export interface InferredSchema {
 /** The field holding the ids a collection had, when they could not be kept. */
 const ORIGINAL_ID = 'originalId';
 
+export interface InferOptions {
+  /**
+   * Make a field `required` when every item has a value for it (`restgraph init --from --strict`).
+   * Otherwise every field is optional, as json-server's are: its front ends leave fields out of
+   * their writes. @default false
+   */
+  strict?: boolean;
+}
+
 /**
  * Infers the schema of a json-server database.
  *
@@ -60,7 +69,7 @@ const ORIGINAL_ID = 'originalId';
  * @param file names the file in errors
  * @throws DbJsonError naming every collection that cannot be a resource (and why)
  */
-export function inferSchema(data: unknown, file: string): InferredSchema {
+export function inferSchema(data: unknown, file: string, options: InferOptions = {}): InferredSchema {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     throw new DbJsonError(`${file} must hold an object whose members are collections ({"posts": [...], "profile": {...}}), not ${kindOf(data)}.`);
   }
@@ -80,7 +89,7 @@ export function inferSchema(data: unknown, file: string): InferredSchema {
   const resources = entries.map(([key, value]) => {
     const chosen = resourceNameFor(key, resourceNames);
     const items = Array.isArray(value) ? (value as Record<string, unknown>[]) : [value as Record<string, unknown>];
-    const resource = inferResource(key, chosen.name, items, !Array.isArray(value), problems);
+    const resource = inferResource(key, chosen.name, items, { singleton: !Array.isArray(value), strict: options.strict === true }, problems);
     if (chosen.renamed !== undefined) resource.notes.push(`renamed from "${key}": ${chosen.renamed}`);
     return resource;
   });
@@ -128,7 +137,8 @@ export function inferSchema(data: unknown, file: string): InferredSchema {
   return { definition, resources };
 }
 
-function inferResource(key: string, name: string, rows: readonly Record<string, unknown>[], singleton: boolean, problems: string[]): InferredResource {
+function inferResource(key: string, name: string, rows: readonly Record<string, unknown>[], kind: { singleton: boolean; strict: boolean }, problems: string[]): InferredResource {
+  const { singleton, strict } = kind;
   const what = singleton ? key : `${rows.length} ${key}`;
   const resource: InferredResource = { key, name, singleton, count: rows.length, ids: { kind: 'kept' }, fields: [], timestampKeys: [], notes: [] };
   resource.notes.push(singleton ? 'a singleton: the top-level value is an object (GET, PUT and PATCH on /' + name + ')' : `a collection of ${rows.length} item${rows.length === 1 ? '' : 's'}`);
@@ -169,8 +179,10 @@ function inferResource(key: string, name: string, rows: readonly Record<string, 
       continue;
     }
     const chosen = fieldNameFor(k, taken);
-    const required = rows.length > 0 && present === rows.length;
-    const notes = [inferred.why, required ? `required: present in ${rows.length === 1 ? (singleton ? key : `the 1 ${pluralize.singular(key)}`) : `all ${what}`}` : `optional: missing or null in ${rows.length - present} of ${what}`];
+    const everywhere = rows.length > 0 && present === rows.length;
+    const required = strict && everywhere;
+    const inAll = `present in ${rows.length === 1 ? (singleton ? key : `the 1 ${pluralize.singular(key)}`) : `all ${what}`}`;
+    const notes = [inferred.why, required ? `required: ${inAll}` : everywhere ? `optional: ${inAll} (--strict makes it required)` : `optional: missing or null in ${rows.length - present} of ${what}`];
     if (chosen.renamed !== undefined) notes.push(`renamed from "${k}": ${chosen.renamed}`);
     resource.fields.push({ key: k, name: chosen.name, definition: { type: inferred.type, ...(required ? { required: true } : {}) }, notes });
   }

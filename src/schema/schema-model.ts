@@ -34,8 +34,13 @@ export interface FieldDefinition {
   deprecatedIn?: string;
   /** The first version without the field (its values stay stored for earlier versions). */
   removedIn?: string;
-  /** The field's name before `renamedIn`: earlier versions show and accept it under that name. */
+  /**
+   * The field's former name: the database column is renamed once, its data kept. With
+   * `renamedIn`, the versions before it show and accept the old name; without, every version
+   * shows the new one (an in-place rename: a breaking change for clients).
+   */
   renamedFrom?: string;
+  /** The version that introduced the current name (with `renamedFrom`). */
   renamedIn?: string;
 }
 

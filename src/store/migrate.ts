@@ -13,6 +13,10 @@ export interface MigrationChange {
   destructive: boolean;
   /** Statements run, in order, inside the migration transaction. */
   statements: string[];
+  /** What clients see change, when they do although no data is lost (a field renamed in place). */
+  breaking?: string;
+  /** The field the change adds or drops (for the refusal's word on renames). */
+  field?: { resource: string; name: string; change: 'add' | 'drop' };
 }
 
 export interface MigrationPlan {
@@ -47,11 +51,15 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
       const was = oldFields[fieldName];
       const renamedFrom = field.renamedFrom;
       if (was === undefined && renamedFrom !== undefined && oldFields[renamedFrom] !== undefined && !(renamedFrom in newFields)) {
-        // Renamed: the column keeps its values under the new name (older API versions still show the old one).
+        // Renamed: the column keeps its values under the new name (with renamedIn, older API
+        // versions still show the old one; without, every version shows the new one).
         const old = oldFields[renamedFrom];
         changes.push({
           description: `rename field ${name}.${renamedFrom} to ${fieldName}`,
           destructive: false,
+          ...(field.renamedIn === undefined
+            ? { breaking: `renamed in place: every API version shows ${name}.${fieldName} instead of ${renamedFrom} from now on, a breaking change for clients (renamedIn with a new version keeps ${renamedFrom} in earlier versions)` }
+            : {}),
           statements: [
             ...(hasIndex(old) ? [`drop index if exists ${q(indexName(name, renamedFrom, old))}`] : []),
             `alter table ${q(name)} rename column ${q(renamedFrom)} to ${q(fieldName)}`,
@@ -76,6 +84,7 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
       changes.push({
         description: `drop field ${name}.${fieldName} and every value stored in it`,
         destructive: true,
+        field: { resource: name, name: fieldName, change: 'drop' },
         statements: [
           ...(hasIndex(field) ? [`drop index if exists ${q(indexName(name, fieldName, field))}`] : []),
           `alter table ${q(name)} drop column ${q(fieldName)}`,
@@ -92,8 +101,11 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
 
 /**
  * Applies a plan in one transaction and records it. Refuses destructive changes unless allowed.
+ * Resolves to the changes applied: none when the database already had the schema (another
+ * instance starting at the same time applied it).
  *
- * @throws DestructiveMigrationError naming each destructive change when not allowed.
+ * @throws DestructiveMigrationError naming each destructive change when not allowed (and how to say
+ *   that a dropped field was renamed instead).
  * @throws MigrationFailedError when a statement fails (e.g. duplicates block a new unique rule).
  */
 export async function applyMigration(
@@ -101,19 +113,23 @@ export async function applyMigration(
   schema: SchemaModel,
   plan: MigrationPlan,
   options: { allowDestructive?: boolean } = {},
-): Promise<void> {
+): Promise<MigrationChange[]> {
   const destructive = plan.changes.filter((c) => c.destructive);
   if (destructive.length > 0 && options.allowDestructive !== true) {
-    throw new DestructiveMigrationError(destructive.map((c) => c.description));
+    throw new DestructiveMigrationError(
+      destructive.map((c) => c.description),
+      undefined,
+      renameAdvice(plan, schema),
+    );
   }
   const previous = await lastAppliedDefinition(db);
-  if (plan.changes.length === 0 && previous !== undefined && JSON.stringify(previous) === JSON.stringify(schema.definition)) return;
-  await db.transaction(async (tx) => {
+  if (plan.changes.length === 0 && previous !== undefined && JSON.stringify(previous) === JSON.stringify(schema.definition)) return [];
+  const applied = await db.transaction(async (tx) => {
     // Instances starting together each planned from the database as it was: the first to get the
     // write lock applies the plan, and the others find the schema recorded and have nothing to do.
     const recorded = await tx.all(db.builder.selectFrom(MIGRATIONS_TABLE).select('schema').orderBy('id', 'desc').limit(1).compile());
     const text = recorded[0]?.schema;
-    if (typeof text === 'string' && JSON.stringify(JSON.parse(text)) === JSON.stringify(schema.definition)) return;
+    if (typeof text === 'string' && JSON.stringify(JSON.parse(text)) === JSON.stringify(schema.definition)) return [];
     for (const change of plan.changes) {
       for (const statement of change.statements) {
         try {
@@ -124,17 +140,43 @@ export async function applyMigration(
       }
     }
     await recordMigration(db, tx, schema.definition, plan);
+    return plan.changes;
   });
   // Drop statements prepared against the old tables.
   await db.exec('select 1');
+  return applied;
 }
 
 /**
  * Brings the database to the schema (plan, then apply) while no other instance does the same:
- * what `serve` does at start-up. @throws as {@link applyMigration}.
+ * what `serve` does at start-up. Resolves to the changes applied. @throws as {@link applyMigration}.
  */
-export async function migrateToSchema(db: SqlDatabase, rules: SqlDialectRules, schema: SchemaModel, options: { allowDestructive?: boolean } = {}): Promise<void> {
-  await db.exclusively(async () => applyMigration(db, schema, await planMigration(db, rules, schema), options));
+export async function migrateToSchema(db: SqlDatabase, rules: SqlDialectRules, schema: SchemaModel, options: { allowDestructive?: boolean } = {}): Promise<MigrationChange[]> {
+  return db.exclusively(async () => applyMigration(db, schema, await planMigration(db, rules, schema), options));
+}
+
+/**
+ * For each field the plan drops: how the schema says it was renamed instead, so that its data is
+ * kept, naming the field the plan adds to the same resource when there is exactly one.
+ */
+function renameAdvice(plan: MigrationPlan, schema: SchemaModel): string[] {
+  const dropped = plan.changes.flatMap((c) => (c.field?.change === 'drop' ? [c.field] : []));
+  if (dropped.length === 0) return [];
+  // A schema without `versions` is v1 alone.
+  const unversioned = schema.definition.versions === undefined;
+  const latest = /^v(\d+)$/.exec(schema.latestVersion)?.[1];
+  const next = unversioned ? 'v2' : latest === undefined ? '<a new version>' : `v${Number(latest) + 1}`;
+  const versions = unversioned ? 'versions: [v1, v2]' : `${next} added to versions`;
+  const lines = ['If a dropped field was renamed, say so on the field under its new name, and its data is kept; either:'];
+  for (const { resource, name } of dropped) {
+    const added = plan.changes.flatMap((c) => (c.field?.change === 'add' && c.field.resource === resource ? [c.field.name] : []));
+    const renamed = `${resource}.${added.length === 1 ? (added[0] ?? '') : '<new name>'}`;
+    lines.push(
+      `  ${renamed}: { …, renamedFrom: ${name} }  renames the column in place: every API version shows the new name (a breaking change for clients)`,
+      `  ${renamed}: { …, renamedFrom: ${name}, renamedIn: ${next} }  with ${versions}: the versions before ${next} keep showing ${name}`,
+    );
+  }
+  return lines;
 }
 
 /** The schema definition the database was last migrated to, or undefined for a new database. */
@@ -188,7 +230,7 @@ function addColumn(rules: SqlDialectRules, table: string, fieldName: string, fie
     statements.push(`update ${q(table)} set ${q(fieldName)} = ${sqlLiteral(stored)} where ${q(fieldName)} is null`);
   }
   if (hasIndex(field)) statements.push(createIndex(rules, table, fieldName, field));
-  return { description: `add field ${table}.${fieldName}`, destructive: false, statements };
+  return { description: `add field ${table}.${fieldName}`, destructive: false, statements, field: { resource: table, name: fieldName, change: 'add' } };
 }
 
 function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, was: FieldDefinition, now: FieldDefinition): MigrationChange[] {

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import type { DatabaseTarget } from './database-driver.js';
+import { DATABASE_URL_FORMS } from './database-url.js';
 import { postgresTarget, type PostgresOpenOptions } from './postgres/postgres-driver.js';
 import { sqliteTarget, type SqliteOpenOptions } from './sqlite/sqlite-driver.js';
 import type { SqlDatabase } from './sql-database.js';
@@ -33,7 +34,8 @@ export interface OpenDatabaseOptions {
 
 /**
  * Opens the database a `DATABASE_URL` names: `sqlite:./data/restgraph.db`, `sqlite:/abs/path.db`,
- * `sqlite::memory:`, a bare file path, or `postgres://user:password@host:port/database`.
+ * `sqlite::memory:`, a bare file path, or `postgres://user:password@host:port/database`. A SQLite
+ * file is created when missing, in a folder that exists (or restgraph's own ./data).
  *
  * Resolves once the database answers. Loads the driver of the database's kind only (each takes
  * time to load).
@@ -67,7 +69,7 @@ export function databaseTarget(url: string): { description: string; file?: strin
 /** The dialect folder whose URLs these are: each reads its own (postgres first; SQLite takes bare paths). */
 function targetOf(url: string): DatabaseTarget<PostgresOpenOptions> | DatabaseTarget<SqliteOpenOptions> {
   const target = postgresTarget(url) ?? sqliteTarget(url);
-  if (target === undefined) throw new ConfigError('DATABASE_URL', `unsupported database URL scheme in "${url.split(':')[0] ?? url}"; use sqlite:<file> or postgres://…`);
+  if (target === undefined) throw new ConfigError('DATABASE_URL', `unsupported database URL scheme "${url.split(':')[0] ?? ''}:"; a database URL is ${DATABASE_URL_FORMS} (a file whose name has a colon: sqlite:<file> or ./<file>)`);
   return target;
 }
 

@@ -180,6 +180,19 @@ export class RecordStore {
     return this.#decodeInPlace(resource, firstRow(rows));
   }
 
+  /**
+   * Makes way for a row of `resource` whose id the client chose, in the transaction that inserts
+   * it: where other transactions could be numbering rows meanwhile (PostgreSQL), they wait until
+   * this one ends ({@link SqlDialectRules.lockForImport}); then the id generator moves past `id`
+   * ({@link SqlDialectRules.reserveIds}), so no create it numbers is given `id`. (SQLite's
+   * AUTOINCREMENT moves past an id inserted as it is.)
+   */
+  async claimId(executor: SqlExecutor, resource: ResourceModel, id: number): Promise<void> {
+    const lock = this.#rules.lockForImport([resource.name]);
+    if (lock !== undefined) await executor.run(lock);
+    await executor.all(this.#rules.reserveIds(resource.name, id, 0));
+  }
+
   /** {@link insert} in a transaction that runs at once. */
   insertNow(executor: ImmediateExecutor, resource: ResourceModel, values: StoredRecord): StoredRecord {
     const row = executor.one(this.insertStatement(resource, values));

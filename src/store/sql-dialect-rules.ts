@@ -53,6 +53,8 @@ export interface SqlDialectRules {
   /**
    * The statement that keeps other writers of `tables` waiting until the import's transaction
    * ends (readers go on); undefined where a transaction already has the only write lock (SQLite).
+   * A create with an id the client chose takes it too (RecordStore.claimId), for the same reason:
+   * no other writer takes an id from the generator between its move and the row.
    */
   lockForImport(tables: readonly string[]): { sql: string; parameters: readonly unknown[] } | undefined;
   /**

@@ -69,6 +69,13 @@ export class WebhookDeliveryWorker {
   #claiming = false;
   #wakeAgain = false;
   #inFlight = 0;
+  /**
+   * The deliveries whose attempt is under way here. A claim may return one of them: after a stall
+   * of this process longer than the lease margin, its lease has ended before its outcome is
+   * recorded. It is not attempted a second time meanwhile (its endpoint would get it twice, and
+   * two at once); the attempt under way records its outcome.
+   */
+  readonly #attempting = new Set<number>();
   /** Leases of claims that failed, which may have committed nonetheless; the next claims take their deliveries back. */
   readonly #unconfirmedLeases: string[] = [];
   #stopped = false;
@@ -145,6 +152,7 @@ export class WebhookDeliveryWorker {
         if (due.length < limit) this.#unconfirmedLeases.splice(0, unconfirmed.length);
         if (due.length === 0) break;
         for (const delivery of due) {
+          if (this.#attempting.has(delivery.id)) continue;
           this.#inFlight++;
           // An attempt whose outcome could not be recorded is attempted again once its lease ends.
           void this.#attempt(delivery, leaseEnds)
@@ -204,7 +212,15 @@ export class WebhookDeliveryWorker {
    */
   async #attempt(delivery: DeliveryRecord, leaseEnds: number): Promise<void> {
     let current: { delivery: DeliveryRecord; leaseEnds: number } | undefined = { delivery, leaseEnds };
-    while (current !== undefined) current = await this.#attemptOne(current.delivery, current.leaseEnds);
+    while (current !== undefined && !this.#attempting.has(current.delivery.id)) {
+      const { id } = current.delivery;
+      this.#attempting.add(id);
+      try {
+        current = await this.#attemptOne(current.delivery, current.leaseEnds);
+      } finally {
+        this.#attempting.delete(id);
+      }
+    }
   }
 
   /**

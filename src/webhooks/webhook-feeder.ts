@@ -44,6 +44,10 @@ export class WebhookFeeder {
   /** Position reached but not saved yet (only events that made no delivery lie before it). */
   #unsaved: number | undefined;
   #endpoints: { list: WebhookRecord[]; at: number } | undefined;
+  /** The sync running (or the last one): syncs run one at a time. */
+  #syncing: Promise<void> = Promise.resolve();
+  /** The sync waiting for the one running; the calls made meanwhile all wait for it. */
+  #syncWaiting: Promise<void> | undefined;
 
   constructor(store: WebhookStore, events: EventDispatcher, log: WorkerLog, onDeliveries: () => void) {
     this.#store = store;
@@ -60,10 +64,25 @@ export class WebhookFeeder {
   /**
    * Reads events only while some endpoint takes deliveries (active or paused): then from the
    * persisted position; when it starts anew, from now (a new endpoint gets the events from its
-   * registration on). Writes pay nothing for webhooks when there are none. Call after endpoints change.
+   * registration on). Writes pay nothing for webhooks when there are none. Call after endpoints
+   * change; resolves once a sync that began after the call has read the endpoints.
+   *
+   * Syncs run one at a time (two at once could both start reading, or both stop). The calls made
+   * while one runs share the next, which reads the endpoints as they are after every one of them.
    */
-  async sync(): Promise<void> {
+  sync(): Promise<void> {
     this.#endpoints = undefined;
+    if (this.#syncWaiting === undefined) {
+      this.#syncWaiting = this.#syncAfter(this.#syncing);
+      this.#syncing = this.#syncWaiting;
+    }
+    return this.#syncWaiting;
+  }
+
+  async #syncAfter(previous: Promise<void>): Promise<void> {
+    // A failure of the previous sync is for its own callers to hear of.
+    await previous.catch(() => undefined);
+    this.#syncWaiting = undefined;
     if (this.#stopped) return;
     const wanted = (await this.#store.list()).some((w) => w.status !== 'disabled');
     if (wanted && this.#subscription === undefined) {
@@ -77,10 +96,7 @@ export class WebhookFeeder {
       this.#subscribe(cursor);
     } else if (!wanted && this.#subscription !== undefined) {
       await this.flush();
-      this.#subscription.unsubscribe();
-      this.#subscription = undefined;
-      clearTimeout(this.#resubscribeTimer);
-      this.#resubscribeTimer = undefined;
+      this.#unsubscribe();
       await this.#store.db.transaction((tx) => this.#store.setState(tx, FEEDING_KEY, 'no'));
     }
   }
@@ -102,14 +118,22 @@ export class WebhookFeeder {
   /** Stops reading; saves the position reached. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#subscription?.unsubscribe();
-    this.#subscription = undefined;
-    clearTimeout(this.#resubscribeTimer);
+    this.#unsubscribe();
     await this.#draining;
     await this.flush();
   }
 
+  /** Stops reading events (also when stop() has already). */
+  #unsubscribe(): void {
+    this.#subscription?.unsubscribe();
+    this.#subscription = undefined;
+    clearTimeout(this.#resubscribeTimer);
+    this.#resubscribeTimer = undefined;
+  }
+
+  /** Reads the events after `afterId`, unless stopped (meanwhile: a sync or resubscription awaits before it subscribes). */
   #subscribe(afterId: number): void {
+    if (this.#stopped) return;
     this.#subscription = this.#events.subscribe(
       {
         principal: WEBHOOK_PRINCIPAL,

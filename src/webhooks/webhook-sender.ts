@@ -45,6 +45,7 @@ export class WebhookSender {
       else callback(null, target.address, target.family);
     };
     let timedOut = false;
+    let answered = false;
     return new Promise((resolve) => {
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
       const req = send(url, { method: 'POST', headers, lookup, timeout: this.#options.timeoutMs }, (res: IncomingMessage) => {
@@ -54,6 +55,7 @@ export class WebhookSender {
           if (received > this.#options.maxResponseBytes) res.destroy();
         });
         const done = (): void => {
+          answered = true;
           if (timedOut) {
             resolve({ error: `no complete response within ${this.#options.timeoutMs} ms` });
             return;
@@ -66,10 +68,17 @@ export class WebhookSender {
         res.on('close', done);
         res.on('error', done);
       });
-      // One limit on the whole attempt (a receiver trickling its answer is cut off too).
+      // One limit on the whole attempt (a receiver trickling its answer is cut off too). Judged
+      // once what has arrived is read: after a stall of this process (a long GC, a slow fsync, a
+      // loaded machine), the timer runs before the I/O that came meanwhile, and an answer that
+      // arrived in time would be taken for a timeout and sent again. The I/O phase runs between
+      // this timer and the immediate.
       const timer = setTimeout(() => {
-        timedOut = true;
-        req.destroy(new Error(`no complete response within ${this.#options.timeoutMs} ms`));
+        setImmediate(() => {
+          if (answered) return;
+          timedOut = true;
+          req.destroy(new Error(`no complete response within ${this.#options.timeoutMs} ms`));
+        });
       }, this.#options.timeoutMs);
       req.on('close', () => clearTimeout(timer));
       req.on('error', (error) => resolve({ error: error.message }));

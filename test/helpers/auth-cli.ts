@@ -39,7 +39,8 @@ export function must<T>(value: T | undefined | null, what = 'value'): T {
 /** `token create …`: checks it succeeded and returns the key from the last stdout line. */
 export async function createKey(dir: CliFolder, args: string[]): Promise<{ key: string; stdout: string }> {
   const result = await run(dir, ['token', 'create', ...args]);
-  expect(result.stderr).toBe('');
+  // The database the key was made in is told on stderr; stdout ends with the key alone.
+  expect(result.stderr).toMatch(/^Database: \S+\n$/);
   expect(result.code).toBe(0);
   const lines = result.stdout.split('\n');
   expect(lines[lines.length - 1]).toBe('');

@@ -14,8 +14,9 @@
  * - A command that starts the server (`npm start`, `npx restgraph serve`, with or without
  *   variables before it) runs in the background, as in a second terminal: its output is what it
  *   printed once it is listening, and starting another stops the one before (as Ctrl-C would).
- *   A command ending with `&` runs in the background too; what it printed is the output of the
- *   `wait` that waits for it.
+ *   A command ending with `&` runs in the background too, and the next command follows at once
+ *   (as when the block is pasted into a shell); what it printed is the output of the `wait` that
+ *   waits for it (alone or first in a list: `wait; cat subscriber.log`).
  * - Values that differ from run to run are compared by their form: API keys, timestamps, ids of
  *   requests, webhook secrets, cursors and hashed ETags, process ids, durations, lengths, the
  *   time left in a rate-limit window. The value a page shows stands for the one the run got: a

@@ -113,12 +113,8 @@ rg_wait_server() {
   cat .server.log; echo '(not listening after 15 s)'
 }
 RG_JOBS=; RG_JOB_LOGS=; RG_JOB_COUNT=0
-# A job has started once it prints; the next command follows a moment later, as a person typing
-# it in another terminal would (a subscriber is then registered on the server, not just connected).
-rg_wait_job() {
-  for _ in $(seq 1 200); do [ -s "$1" ] && { sleep 0.5; return; }; kill -0 "$2" 2>/dev/null || return; sleep 0.05; done
-}
-# \`wait\`, bounded: a job still running after 10 s is stopped, and says so.
+# \`wait\` waits for the page's own jobs (the server runs in another terminal, as far as the page
+# knows), bounded: a job still running after 10 s is stopped, and says so.
 rg_wait_jobs() {
   for _ in $(seq 1 200); do
     running=; for job in $RG_JOBS; do kill -0 "$job" 2>/dev/null && running=1; done
@@ -137,15 +133,22 @@ const SERVER_COMMAND = /^(?:npm install && )?(?:[A-Z_][A-Z0-9_]*=(?:'[^']*'|"[^"
 
 /** The script that runs one documented command. */
 function scriptFor(command: string): string {
-  if (SERVER_COMMAND.test(command)) return `rg_stop_server\n( ${command}\n) >.server.log 2>&1 &\nRG_SERVER_PID=$!\nrg_wait_server`;
-  if (command.trim() === 'wait') return 'rg_wait_jobs';
+  // The log goes first: the background subshell truncates it only once it runs, and until then
+  // rg_wait_server would read the previous server's "restgraph listening" (on a busy machine, a
+  // restart then printed nothing, and the next commands found no server).
+  if (SERVER_COMMAND.test(command)) return `rg_stop_server\nrm -f .server.log\n( ${command}\n) >.server.log 2>&1 &\nRG_SERVER_PID=$!\nrg_wait_server`;
+  // `wait`, alone or first in a list (`wait; cat subscriber.log`).
+  const waited = /^\s*wait(\s*(?:;|&&)[^]*)?\s*$/.exec(command);
+  if (waited) return `rg_wait_jobs${waited[1] ?? ''}`;
   const background = /^([^]*?)\s*&\s*$/.exec(command);
   const job = background?.[1];
   if (job !== undefined && !job.endsWith('&')) {
     return [
       `RG_JOB_COUNT=$((RG_JOB_COUNT + 1)); RG_LOG=".job-$RG_JOB_COUNT.log"`,
       `( ${job}\n) >"$RG_LOG" 2>&1 &`,
-      'RG_JOBS="$RG_JOBS $!"; RG_JOB_LOGS="$RG_JOB_LOGS $RG_LOG"; rg_wait_job "$RG_LOG" $!',
+      // The next command follows at once, as in a shell the block is pasted into: a page that
+      // needs the job ready first must say so (and wait for it) itself.
+      'RG_JOBS="$RG_JOBS $!"; RG_JOB_LOGS="$RG_JOB_LOGS $RG_LOG"',
     ].join('\n');
   }
   return command;

@@ -5,8 +5,8 @@ import { freePort, killAll, startProcess, type Running } from './cli-process.js'
 
 /**
  * The real json-server, as the oracle of restgraph's `--compat json-server`: 0.17.4 (the devDependency
- * `json-server-017`) and 1.x (`json-server-1`), each started as a child process on a db.json of its
- * own in a temp folder.
+ * `json-server-017`) and 1.x (`json-server-1`, 1.0.0-beta.15 from test/vendor: its README says
+ * why), each started as a child process on a db.json of its own in a temp folder.
  */
 export type JsonServerVersion = '0.17' | '1.x';
 

@@ -55,7 +55,8 @@ export function adminKeyIn(stdout: string): string | undefined {
 /** `token create …`: the key on the last line of stdout. */
 export async function createToken(dir: CliFolder, args: string[]): Promise<string> {
   const result = await run(dir, ['token', 'create', ...args]);
-  expect(result.stderr).toBe('');
+  // The database the key was made in is told on stderr; stdout ends with the key alone.
+  expect(result.stderr).toMatch(/^Database: \S+\n$/);
   expect(result.code).toBe(0);
   const key = result.stdout.trimEnd().split('\n').pop() ?? '';
   expect(key).toMatch(KEY_FORMAT);

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
-import { json } from './test-app.js';
+import { afterEach } from 'vitest';
+import type { RestgraphOptions } from '../../src/app/app-options.js';
+import { json, startTestApp, type TestApp } from './test-app.js';
 
 /**
  * Tools for the webhook tests: a real receiver (node:http on 127.0.0.1) that records every request
@@ -155,6 +157,33 @@ export class WebhookReceiver {
       (this.#responders.get(path) ?? answer(200))(res, attempt, request);
     });
   }
+}
+
+/**
+ * For a test file whose tests run one after another: receivers and apps started through it are
+ * closed when each test ends.
+ */
+export function closedAfterEachTest(): { receiver: () => Promise<WebhookReceiver>; app: (options?: RestgraphOptions) => Promise<TestApp> } {
+  let receivers: WebhookReceiver[] = [];
+  let apps: TestApp[] = [];
+  afterEach(async () => {
+    for (const receiver of receivers) await receiver.close();
+    for (const t of apps) await t.close();
+    receivers = [];
+    apps = [];
+  });
+  return {
+    receiver: async () => {
+      const receiver = await WebhookReceiver.start();
+      receivers.push(receiver);
+      return receiver;
+    },
+    app: async (options) => {
+      const t = await startTestApp(options);
+      apps.push(t);
+      return t;
+    },
+  };
 }
 
 /** The payload of a request whose signature verified; fails the test naming the problem otherwise. */

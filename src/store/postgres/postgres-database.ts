@@ -4,6 +4,7 @@ import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
+import { ClosingClient } from './closing-client.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresDialectRules } from './postgres-dialect-rules.js';
 import { OutboxGaps } from './outbox-gaps.js';
@@ -93,6 +94,7 @@ export class PostgresDatabase implements SqlDatabase {
     this.#onStatement = options.onStatement;
     const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#pool = new pg.Pool({
+      Client: ClosingClient,
       connectionString: options.connectionString,
       // Two at least: exclusively() holds one connection while its work runs on another.
       max: Math.max(2, options.poolSize ?? 10),
@@ -275,7 +277,7 @@ export class PostgresDatabase implements SqlDatabase {
     try {
       return await this.#pool.connect();
     } catch (error) {
-      throw new TransientStoreError('no connection to the database could be made', { cause: error, reason: 'unavailable' });
+      throw new TransientStoreError('no connection to the database could be made', { cause: explained(error), reason: 'unavailable' });
     }
   }
 
@@ -316,6 +318,15 @@ const UNAVAILABLE = new Set([
 ]);
 /** SQLSTATE of a statement cancelled: by statement_timeout (or by an operator). */
 const CANCELLED = '57014';
+/** node-postgres's refusal to answer a server's request for a SCRAM password when it has none. */
+const NO_PASSWORD = /client password must be a (non-empty )?string/;
+
+/** A failure to connect, in words an operator can act on where node-postgres's are obscure. */
+function explained(error: unknown): unknown {
+  if (!(error instanceof Error) || !NO_PASSWORD.test(error.message)) return error;
+  return new Error('the server asks for a password, and the URL gives none (postgres://user:password@host:port/database)', { cause: error });
+}
+
 /** node-postgres's own errors for a connection that is gone, or an answer that did not come in time (query_timeout). */
 const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/;
 

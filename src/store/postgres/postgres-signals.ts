@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import type { ChangeSignals } from '../sql-database.js';
+import { ClosingClient } from './closing-client.js';
 import { RetryBackoff, type WorkerLog } from '../../retry-backoff.js';
 
 /**
@@ -96,7 +97,7 @@ export class PostgresSignals implements ChangeSignals {
 
   #connect(): Promise<void> {
     this.#connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.#connectionString, connectionTimeoutMillis: this.#connectTimeoutMs, keepAlive: true });
+      const client = new ClosingClient({ connectionString: this.#connectionString, connectionTimeoutMillis: this.#connectTimeoutMs, keepAlive: true });
       client.on('notification', (message) => {
         if (message.payload === this.#origin || !message.channel.endsWith(this.#scope)) return;
         for (const listener of this.#listeners.get(message.channel.slice(0, -this.#scope.length)) ?? []) listener();

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { ConfigError, DatabaseNotFoundError } from '../../errors.js';
 import type { DatabaseTarget } from '../database-driver.js';
+import { isDataFolder } from '../database-url.js';
 import type { SqliteSynchronous } from './sqlite-connection.js';
 
 export interface SqliteOpenOptions {
@@ -13,8 +14,9 @@ export interface SqliteOpenOptions {
 }
 
 /**
- * The SQLite file a URL names: `sqlite:<file>`, `sqlite://<file>`, `file:<file>`, `sqlite::memory:`,
- * or a bare path (any text without a `scheme://`); undefined for a URL of another scheme.
+ * The SQLite file a URL names: `sqlite:<file>`, `sqlite://<file>`, `sqlite::memory:`, or a bare
+ * path; undefined for anything that begins like a scheme (`word:`), which is never taken for a file
+ * name: a mistyped `postgres:/…` or an unknown scheme must not become a new database.
  *
  * @throws ConfigError naming DATABASE_URL when the URL names no file.
  */
@@ -22,8 +24,7 @@ export function sqliteTarget(url: string): DatabaseTarget<SqliteOpenOptions> | u
   let filename: string;
   if (url.startsWith('sqlite://')) filename = url.slice('sqlite://'.length);
   else if (url.startsWith('sqlite:')) filename = url.slice('sqlite:'.length);
-  else if (url.startsWith('file:')) filename = url.slice('file:'.length);
-  else if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) filename = url;
+  else if (!/^[a-z][a-z0-9+.-]*:/i.test(url) || (process.platform === 'win32' && /^[a-z]:[\\/]/i.test(url))) filename = url;
   else return undefined;
   if (filename === '') throw new ConfigError('DATABASE_URL', 'the sqlite: URL names no file');
   const path = filename === ':memory:' ? filename : resolve(filename);
@@ -33,6 +34,10 @@ export function sqliteTarget(url: string): DatabaseTarget<SqliteOpenOptions> | u
     async open(options) {
       if (options.existing === true && path !== ':memory:' && !existsSync(path)) {
         throw new DatabaseNotFoundError(`There is no SQLite database at ${path} (only \`restgraph serve\` and \`restgraph migrate\` create one).`);
+      }
+      const folder = dirname(path);
+      if (path !== ':memory:' && !existsSync(folder) && !isDataFolder(folder)) {
+        throw new ConfigError('DATABASE_URL', `the folder ${folder} does not exist (create it first: only restgraph's own ./data is created)`);
       }
       const { SqliteDatabase } = await import('./sqlite-database.js');
       try {
