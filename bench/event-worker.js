@@ -450,6 +450,10 @@ async function realtime() {
   const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   const nextLine = async () => (await lines.next()).value;
   for (let line = await nextLine(); line !== 'exit'; line = await nextLine()) {
+    if (line === 'pause') {
+      await pausedWindow(listeners, probes, rss, nextLine);
+      continue;
+    }
     if (line !== 'listen' && line !== 'probe') process.exit(3); // stdin closed: the harness is gone
     const mark = { at: wallNow(), background: probes.background, cpu: process.cpuUsage() };
     const loaded = [];
@@ -486,6 +490,32 @@ async function realtime() {
   }
   listeners.dispose();
   process.exit(0);
+}
+
+/**
+ * The "pause" window: every third WebSocket stops reading while the harness writes (a burst of
+ * creates); then the server's RSS, those sockets read again, and once nothing has arrived for 2 s
+ * the RSS again. Prints the RSS figures and what the paused listeners got (a listener cut as a
+ * slow consumer gets an error and a complete: counted, not a failure here).
+ */
+async function pausedWindow(listeners, probes, rss, nextLine) {
+  const rssBefore = await rss();
+  const before = { ...listeners.problems };
+  const pausedSockets = listeners.pauseSockets(3);
+  if ((await nextLine()) !== 'stop') process.exit(3);
+  const rssPaused = await rss();
+  listeners.resumeSockets();
+  await waitFor(() => false, { progress: () => probes.messages, idleMs: 2000, maxMs: spec.drainMs });
+  const rssResumed = await rss();
+  say({
+    pausedSockets,
+    rssBefore,
+    rssPaused,
+    rssResumed,
+    cut: listeners.problems.completed - before.completed,
+    closed: listeners.problems.closedEarly - before.closedEarly,
+    errors: listeners.problems.errors - before.errors,
+  });
 }
 
 const modes = { webhooks, fanout, subscribers: standing, realtime };

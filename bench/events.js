@@ -104,13 +104,15 @@ const FANOUT_REPEATS = 10;
 const WRITE_WARMUP = 1;
 const TARGET_B_A = 0.8;
 const REALTIME_WATCHED = 1000;
-const REALTIME_WARMUP = 5;
+const REALTIME_WARMUP = 15;
 const REALTIME_PG_INSTANCES = 3;
 const REALTIME_GAP_MS = 200;
 const REALTIME_IDLE_PROBES = 20;
 const REALTIME_DRAIN_MS = 60_000;
 const REALTIME_TARGET_MS = 250;
 const REALTIME_TARGET_BYTES = 20 * 1024;
+/** Creates written while a third of the realtime listeners do not read (window d). */
+const REALTIME_PAUSED_BURST = Number(process.env.BENCH_REALTIME_PAUSED_BURST ?? 200);
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const workerScript = join(benchDir, 'event-worker.js');
 
@@ -366,11 +368,17 @@ async function realtime(ctx) {
   const n = config.realtimeSubscribers;
   const sse = config.realtimeSse;
   const where = server.urls.length > 1 ? ` (${server.urls.length} instances)` : '';
-  process.stdout.write(`  realtime${where} (a) update req/s, no listeners ... `);
-  // The servers have just started: (a), measured first, gets a longer warm-up (JIT, connection
-  // pools), else it runs on colder servers than (b) and the ratio flatters (b).
-  const a = await writeLoad(ctx, [], 'update', { warmup: REALTIME_WARMUP });
-  console.log(`${fmtRate(a.reqPerSec)} req/s`);
+  // The servers have just started: before (a), measured first, a run of the same writes that is
+  // not measured (JIT, connection pools, the database's pages and WAL), else (a) runs on colder
+  // servers than (b) and the ratio flatters (b) (a 5 s warm-up of its own was not enough: (a)
+  // measured 60 % of the same writes on the same server later).
+  process.stdout.write(`  realtime${where} warming up (${REALTIME_WARMUP} s of updates, not measured) ... `);
+  await writeLoad(ctx, [], 'update', { warmup: 1, duration: REALTIME_WARMUP });
+  process.stdout.write(`done\n  realtime${where} (a) update req/s, no listeners: ids nobody watches ... `);
+  const aUnwatched = await writeLoad(ctx, [], 'update-unwatched');
+  process.stdout.write(`${fmtRate(aUnwatched.reqPerSec)}; watched ids ... `);
+  const aWatched = await writeLoad(ctx, [], 'update-watched');
+  console.log(`${fmtRate(aWatched.reqPerSec)} req/s`);
   process.stdout.write(`  realtime: attaching ${fmtCount(n)} graphql-ws subscriptions (${config.realtimePerSocket} a socket) + ${fmtCount(sse)} SSE consumers ... `);
   const spec = {
     mode: 'realtime',
@@ -385,6 +393,7 @@ async function realtime(ctx) {
     gapMs: REALTIME_GAP_MS,
     idleProbes: REALTIME_IDLE_PROBES,
     drainMs: REALTIME_DRAIN_MS,
+    burst: REALTIME_PAUSED_BURST,
   };
   const listeners = await standingWorker(ctx, spec, {
     readyMs: 180_000 + (n + sse) * 30,
@@ -394,27 +403,43 @@ async function realtime(ctx) {
     const { ready } = listeners;
     console.log(`connected in ${(ready.connectMs / 1000).toFixed(1)} s, live in ${(ready.confirmMs / 1000).toFixed(1)} s more`);
     const fixed = { fixedConnections: true };
-    process.stdout.write(`  realtime${where} (b) update req/s with them attached ... `);
-    const b = await listeners.window('listen', () => writeLoad(ctx, [listeners.pid], 'update', fixed));
+    process.stdout.write(`  realtime${where} (b) update req/s with them attached: ids nobody watches ... `);
+    const bUnwatched = await listeners.window('listen', () => writeLoad(ctx, [listeners.pid], 'update-unwatched', fixed));
+    process.stdout.write(`${fmtRate(bUnwatched.load.reqPerSec)}; watched ids (5 deliveries each) ... `);
+    const b = await listeners.window('listen', () => writeLoad(ctx, [listeners.pid], 'update-watched', fixed));
     console.log(`${fmtRate(b.load.reqPerSec)} req/s`);
-    process.stdout.write(`  realtime${where} (c) the same with a probe every ${REALTIME_GAP_MS / 2} ms ... `);
-    const c = await listeners.window('probe', () => writeLoad(ctx, [listeners.pid], 'update', fixed));
+    process.stdout.write(`  realtime${where} (c) watched ids with a probe every ${REALTIME_GAP_MS / 2} ms ... `);
+    const c = await listeners.window('probe', () => writeLoad(ctx, [listeners.pid], 'update-watched', fixed));
     console.log(`${fmtRate(c.load.reqPerSec)} req/s`);
+    // (d) A third of the sockets stop reading (their TCP sockets paused), then a burst of creates
+    // (every one to each userCreated listener): what their backlog costs the server's memory.
+    process.stdout.write(`  realtime${where} (d) a third of the sockets paused, ${fmtCount(REALTIME_PAUSED_BURST)} creates ... `);
+    const d = await listeners.window('pause', () => burst(ctx, REALTIME_PAUSED_BURST));
+    console.log(`RSS ${fmtBytes(d.window.rssPaused)} paused (before: ${fmtBytes(d.window.rssBefore)}), ${fmtBytes(d.window.rssResumed)} once read again`);
     const perListener = ready.rssBefore && ready.rssAfter ? (ready.rssAfter - ready.rssBefore) / (n + sse) : null;
-    const result = { ...ready, load: c.window.probes, windows: { b: b.window, c: c.window }, runs: { a, b: b.load, c: c.load } };
+    const result = { ...ready, load: c.window.probes, windows: { bUnwatched: bUnwatched.window, b: b.window, c: c.window, paused: d.window }, runs: { aUnwatched, a: aWatched, bUnwatched: bUnwatched.load, b: b.load, c: c.load, d: d.load } };
     const p99 = result.load.creates.fromCommitMs.p99;
+    /** Server CPU time per write (µs), when measured. */
+    const cpuPerWrite = (run) => (run.serverProcessSeconds == null || !run.requests ? null : (run.serverProcessSeconds * 1e6) / run.requests);
+    const deliveriesEach = (n / 2 / REALTIME_WATCHED);
+    const costPerDelivery = cpuPerWrite(b.load) === null || cpuPerWrite(aWatched) === null ? null : (cpuPerWrite(b.load) - cpuPerWrite(aWatched)) / deliveriesEach;
     return {
       instances: server.urls.length,
       subscribers: n,
       perSocket: config.realtimePerSocket,
       sse,
       watched: REALTIME_WATCHED,
-      reqPerSec: { without: a.reqPerSec, with: b.load.reqPerSec, withProbes: c.load.reqPerSec },
-      ratio: b.load.reqPerSec / a.reqPerSec,
+      deliveriesEach,
+      reqPerSec: { without: aWatched.reqPerSec, with: b.load.reqPerSec, withProbes: c.load.reqPerSec, unwatchedWithout: aUnwatched.reqPerSec, unwatchedWith: bUnwatched.load.reqPerSec },
+      ratio: b.load.reqPerSec / aWatched.reqPerSec,
+      ratioUnwatched: bUnwatched.load.reqPerSec / aUnwatched.reqPerSec,
+      cpuPerWriteUs: { without: cpuPerWrite(aWatched), with: cpuPerWrite(b.load), unwatchedWithout: cpuPerWrite(aUnwatched), unwatchedWith: cpuPerWrite(bUnwatched.load) },
+      costPerDeliveryUs: costPerDelivery,
       bytesPerListener: perListener,
       targets: { ratio: TARGET_B_A, p99Ms: REALTIME_TARGET_MS, bytesPerListener: REALTIME_TARGET_BYTES },
       pass: {
-        ratio: b.load.reqPerSec / a.reqPerSec >= TARGET_B_A,
+        ratio: b.load.reqPerSec / aWatched.reqPerSec >= TARGET_B_A,
+        ratioUnwatched: bUnwatched.load.reqPerSec / aUnwatched.reqPerSec >= TARGET_B_A,
         p99: p99 !== null && p99 < REALTIME_TARGET_MS && result.load.creates.incomplete === 0,
         memory: perListener !== null && perListener < REALTIME_TARGET_BYTES,
         delivery: realtimeFailures(result) === 0,
@@ -424,6 +449,16 @@ async function realtime(ctx) {
   } finally {
     await listeners.stop();
   }
+}
+
+/** `count` creates from the load CPU, 16 at a time, as fast as the server answers; resolves to {requests, seconds, non2xx, errors}. */
+async function burst(ctx, count) {
+  return runJsonWorker(join(benchDir, 'burst.js'), { url: ctx.server.urls[0], urls: ctx.server.urls, token: ctx.server.token, count, concurrency: 16 }, {
+    cpu: LOAD_CPU,
+    logFile: join(ctx.dir, 'burst.stderr.log'),
+    timeoutMs: 300_000,
+    what: 'burst of creates',
+  });
 }
 
 /** Lost, duplicate and misdirected deliveries, listener problems and failed writes of a realtime run. */
@@ -589,10 +624,15 @@ function realtimeRows(name, r, rows, notes) {
   const verdict = (ok) => (ok ? 'PASS' : 'MISS');
   const cpu = (run) => (run.serverCpu == null ? '' : `server CPU ${fmtPct(run.serverCpu)}, load CPU ${fmtPct(run.loadCpu)}` + (run.dbCpu == null ? '' : `, postgres ${fmtPct(run.dbCpu)}`));
   const flag = realtimeFailures(r) ? ' !' : '';
-  rows.push([`${name} (${on}): update req/s, no listeners`, fmtRate(r.reqPerSec.without), cpu(r.runs.a)]);
-  rows.push([`${name}: update req/s, ${who} listeners`, fmtRate(r.reqPerSec.with) + flag, cpu(r.runs.b)]);
-  rows.push([`${name}: with / without`, `${r.ratio.toFixed(2)} ${verdict(r.pass.ratio)} (>= ${r.targets.ratio})`, 'listeners must not slow writes']);
-  rows.push([`${name}: update req/s, listeners + probes`, fmtRate(r.reqPerSec.withProbes), `${cpu(r.runs.c)}; a create to every ${REALTIME_GAP_MS} ms on top`]);
+  const us = (x) => (x == null ? 'n/a' : `${x.toFixed(0)} µs`);
+  rows.push([`${name} (${on}): update req/s of unwatched ids, no listeners`, fmtRate(r.reqPerSec.unwatchedWithout), `${cpu(r.runs.aUnwatched)}; server CPU per write ${us(r.cpuPerWriteUs.unwatchedWithout)}`]);
+  rows.push([`${name}: the same, ${who} listeners`, fmtRate(r.reqPerSec.unwatchedWith) + flag, `${cpu(r.runs.bUnwatched)}; server CPU per write ${us(r.cpuPerWriteUs.unwatchedWith)}`]);
+  rows.push([`${name}: unwatched ids, with / without`, `${r.ratioUnwatched.toFixed(2)} ${verdict(r.pass.ratioUnwatched)} (>= ${r.targets.ratio})`, 'idle listeners must not slow writes']);
+  rows.push([`${name}: update req/s of watched ids, no listeners`, fmtRate(r.reqPerSec.without), `${cpu(r.runs.a)}; server CPU per write ${us(r.cpuPerWriteUs.without)}`]);
+  rows.push([`${name}: the same, ${who} listeners (${r.deliveriesEach} deliveries a write)`, fmtRate(r.reqPerSec.with) + flag, `${cpu(r.runs.b)}; server CPU per write ${us(r.cpuPerWriteUs.with)}`]);
+  rows.push([`${name}: watched ids, with / without`, `${r.ratio.toFixed(2)} ${verdict(r.pass.ratio)} (>= ${r.targets.ratio})`, 'deliveries must cost writes little']);
+  rows.push([`${name}: server CPU per delivery`, us(r.costPerDeliveryUs), `(CPU per write with listeners - without) / ${r.deliveriesEach}, watched ids`]);
+  rows.push([`${name}: update req/s of watched ids, listeners + probes`, fmtRate(r.reqPerSec.withProbes), `${cpu(r.runs.c)}; a create to every ${REALTIME_GAP_MS} ms on top`]);
   const lat = (x, target) => `${fmtMs(x.fromCommitMs.p50)} / ${fmtMs(x.fromCommitMs.p99)} ms` + (target ? ` ${verdict(x.fromCommitMs.p99 !== null && x.fromCommitMs.p99 < target && x.incomplete === 0)} (< ${target})` : '');
   const detail = (x) =>
     `${x.complete}/${x.probes} probes complete; send -> last p99 ${fmtMs(x.fromSendMs.p99)} ms, write p99 ${fmtMs(x.writeMs.p99)} ms` + (x.clientsBusy == null ? '' : `, clients' CPU ${fmtPct(x.clientsBusy)}`);
@@ -606,6 +646,12 @@ function realtimeRows(name, r, rows, notes) {
     `${name}: server memory per listener`,
     r.bytesPerListener == null ? 'n/a' : `${fmtBytes(r.bytesPerListener)} ${verdict(r.pass.memory)} (< ${fmtBytes(r.targets.bytesPerListener)})`,
     `RSS ${fmtBytes(r.rssBefore)} -> ${fmtBytes(r.rssAfter)}; ${fmtCount(r.sockets)} connections up in ${(r.connectMs / 1000).toFixed(1)} s, live in ${(r.confirmMs / 1000).toFixed(1)} s more`,
+  ]);
+  const d = r.windows.paused;
+  rows.push([
+    `${name}: server RSS, a third of the sockets paused`,
+    `${fmtBytes(d.rssPaused)} (+${fmtBytes(d.rssPaused - d.rssBefore)})`,
+    `${fmtCount(d.pausedSockets)} sockets paused during ${fmtCount(r.runs.d.requests)} creates (${fmtRate(r.runs.d.reqPerSec)}/s); ${fmtBytes(d.rssResumed)} once read again; ${d.cut} listeners cut as slow consumers`,
   ]);
   const quiet = r.windows.b;
   rows.push([`${name}: load's own updates delivered, (b)`, `${fmtRate(quiet.background.perSec)}/s`, `${fmtCount(quiet.background.messages)} to the userUpdated listeners of watched ids; clients' CPU ${fmtPct(quiet.workerCpu)}`]);

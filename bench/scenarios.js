@@ -146,15 +146,26 @@ export const scenarios = [
  * bio (ids uniform over 1..size: with the default 10,000 users, 10 % of them hit the 1,000 ids
  * its userUpdated subscribers watch).
  */
+/** The users the realtime scenario's userUpdated listeners watch: ids 1..WATCHED_USERS (bench/events.js). */
+export const WATCHED_USERS = 1000;
+
+/** PATCH of a seeded user's bio, the user drawn by `pick` (uniform over a range of ids). */
+const updateOf = (name, pick) => ({
+  name,
+  method: 'PATCH',
+  path: (ctx) => `/users/${pick(ctx)}`,
+  headers: { 'content-type': 'application/json' },
+  body: ({ seq, runId }) => ({ bio: `load-${runId}-${seq}` }),
+  unique: true,
+});
+
 export const eventLoadScenarios = [
-  {
-    name: 'update',
-    method: 'PATCH',
-    path: (ctx) => `/users/${randomId(ctx)}`,
-    headers: { 'content-type': 'application/json' },
-    body: ({ seq, runId }) => ({ bio: `load-${runId}-${seq}` }),
-    unique: true,
-  },
+  // Any seeded user (10 % of them watched in the realtime scenario).
+  updateOf('update', randomId),
+  // Only watched users: every write is an event someone subscribed to.
+  updateOf('update-watched', ({ random }) => 1 + Math.floor(random() * WATCHED_USERS)),
+  // Only users nobody watches: every write is an event no subscriber of userUpdated(id) wants.
+  updateOf('update-unwatched', ({ size, random }) => WATCHED_USERS + 1 + Math.floor(random() * (size - WATCHED_USERS))),
 ];
 
 /** Servers that run only some scenarios (a variant of restgraph that matters for those alone, the db.json servers). */

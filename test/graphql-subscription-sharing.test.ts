@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, listenApp, send, tempDatabase, waitUntil, type ListeningApp, type Row } from './helpers/event-stream.js';
-import { BODY_ALIASES, codes, must, rawSubscriber, refusalOf, wsClient, type CloseLike, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
+import { BODY_ALIASES, codes, must, rawSubscriber, refusalOf, subscriptionsEnded, wsClient, type CloseLike, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
 
 /**
  * Subscribers asking the same thing share one execution per event (issue: realtime at scale):
@@ -25,7 +25,7 @@ describe('GraphQL subscriptions that share their execution', () => {
   // Each test's clients end with it (also when it fails), so the next starts with none running.
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.dispose();
-    await waitUntil(() => active() === 0, 'every subscription of the test to end on the server');
+    await subscriptionsEnded(server);
   });
 
   afterAll(async () => {

@@ -8,6 +8,7 @@ import {
   must,
   refusalOf,
   sseClient,
+  subscriptionsEnded,
   wsClient,
   type CloseLike,
   type Recorder,
@@ -115,7 +116,7 @@ describe('GraphQL subscriptions', () => {
 
   afterEach(async () => {
     await Promise.all(clients.splice(0).map((client) => client.dispose()));
-    await waitUntil(() => active() === baseline, `every subscription of the test to end on the server (${active() - baseline} left)`);
+    await subscriptionsEnded(server, baseline);
   });
 
   afterAll(async () => {

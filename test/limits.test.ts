@@ -390,6 +390,10 @@ describe('WebSocket messages', () => {
     // graphql-ws would print "Internal error emitted on a WebSocket socket" for the client's oversized message.
     expect(printed).not.toHaveBeenCalled();
     printed.mockRestore();
+    // The fault is the client's: logged as client errors are (info), never as a server error.
+    await waitUntil(() => server.logs.some((l) => l.wsError === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'), 'the log line of the oversized message');
+    expect(server.logs.filter((l) => typeof l.level === 'number' && l.level >= 40).map((l) => l.msg)).toEqual([]);
+    expect(server.logs.find((l) => l.code === 'message-too-big')).toMatchObject({ level: 30, msg: expect.stringContaining('over the limit of 1024 bytes') as string });
   });
 });
 

@@ -257,6 +257,16 @@ export async function connectListeners({ urls, token, subscribers, perSocket, ss
   return {
     problems,
     sockets: sockets.length,
+    /** Stops reading every `every`-th WebSocket (its TCP socket paused: the server's writes to it wait); returns how many. */
+    pauseSockets(every) {
+      let count = 0;
+      for (let k = 0; k < sockets.length; k += every, count++) sockets[k]._socket.pause();
+      return count;
+    },
+    /** Reads every WebSocket again. */
+    resumeSockets() {
+      for (const ws of sockets) ws._socket.resume();
+    },
     /** Closes every connection. */
     dispose() {
       disposing = true;

@@ -12,6 +12,8 @@ export interface MetricsSources {
   dispatcher: { readonly lastId: number; readonly subscriberCount: number };
   /** Webhook deliveries waiting for an attempt, in the whole database. */
   webhooks: { pendingCount(): Promise<number> };
+  /** The GraphQL subscription groups running (subscribers sharing one execution per event), and what their members hold queued. */
+  subscriptionGroups: { readonly size: number; readonly queued: { readonly bytes: number } };
 }
 
 /** Where subscriptions and event streams are served. */
@@ -119,6 +121,16 @@ export class AppMetrics {
       help: 'Consumers the event dispatcher feeds: /v1/events streams, GraphQL subscriptions of either transport, and the webhook feeder (one while any endpoint is active).',
       registers,
     });
+    const groups = new Gauge({
+      name: 'restgraph_subscription_groups',
+      help: 'GraphQL subscription groups running: subscribers asking the same thing share one group, which executes each event once for them all.',
+      registers,
+    });
+    const queued = new Gauge({
+      name: 'restgraph_subscription_queued_bytes',
+      help: 'Bytes GraphQL subscriptions hold queued for connections that do not take their messages (each message once), bounded by RESTGRAPH_SUBSCRIPTION_QUEUE_BYTES.',
+      registers,
+    });
     this.#sample = async () => {
       const stats = sources.db.connectionStats();
       connections.set({ state: 'idle' }, stats.idle);
@@ -126,6 +138,8 @@ export class AppMetrics {
       maxConnections.set(stats.max);
       waiting.set(stats.waiting);
       subscribers.set(sources.dispatcher.subscriberCount);
+      groups.set(sources.subscriptionGroups.size);
+      queued.set(sources.subscriptionGroups.queued.bytes);
       const dispatched = sources.dispatcher.lastId;
       try {
         const [backlog, pendingCount] = await Promise.all([sources.outbox.backlogAfter(dispatched), sources.webhooks.pendingCount()]);

@@ -184,6 +184,17 @@ export interface EventOptions {
   maxPausedMs: number;
   /** Events a subscriber that reads, but too slowly to catch up, may fall behind before it is disconnected. @default 40_000 (4 × maxLag) */
   maxLagReading?: number;
+  /**
+   * Bytes of messages the GraphQL subscriptions of one connection may hold queued while the
+   * connection does not take them (a client that stopped reading, or reads slowly); a subscription
+   * whose message would go beyond is ended with slow-consumer. @default 33_554_432 (32 MiB)
+   */
+  maxQueuedBytesPerConnection: number;
+  /**
+   * Bytes all subscriptions of the server may hold queued (each message counted once, however many
+   * subscriptions share it); beyond, the connections holding most are cut first. @default 268_435_456 (256 MiB)
+   */
+  maxQueuedBytes: number;
 }
 
 export interface GraphqlOptions extends GraphqlLimits {
@@ -281,7 +292,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     persistedQueryCacheBytes: 16 * 1024 * 1024, // 16 MiB
   }),
   onSqlStatement: undefined,
-  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, reconnectDelayMs: 3000, pollIntervalMs: 1000, maxLag: 10_000, maxPausedMs: 10_000 }),
+  events: Object.freeze({ retentionMs: 7 * 24 * 60 * 60 * 1000, heartbeatMs: 15_000, reconnectDelayMs: 3000, pollIntervalMs: 1000, maxLag: 10_000, maxPausedMs: 10_000, maxQueuedBytesPerConnection: 32 * 1024 * 1024, maxQueuedBytes: 256 * 1024 * 1024 }),
   webhooks: Object.freeze({
     // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h after the first attempt.
     retryScheduleSeconds: Object.freeze([5, 300, 1800, 7200, 18000, 36000, 36000]),

@@ -134,10 +134,11 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     documentCacheBytes: options.graphql.documentCacheBytes,
     persistedQueryCacheBytes: options.graphql.persistedQueryCacheBytes,
     logUnexpected: (error) => app.log.error({ err: error }, 'GraphQL resolver failed'),
+    subscriptionQueue: { perConnection: options.events.maxQueuedBytesPerConnection, total: options.events.maxQueuedBytes },
     ...(storage.rateLimits === undefined ? {} : { rateLimits: storage.rateLimits }),
   });
   const webhooks = new WebhookService(storage.webhooks, dispatcher, schema, options.webhooks, { ...workerLog, notice: (message) => app.log.warn(message) }, metrics?.webhookOutcome);
-  metrics?.watch({ db, outbox: storage.events, dispatcher, webhooks: storage.webhooks });
+  metrics?.watch({ db, outbox: storage.events, dispatcher, webhooks: storage.webhooks, subscriptionGroups: graphql.subscriptions });
   app.decorate('restgraph', {
     options,
     events: dispatcher,

@@ -111,6 +111,10 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   const events: NonNullable<RestgraphOptions['events']> = {};
   if (env.RESTGRAPH_EVENT_RETENTION_DAYS !== undefined) events.retentionMs = integer(env, 'RESTGRAPH_EVENT_RETENTION_DAYS', 7, 1, 3650) * 24 * 60 * 60 * 1000;
   if (env.RESTGRAPH_SSE_HEARTBEAT_SECONDS !== undefined) events.heartbeatMs = integer(env, 'RESTGRAPH_SSE_HEARTBEAT_SECONDS', 15, 1, 3600) * 1000;
+  if (env.RESTGRAPH_SUBSCRIPTION_QUEUE_BYTES_PER_CONNECTION !== undefined) {
+    events.maxQueuedBytesPerConnection = integer(env, 'RESTGRAPH_SUBSCRIPTION_QUEUE_BYTES_PER_CONNECTION', 32 * 1024 * 1024, 64 * 1024, 2 ** 40);
+  }
+  if (env.RESTGRAPH_SUBSCRIPTION_QUEUE_BYTES !== undefined) events.maxQueuedBytes = integer(env, 'RESTGRAPH_SUBSCRIPTION_QUEUE_BYTES', 256 * 1024 * 1024, 1024 * 1024, 2 ** 40);
   if (Object.keys(events).length > 0) options.events = events;
   const webhooks: NonNullable<RestgraphOptions['webhooks']> = {};
   const schedule = env.RESTGRAPH_WEBHOOK_RETRY_SCHEDULE;

@@ -6,6 +6,8 @@ import type { OperationContext } from '../core/principal.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
+import type { ConnectionQueue } from './queued-bytes.js';
+import type { SharedMessage } from './shared-message.js';
 
 /** What every resolver of one GraphQL request gets. */
 export interface GraphqlContext extends Record<PropertyKey, unknown> {
@@ -109,8 +111,10 @@ export interface MemberSink {
   readonly open: boolean;
   /** Whether it holds data the network has not taken yet (a slow reader). */
   readonly congested: boolean;
-  /** Writes one result's JSON text; `flushed`, when given, is called once the network has taken it. */
-  write(text: string, flushed?: () => void): void;
+  /** Its connection's queue: what the connection's subscriptions hold while it is congested. */
+  readonly queue: ConnectionQueue;
+  /** Writes one shared result (its bytes, in this member's envelope); `flushed`, when given, is called once the network has taken it. */
+  write(message: SharedMessage, flushed?: () => void): void;
 }
 
 export type PreparedArgs = OperationArgs<GraphqlContext> & { contextValue: GraphqlContext };

@@ -53,8 +53,16 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
       options: { maxPayload: options.maxMessageBytes },
       // Its default handler logs through request.log, which is Fastify's null logger here (build-app.ts).
       errorHandler: (error, socket, request) => {
-        app.log.error({ requestId: request.id, err: error }, 'WebSocket handler failed');
-        socket.terminate();
+        const fault = clientFault(error, options.maxMessageBytes);
+        if (fault === undefined) {
+          app.log.error({ requestId: request.id, err: error }, 'WebSocket handler failed');
+          socket.terminate();
+          return;
+        }
+        // The client's doing (a frame over the limit, a broken frame, a connection reset): ws has
+        // begun the closing handshake with the status that says so (1009, 1002, …), which a
+        // terminate() here could cut before it is sent. Logged as other client errors are.
+        app.log.info({ requestId: request.id, code: fault.code, wsError: (error as { code?: string }).code }, fault.message);
       },
     });
     // graphql-http reads the body itself (and answers 415 for what it does not take).
@@ -267,3 +275,17 @@ const GRAPHIQL_ASSETS = new BrowserAssets(
   },
   'No such GraphiQL asset.',
 );
+
+/**
+ * What a WebSocket error says about the client, when it is the client's fault: ws's own errors
+ * (`WS_ERR_*`, raised while reading the client's frames) and a connection the client's side
+ * broke. Undefined for anything else (a fault of ours).
+ */
+function clientFault(error: Error & { code?: string }, maxMessageBytes: number): { code: string; message: string } | undefined {
+  if (error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+    return { code: 'message-too-big', message: `WebSocket closed with 1009: the client sent a message over the limit of ${maxMessageBytes} bytes (graphql.maxWebSocketMessageBytes)` };
+  }
+  if (error.code?.startsWith('WS_ERR_') === true) return { code: 'bad-request', message: `WebSocket closed: the client sent a frame that breaks the protocol (${error.message})` };
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return { code: 'connection-reset', message: 'WebSocket closed: the client reset the connection' };
+  return undefined;
+}

@@ -37,6 +37,7 @@ import { literalValuesProblem, variablesProblem } from './input-values.js';
 import { CompiledExecution } from './compiled-execution.js';
 import { fieldPairs } from './field-pairs.js';
 import { PersistedQueries, requestError, type CacheUse, type PersistedQueryContext } from './persisted-queries.js';
+import type { QueueLimits } from './queued-bytes.js';
 import { SubscriptionGroups } from './subscription-groups.js';
 
 /** A parsed, measured and validated document, kept so a repeated query skips those steps. */
@@ -75,6 +76,8 @@ export interface GraphqlServiceOptions {
   persistedQueryCacheBytes?: number;
   /** Charges each operation its cost against the GraphQL budget, when one is set. */
   rateLimits?: RateLimits;
+  /** What subscribers that do not keep up may hold queued (see QueuedBytes). */
+  subscriptionQueue: QueueLimits;
 }
 
 
@@ -113,7 +116,7 @@ export class GraphqlService {
     this.#rules = options.limits.introspection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
     this.#documents = new LRUCache({ maxSize: options.documentCacheBytes ?? 32 * 1024 * 1024, sizeCalculation: (prepared) => prepared.bytes });
     this.#persisted = new PersistedQueries(options.persistedQueryCacheBytes ?? 16 * 1024 * 1024);
-    this.subscriptions = new SubscriptionGroups(model, (result) => this.formatResult(result));
+    this.subscriptions = new SubscriptionGroups(model, { format: (result) => this.formatResult(result), queue: options.subscriptionQueue });
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
       parseRequestParams: (req) => this.#persisted.parseRequestParams(req),

@@ -3,6 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { WatchCredential } from '../auth/credential-recheck.js';
 import { createHandler, type OperationArgs, type OperationResult } from 'graphql-sse';
 import { type GraphqlContext, type MemberSink } from './graphql-context.js';
+import type { ConnectionQueue } from './queued-bytes.js';
+import type { SharedMessage } from './shared-message.js';
 import type { GraphqlService } from './graphql-service.js';
 
 /**
@@ -65,14 +67,20 @@ function paced<T>(source: AsyncIterable<T>, pacer: WritePacer): AsyncGenerator<T
 
 /**
  * A subscription's `next` messages on its event stream, as graphql-sse writes them
- * (`event: next`, `data: <result>`), for results whose JSON text is made once for many subscribers
- * (see MemberSink). Until the stream has started (its head and first comment written) it counts
+ * (`event: next`, `data: <result>`), for results whose bytes are made once for many subscribers
+ * (SharedMessage). Until the stream has started (its head and first comment written) it counts
  * as congested, and what is written waits for it.
  */
 class StreamSink implements MemberSink {
   #out: ServerResponse | undefined;
   #closed = false;
-  readonly #early: { data: string; flushed: (() => void) | undefined }[] = [];
+  readonly #early: { message: SharedMessage; flushed: (() => void) | undefined }[] = [];
+  /** The stream's queue: one subscription, one connection. */
+  readonly queue: ConnectionQueue;
+
+  constructor(queue: ConnectionQueue) {
+    this.queue = queue;
+  }
 
   get open(): boolean {
     return this.#out === undefined ? !this.#closed : this.#out.writable;
@@ -82,17 +90,16 @@ class StreamSink implements MemberSink {
     return this.#out === undefined || this.#out.writableLength > 0;
   }
 
-  write(text: string, flushed?: () => void): void {
-    const data = `event: next\ndata: ${text}\n\n`;
-    if (this.#out === undefined) this.#early.push({ data, flushed });
-    else StreamSink.#send(this.#out, data, flushed);
+  write(message: SharedMessage, flushed?: () => void): void {
+    if (this.#out === undefined) this.#early.push({ message, flushed });
+    else StreamSink.#send(this.#out, message, flushed);
   }
 
   /** The stream has started: what waited goes out, in order, and the next writes at once. */
   start(out: ServerResponse): void {
     if (this.#out !== undefined) return;
     this.#out = out;
-    for (const { data, flushed } of this.#early.splice(0)) StreamSink.#send(out, data, flushed);
+    for (const { message, flushed } of this.#early.splice(0)) StreamSink.#send(out, message, flushed);
   }
 
   /** The stream ended before it started. */
@@ -101,11 +108,19 @@ class StreamSink implements MemberSink {
     this.#early.length = 0;
   }
 
-  static #send(out: ServerResponse, data: string, flushed: (() => void) | undefined): void {
-    if (flushed === undefined) out.write(data);
-    else out.write(data, () => flushed());
+  static #send(out: ServerResponse, message: SharedMessage, flushed: (() => void) | undefined): void {
+    const done = flushed === undefined ? undefined : (): void => flushed();
+    // One chunk of the response: the event's head, the shared bytes, its end.
+    out.cork();
+    out.write(EVENT_HEAD);
+    out.write(message.bytes);
+    out.write(EVENT_END, done);
+    out.uncork();
   }
 }
+
+const EVENT_HEAD = Buffer.from('event: next\ndata: ', 'utf8');
+const EVENT_END = Buffer.from('\n\n', 'utf8');
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
@@ -140,7 +155,7 @@ export function sseTransport(
 
   return async (request, reply) => {
     const pacer = new WritePacer();
-    const sink = new StreamSink();
+    const sink = new StreamSink(service.subscriptions.connection());
     const [body, init] = await handler({
       method: request.method,
       url: request.url,

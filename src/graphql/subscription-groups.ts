@@ -4,11 +4,21 @@ import { visibilityKey } from '../core/access-policy.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { GraphqlContext, MemberSink } from './graphql-context.js';
+import { ConnectionQueue, QueuedBytes, type QueueHolder, type QueueLimits } from './queued-bytes.js';
+import { SharedMessage } from './shared-message.js';
 import type { SubscriptionItem } from './subscriptions.js';
+import type { PromiseOrValue } from '../promise-or-value.js';
 
-/** What a subscriber gets: one result of its operation, shared with every subscriber of its group. */
+/** What a subscriber without a sink gets from its iterator: one result of its operation, shared with every subscriber of its group. */
 export type SharedResult = ExecutionResult;
 
+
+export interface SubscriptionGroupsOptions {
+  /** Makes a result what clients get (error codes), once per shared result. */
+  format: (result: ExecutionResult) => ExecutionResult;
+  /** What members that do not keep up may hold queued. */
+  queue: QueueLimits;
+}
 
 /** Variables longer than this (as JSON) are keyed by their digest, not their text. */
 const LONG_VARIABLES = 256;
@@ -20,29 +30,32 @@ const LONG_VARIABLES = 256;
  * (the access rules' outcome for their credentials: see visibilityKey). A group is one subscriber
  * of the event dispatcher (indexed by record id when the operation names one, so an event touches
  * only the groups it matches); each event is executed once for the group, its result formatted
- * once, and the same result object handed to each member, in bounded steps per event-loop turn
- * (the dispatcher's delivery queue), so many members never hold up writes.
+ * and serialised once ({@link SharedMessage}), and the same message handed to each member, in
+ * bounded steps per event-loop turn (the dispatcher's delivery queue), so many members never hold
+ * up writes.
  *
- * Backpressure is per member: a member's unread results wait in its own queue (references to the
- * shared results); a member more than the dispatcher's lag limit behind gets one slow-consumer
- * error and ends, as a lone subscriber would. The group itself, when its executions fall that far
- * behind the writes, ends every member the same way.
+ * Backpressure is per member: a member whose connection is congested queues its messages
+ * (references to the shared ones), bounded by the dispatcher's lag limits in events and by
+ * {@link QueuedBytes} in bytes, per connection and for the whole server; a member past a bound gets
+ * one slow-consumer error and ends, as a lone subscriber would. The group itself, when its
+ * executions fall that far behind the writes, ends every member the same way. A group ends with its
+ * last member.
  */
 export class SubscriptionGroups {
   readonly #schema: SchemaModel;
-  readonly #format: (result: ExecutionResult) => ExecutionResult;
+  readonly #format: SubscriptionGroupsOptions['format'];
   readonly #groups = new Map<string, Group>();
   readonly #documentIds = new WeakMap<DocumentNode, number>();
   #nextDocumentId = 0;
   /** The results handed out by groups (transports pass them on unchanged: they are formatted). */
   readonly #shared = new WeakSet<object>();
-  /** Their JSON texts, once asked for (kept as long as the result is). */
-  readonly #texts = new WeakMap<object, string>();
+  /** What the members of every connection hold queued, and its bounds. */
+  readonly queued: QueuedBytes;
 
-  /** `format`: makes a result what clients get (error codes), once per shared result. */
-  constructor(schema: SchemaModel, format: (result: ExecutionResult) => ExecutionResult) {
+  constructor(schema: SchemaModel, options: SubscriptionGroupsOptions) {
     this.#schema = schema;
-    this.#format = format;
+    this.#format = options.format;
+    this.queued = new QueuedBytes(options.queue);
   }
 
   /** Whether `result` is a group's shared result, formatted already. */
@@ -50,12 +63,9 @@ export class SubscriptionGroups {
     return typeof result === 'object' && result !== null && this.#shared.has(result);
   }
 
-  /** The JSON text of a shared result, made once for all its members; undefined for any other value. */
-  textOf(result: unknown): string | undefined {
-    if (typeof result !== 'object' || result === null || !this.#shared.has(result)) return undefined;
-    let text = this.#texts.get(result);
-    if (text === undefined) this.#texts.set(result, (text = JSON.stringify(result)));
-    return text;
+  /** A connection's queue, for a transport to give each sink of one connection. */
+  connection(): ConnectionQueue {
+    return new ConnectionQueue();
   }
 
   /** Groups running now (for tests and metrics). */
@@ -84,13 +94,16 @@ export class SubscriptionGroups {
       const source = stream[Symbol.asyncIterator]() as AsyncIterator<SubscriptionItem>;
       group = this.#groups.get(key);
       if (group === undefined) {
-        group = new Group(dispatcher, source, {
+        group = new Group(dispatcher, source, this.queued, {
+          // graphql-js, not a compiled execution: each group would compile its own document (one a
+          // watched id, say), run a few times a second, never hot enough to be optimised; graphql-js's
+          // one code path for all of them is (measured: 215 against 263 µs of server CPU per update
+          // delivered to 5 subscribers, docs/performance.md).
           execute: (item) => execute({ ...args, rootValue: item }),
-          textOf: (result) => this.textOf(result) as string,
-          format: (result) => {
+          format: (result, final) => {
             const formatted = this.#format(result);
             this.#shared.add(formatted);
-            return formatted;
+            return new SharedMessage(formatted, final);
           },
           ended: () => {
             if (this.#groups.get(key) === group) this.#groups.delete(key);
@@ -116,9 +129,9 @@ export class SubscriptionGroups {
   }
 }
 
-interface Member {
-  /** Results not read (or, with a sink, not written) yet, from `head` on. */
-  queue: SharedResult[];
+interface Member extends QueueHolder {
+  /** Messages not read (or, with a sink, not written) yet, from `head` on. */
+  queue: SharedMessage[];
   head: number;
   /** Events up to this id came before it joined: not its. */
   from: number;
@@ -126,6 +139,8 @@ interface Member {
   done: boolean;
   /** Where its results are written at once; without one, its iterator hands them over. */
   sink: MemberSink | undefined;
+  /** Its connection's queue (a queue of its own without a sink). */
+  connection: ConnectionQueue;
   /** A write to a congested sink is waiting for the network: the next ones wait in the queue. */
   waiting: boolean;
   /** Since when it has taken nothing: its iterator's last hand-over, or when its sink congested or drained (performance.now()). */
@@ -133,9 +148,9 @@ interface Member {
 }
 
 interface GroupHooks {
-  execute: (item: SubscriptionItem) => ReturnType<typeof execute>;
-  textOf: (result: SharedResult) => string;
-  format: (result: ExecutionResult) => ExecutionResult;
+  execute: (item: SubscriptionItem) => PromiseOrValue<ExecutionResult>;
+  /** `final`: the message that ends its members (see SharedMessage.final). */
+  format: (result: ExecutionResult, final: boolean) => SharedMessage;
   ended: () => void;
 }
 
@@ -143,14 +158,17 @@ interface GroupHooks {
 class Group {
   readonly #dispatcher: EventDispatcher;
   readonly #source: AsyncIterator<SubscriptionItem>;
+  readonly #queued: QueuedBytes;
   readonly #hooks: GroupHooks;
   readonly #members = new Set<Member>();
-  #overflow: SharedResult | undefined;
+  /** The slow-consumer message. */
+  #overflow: SharedMessage | undefined;
   #closed = false;
 
-  constructor(dispatcher: EventDispatcher, source: AsyncIterator<SubscriptionItem>, hooks: GroupHooks) {
+  constructor(dispatcher: EventDispatcher, source: AsyncIterator<SubscriptionItem>, queued: QueuedBytes, hooks: GroupHooks) {
     this.#dispatcher = dispatcher;
     this.#source = source;
+    this.#queued = queued;
     this.#hooks = hooks;
     void this.#run();
   }
@@ -166,13 +184,24 @@ class Group {
    * yields them.
    */
   join(sink?: MemberSink): AsyncGenerator<SharedResult, undefined, undefined> {
-    const member: Member = { queue: [], head: 0, from: this.#dispatcher.lastId, wake: undefined, done: this.#closed, sink, waiting: false, tookAt: performance.now() };
+    const member: Member = {
+      queue: [],
+      head: 0,
+      from: this.#dispatcher.lastId,
+      wake: undefined,
+      done: this.#closed,
+      sink,
+      connection: sink?.queue ?? new ConnectionQueue(),
+      waiting: false,
+      tookAt: performance.now(),
+      queuedBytes: 0,
+      cut: () => this.#cut(member),
+    };
     if (!this.#closed) this.#members.add(member);
     const done = (): IteratorResult<SharedResult, undefined> => ({ done: true, value: undefined });
     const leave = (): void => {
       member.done = true;
-      member.queue = [];
-      member.head = 0;
+      this.#drop(member);
       this.#leave(member);
       wake(member);
     };
@@ -180,14 +209,9 @@ class Group {
       next: async () => {
         for (;;) {
           if (member.sink === undefined && member.head < member.queue.length) {
-            const result = member.queue[member.head++] as SharedResult;
+            const message = this.#take(member);
             member.tookAt = performance.now();
-            if (member.head === member.queue.length) {
-              // Emptied in place: no new array per delivery.
-              member.queue.length = 0;
-              member.head = 0;
-            }
-            return { done: false, value: result };
+            return { done: false, value: message.result };
           }
           if (member.done && member.head >= member.queue.length) {
             leave();
@@ -234,13 +258,15 @@ class Group {
         const next = await this.#source.next();
         if (next.done === true || this.#closed) break;
         const item = next.value;
-        const result = this.#hooks.format(await this.#hooks.execute(item));
+        // (Compiled executions of fields alone answer at once: no turn of the microtask queue for them.)
+        const executed = this.#hooks.execute(item);
+        const message = this.#hooks.format(executed instanceof Promise ? await executed : executed, 'overflow' in item);
         // At most one fan-out queued per group: when members are many, executions wait for it,
         // and events wait in the source's bounded queue (then the dispatcher's lag limit applies).
         await previous;
         // (Closed meanwhile? The last member may have left during the awaits.)
         if (this.#isClosed()) break;
-        previous = this.#fanOut('overflow' in item ? Infinity : item.event.id, result, 'overflow' in item);
+        previous = this.#fanOut('overflow' in item ? Infinity : item.event.id, message, 'overflow' in item);
         if ('overflow' in item) break;
       }
       await previous;
@@ -254,11 +280,11 @@ class Group {
     }
   }
 
-  /** Queues the hand-out of one result to every member (one step each); resolves when done. */
-  #fanOut(eventId: number, result: SharedResult, last: boolean): Promise<void> {
+  /** Queues the hand-out of one message to every member (one step each); resolves when done. */
+  #fanOut(eventId: number, message: SharedMessage, last: boolean): Promise<void> {
     return new Promise((resolve) => {
       const members = this.#members;
-      const give = (member: Member): void => this.#give(member, eventId, result, last);
+      const give = (member: Member): void => this.#give(member, eventId, message, last);
       this.#dispatcher.deliveries.add(
         (function* handOut(): Generator<void> {
           try {
@@ -274,68 +300,107 @@ class Group {
     });
   }
 
-  #give(member: Member, eventId: number, result: SharedResult, last: boolean): void {
+  #give(member: Member, eventId: number, message: SharedMessage, last: boolean): void {
     if (member.done || eventId <= member.from) return;
     const sink = member.sink;
     if (sink !== undefined && !last && !member.waiting && member.head === member.queue.length && sink.open && !sink.congested) {
       // The usual case: written at once, nothing kept.
-      sink.write(this.#hooks.textOf(result));
+      sink.write(message);
+      return;
+    }
+    if (last) {
+      // The group ends (it fell too far behind the writes): each member gets what it holds, then this.
+      member.queue.push(message);
+      member.done = true;
+      this.#pass(member);
       return;
     }
     const behind = member.queue.length - member.head;
-    if ((behind >= this.#dispatcher.maxLag && performance.now() - member.tookAt >= this.#dispatcher.maxPausedMs) || behind >= this.#dispatcher.maxLagReading) {
-      // Too far behind, and taking nothing (a reader in a burst keeps taking): its backlog goes,
-      // and it gets one error saying so, then ends.
-      member.queue = [this.#overflowResult()];
-      member.head = 0;
-      member.done = true;
-      this.#members.delete(member);
-    } else {
-      member.queue.push(result);
-      if (last) member.done = true;
+    if (
+      (behind >= this.#dispatcher.maxLag && performance.now() - member.tookAt >= this.#dispatcher.maxPausedMs) ||
+      behind >= this.#dispatcher.maxLagReading ||
+      !this.#queued.admit(member.connection, message)
+    ) {
+      // Too far behind, and taking nothing (a reader in a burst keeps taking), or holding more
+      // than its connection (or the server) may: it ends with one error saying so.
+      this.#cut(member);
+      return;
     }
-    if (sink === undefined) wake(member);
-    else this.#flush(member, sink);
+    this.#queued.hold(member.connection, member, message);
+    member.queue.push(message);
+    this.#pass(member);
   }
 
   /**
-   * Writes a member's queued results to its sink, until the sink is congested: then the one written
-   * last says when the network has taken it, and the writing goes on from there. The member's
-   * iterator ends once it is done and nothing is left to write.
+   * Ends a member as a slow consumer: its backlog goes, and it gets one error saying so. It leaves
+   * as any member does: the group ends with its last member (a group left with no member would go
+   * on executing every event for nobody).
+   */
+  #cut(member: Member): void {
+    if (member.done && member.queue[member.queue.length - 1]?.final === true) return;
+    this.#drop(member);
+    member.queue.push(this.#overflowMessage());
+    member.done = true;
+    this.#leave(member);
+    this.#pass(member);
+  }
+
+  /** Hands what a member holds on: to its sink, or wakes its iterator. */
+  #pass(member: Member): void {
+    if (member.sink === undefined) wake(member);
+    else this.#flush(member, member.sink);
+  }
+
+  /** The next message of a member's queue, released from the queue bounds. */
+  #take(member: Member): SharedMessage {
+    const message = member.queue[member.head++] as SharedMessage;
+    if (!message.final) this.#queued.release(member.connection, member, message);
+    if (member.head === member.queue.length) {
+      // Emptied in place: no new array per delivery.
+      member.queue.length = 0;
+      member.head = 0;
+    }
+    return message;
+  }
+
+  /** Drops what a member holds queued. */
+  #drop(member: Member): void {
+    while (member.head < member.queue.length) this.#take(member);
+  }
+
+  /**
+   * Writes a member's queued messages to its sink, until the sink is congested: then the one
+   * written last says when the network has taken it, and the writing goes on from there. The
+   * member's iterator ends once it is done and nothing is left to write.
    */
   #flush(member: Member, sink: MemberSink): void {
     while (!member.waiting && member.head < member.queue.length) {
       if (!sink.open) {
         // The transport is gone: what is left is nobody's.
         member.done = true;
-        member.queue.length = 0;
-        member.head = 0;
+        this.#drop(member);
         break;
       }
-      const text = this.#hooks.textOf(member.queue[member.head++] as SharedResult);
+      const message = this.#take(member);
       if (sink.congested) {
         member.waiting = true;
         // Taking nothing from now until the network has taken this write.
         member.tookAt = performance.now();
-        sink.write(text, () => {
+        sink.write(message, () => {
           member.waiting = false;
           member.tookAt = performance.now();
           this.#flush(member, sink);
         });
-      } else sink.write(text);
+      } else sink.write(message);
     }
-    if (member.head === member.queue.length) {
-      member.queue.length = 0;
-      member.head = 0;
-      if (member.done) wake(member);
-    }
+    if (member.done && member.head === member.queue.length) wake(member);
   }
 
-  /** The slow-consumer result (the Subscription field's resolver turns the overflow item into it). */
-  #overflowResult(): SharedResult {
+  /** The slow-consumer message (the Subscription field's resolver turns the overflow item into it). */
+  #overflowMessage(): SharedMessage {
     if (this.#overflow === undefined) {
       const result = this.#hooks.execute({ overflow: true });
-      this.#overflow = this.#hooks.format(result instanceof Promise ? { data: null } : result);
+      this.#overflow = this.#hooks.format(result instanceof Promise ? { data: null } : result, true);
     }
     return this.#overflow;
   }

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import { makeHandler } from 'graphql-ws/use/@fastify/websocket';
 import type { WatchCredential } from '../auth/credential-recheck.js';
@@ -7,6 +8,7 @@ import { toRestgraphError } from '../http/problem-details.js';
 import type { FastifyRequest } from 'fastify';
 import type { GraphqlService } from './graphql-service.js';
 import type { MemberSink, PreparedArgs } from './graphql-context.js';
+import type { ConnectionQueue } from './queued-bytes.js';
 
 /** A gauge of things open now. */
 export interface OpenCount {
@@ -139,7 +141,7 @@ function subscriptionHandler(service: GraphqlService, options: WebSocketTranspor
       admitted.add(id);
       const prepared = await subscribeArgs(ctx.extra, payload);
       // A subscription's shared results are written straight to the socket (see MemberSink).
-      if ('contextValue' in prepared && prepared.contextValue !== undefined) prepared.contextValue.sink = socketSink(ctx.extra.socket, id);
+      if ('contextValue' in prepared && prepared.contextValue !== undefined) prepared.contextValue.sink = socketSink(ctx.extra.socket, frameWriterOf(service, ctx.extra.request), id);
       return prepared;
     },
     // Subscriptions share one execution per event among the subscribers asking the same thing.
@@ -173,30 +175,141 @@ function withoutOversizeErrors(handler: ReturnType<typeof makeHandler>): ReturnT
 interface SinkSocket {
   readonly readyState: number;
   readonly OPEN: number;
-  readonly bufferedAmount: number;
+  /** The extensions negotiated (permessage-deflate, when any). */
+  readonly extensions: string;
   send(data: string, done?: (error?: Error) => void): void;
 }
 
 /**
  * A subscription's messages on its WebSocket, as graphql-ws writes them
- * (`{"id", "type": "next", "payload"}`), for results whose JSON text is made once for many
- * subscribers: only the envelope is per subscriber. Congested while ws holds data the network has
- * not taken (a client that reads slowly).
+ * (`{"id", "type": "next", "payload"}`), for results whose bytes are made once for many
+ * subscribers (SharedMessage): only the frame header and the envelope are per subscriber. Each is
+ * written as a WebSocket text frame (RFC 6455 §5.2, unmasked as from a server) straight to the
+ * connection, beside the frames ws writes (in order: both write whole frames at once), through the
+ * connection's {@link FrameWriter}. With permessage-deflate negotiated, frames go through ws instead.
+ * Congested while the network has not taken what was written (a client that reads slowly).
  */
-function socketSink(socket: SinkSocket, id: string): MemberSink {
-  const start = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+function socketSink(socket: SinkSocket, writer: FrameWriter, id: string): MemberSink {
+  const prefix = Buffer.from(`{"id":${JSON.stringify(id)},"type":"next","payload":`, 'utf8');
+  const framed = socket.extensions === '';
   return {
     get open() {
-      return socket.readyState === socket.OPEN;
+      return socket.readyState === socket.OPEN && writer.open;
     },
     get congested() {
-      return socket.bufferedAmount > 0;
+      return writer.congested;
     },
-    write(text, flushed) {
-      if (flushed === undefined) socket.send(`${start}${text}}`);
-      else socket.send(`${start}${text}}`, () => flushed());
+    queue: writer.queue,
+    write(message, flushed) {
+      if (framed) writer.write(prefix, message.bytes, flushed);
+      else if (flushed === undefined) socket.send(`${prefix.toString('utf8')}${message.text}}`);
+      else socket.send(`${prefix.toString('utf8')}${message.text}}`, () => flushed());
     },
   };
+}
+
+/** The end of every `next` message's envelope. */
+const ENVELOPE_END = Buffer.from('}', 'utf8');
+
+/** Payloads up to this size are copied into one buffer with their frame header and envelope; larger ones are written as they are, beside them. */
+const COPY_BELOW = 2048;
+
+/**
+ * Writes text frames to one connection's socket, corked for the rest of the event-loop turn: the
+ * messages the connection gets in one turn (its subscriptions', or a burst's) leave in one write
+ * to the network instead of one each.
+ */
+class FrameWriter {
+  readonly #socket: Socket;
+  /** What its subscriptions hold queued while it is congested. */
+  readonly queue: ConnectionQueue;
+  /** Bytes written since the socket was corked (this turn): held by the cork, not by the network. */
+  #corked = 0;
+
+  /** The connection can take no more (closed, ended or failed): known from its events, not asked of the stream at each write. */
+  #gone = false;
+
+  constructor(socket: Socket, queue: ConnectionQueue) {
+    this.#socket = socket;
+    this.queue = queue;
+    const gone = (): void => {
+      this.#gone = true;
+    };
+    socket.once('close', gone);
+    socket.once('finish', gone);
+    socket.once('error', gone);
+  }
+
+  get open(): boolean {
+    return !this.#gone && !this.#socket.writableEnded;
+  }
+
+  /** Whether the network has not taken something written before this turn. */
+  get congested(): boolean {
+    return this.#socket.writableLength > this.#corked;
+  }
+
+  /** One text frame: `prefix`, `payload`, then the envelope's end. */
+  write(prefix: Buffer, payload: Buffer, flushed: (() => void) | undefined): void {
+    const length = prefix.length + payload.length + ENVELOPE_END.length;
+    const headerLength = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+    const small = payload.length < COPY_BELOW;
+    const head = Buffer.allocUnsafe(headerLength + prefix.length + (small ? payload.length + ENVELOPE_END.length : 0));
+    head[0] = 0x81; // FIN, text
+    if (headerLength === 2) head[1] = length;
+    else if (headerLength === 4) {
+      head[1] = 126;
+      head.writeUInt16BE(length, 2);
+    } else {
+      head[1] = 127;
+      head.writeUInt32BE(Math.floor(length / 2 ** 32), 2);
+      head.writeUInt32BE(length >>> 0, 6);
+    }
+    prefix.copy(head, headerLength);
+    if (this.#corked === 0) {
+      this.#socket.cork();
+      corked.add(this);
+      if (corked.size === 1) process.nextTick(uncorkAll);
+    }
+    this.#corked += headerLength + length;
+    const done = flushed === undefined ? undefined : (): void => flushed();
+    if (small) {
+      payload.copy(head, headerLength + prefix.length);
+      ENVELOPE_END.copy(head, headerLength + prefix.length + payload.length);
+      this.#socket.write(head, done);
+    } else {
+      this.#socket.write(head);
+      this.#socket.write(payload);
+      this.#socket.write(ENVELOPE_END, done);
+    }
+  }
+
+  /** Lets the writes of this turn go (see {@link uncorkAll}). */
+  uncork(): void {
+    this.#corked = 0;
+    this.#socket.uncork();
+  }
+}
+
+/** The writers corked this turn. */
+const corked = new Set<FrameWriter>();
+
+/** At the end of the turn (once, for every writer corked in it), the corked writes go to the network. */
+function uncorkAll(): void {
+  // Taken out first: a writer corked again meanwhile goes with the next turn.
+  const writers = [...corked];
+  corked.clear();
+  for (const writer of writers) writer.uncork();
+}
+
+/** Each connection's frame writer (over its TCP socket, which ws took over at the upgrade). */
+const writers = new WeakMap<Socket, FrameWriter>();
+
+function frameWriterOf(service: GraphqlService, request: FastifyRequest): FrameWriter {
+  const socket = request.raw.socket;
+  let writer = writers.get(socket);
+  if (writer === undefined) writers.set(socket, (writer = new FrameWriter(socket, service.subscriptions.connection())));
+  return writer;
 }
 
 /** The ids of the operations admitted on each socket (see maxSubscriptionsPerConnection). */

@@ -48,9 +48,10 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
    * so the last frame made is kept, and only that one (frames of recent events would double the
    * memory the dispatcher bounds).
    */
-  let last: { event: StoredEvent; frame: string } | undefined;
-  const frameOf = (event: StoredEvent): string => {
-    if (last?.event !== event) last = { event, frame: `id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n` };
+  let last: { event: StoredEvent; frame: Buffer } | undefined;
+  const frameOf = (event: StoredEvent): Buffer => {
+    // In UTF-8 once: each stream's write then only copies the bytes.
+    if (last?.event !== event) last = { event, frame: Buffer.from(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`, 'utf8') };
     return last.frame;
   };
 

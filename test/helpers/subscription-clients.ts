@@ -3,6 +3,7 @@ import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
 import { createClient as createWsClient } from 'graphql-ws';
 import { createClient as createSseClient } from 'graphql-sse';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { RestgraphOptions } from '../../src/index.js';
 import { ADMIN, listenApp, send, tempDatabase, waitUntil, type ListeningApp, type Row } from './event-stream.js';
 
 /**
@@ -291,6 +292,17 @@ export async function rawSubscriber(server: ListeningApp, query: string): Promis
   };
 }
 
+/**
+ * Waits until the server runs no subscription of the test: the dispatcher feeds `baseline`
+ * consumers (those the test did not start) and no subscription group is left. (A group whose
+ * members are all gone but which still listens counts no subscriber: it is seen by the groups.)
+ */
+export async function subscriptionsEnded(server: ListeningApp, baseline = 0): Promise<void> {
+  const subscribers = (): number => server.app.restgraph.events.subscriberCount - baseline;
+  const groups = (): number => server.app.restgraph.graphql.subscriptions.size;
+  await waitUntil(() => subscribers() === 0 && groups() === 0, `every subscription of the test to end on the server (${subscribers()} subscribers, ${groups()} groups left)`);
+}
+
 /** Creates `count` posts of `author` with a 4000-character body (in process); returns their ids. */
 export async function writePosts(server: ListeningApp, author: Row, count: number, prefix: string): Promise<string[]> {
   const body = 'x'.repeat(4000);
@@ -331,16 +343,21 @@ export async function pausedBesideHealthy(server: ListeningApp) {
  * write posts as, for the files of one describe each (beforeAll/afterEach/afterAll registered here):
  * every subscription of a test must have ended on the server after it.
  */
-export function laggingServer(maxLag: number, maxPausedMs?: number, maxLagReading?: number): { readonly server: ListeningApp; readonly author: Row } {
+export function laggingServer(
+  maxLag: number,
+  maxPausedMs?: number,
+  maxLagReading?: number,
+  events: NonNullable<RestgraphOptions['events']> = {},
+): { readonly server: ListeningApp; readonly author: Row } {
   const state: { server?: ListeningApp; author?: Row; db?: Awaited<ReturnType<typeof tempDatabase>> } = {};
   beforeAll(async () => {
     state.db = await tempDatabase();
-    state.server = await listenApp(state.db.url, { events: { maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }), ...(maxLagReading === undefined ? {} : { maxLagReading }) } });
+    state.server = await listenApp(state.db.url, { events: { ...events, maxLag, ...(maxPausedMs === undefined ? {} : { maxPausedMs }), ...(maxLagReading === undefined ? {} : { maxLagReading }) } });
     state.author = (await send(state.server.base, 'POST', '/users', { name: 'lagging' })).json();
   });
   afterEach(async () => {
     const server = must(state.server, 'server');
-    await waitUntil(() => server.app.restgraph.events.subscriberCount === 0, 'every subscription of the test to end on the server');
+    await subscriptionsEnded(server);
   });
   afterAll(async () => {
     await state.server?.close();
