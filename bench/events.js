@@ -45,10 +45,15 @@
 //                  (graphql-transport-ws spoken directly on `ws`, cheap enough for 11,000
 //                  connections on the load CPU; both processes need ~11,200 open files: the
 //                  worker checks its limit and says so). The write load is bench/load.js's
-//                  `update` scenario (PATCH of a random seeded user's bio, ids uniform over
-//                  1..10,000, so 10 % concern a watched id), 1 s warm-up + BENCH_EVENT_DURATION s:
-//                  (a) update req/s with no listener (5 s of warm-up: the servers are new), (b)
-//                  the same server and data with all of them attached; target b/a >= 0.8. Latency: while (b) runs, every 100 ms
+//                  `update-unwatched` and `update-watched` scenarios (PATCH of a seeded user's
+//                  bio, ids uniform over 1,001..10,000, which nobody watches, or over the watched
+//                  1..1,000, each update then delivered to 5 subscribers), 1 s warm-up +
+//                  BENCH_EVENT_DURATION s, after 15 s of `update` not measured (the server is
+//                  new): (a) update req/s of each with no listener, (b) the same server and data
+//                  with all of them attached; target b/a >= 0.8 for both. Server CPU per write
+//                  (its /proc stat over the writes answered) for each run, and per delivery:
+//                  (CPU per watched write with listeners - without) / 5. Latency: while (c), the
+//                  watched writes again, runs, every 100 ms
 //                  a probe, alternately a create (reaching the 5,000 userCreated subscribers and
 //                  the 1,000 SSE consumers) and an update of a watched id (its 5 subscribers),
 //                  sent without waiting for the previous ones (at most 20 unanswered); before,
@@ -61,6 +66,8 @@
 //                  exactly once (a bitmap per probe: missing, duplicate and misdirected
 //                  deliveries are counted, `!` when any). Memory per listener = server RSS
 //                  after attaching and proving them live - before, / listeners; target < 20 KiB.
+//                  (d) every third WebSocket stops reading while BENCH_REALTIME_PAUSED_BURST (200)
+//                  creates are written (bench/burst.js): server RSS then, and once read again.
 //   realtime-pg    the same on PostgreSQL with 3 instances of the server (all on CPU 0, one
 //                  fresh database: BENCH_POSTGRES_URL, as bench/run.js), sockets, SSE consumers
 //                  and probes spread round-robin over the instances, the write load from 3
