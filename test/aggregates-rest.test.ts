@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
+import { AGGREGATE_SCHEMA } from './helpers/aggregate-schema.js';
 import { aggregateInMemory, term, type OracleKey, type OracleMeasure, type Row } from './helpers/aggregate-oracle.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 
@@ -14,42 +15,6 @@ checkResponsesAgainstOpenApi();
  * truncation, the group limit and sort, the owner rule, and 400s naming the parameter at fault.
  */
 
-export const AGGREGATE_SCHEMA = `
-versions: [v1, v2]
-resources:
-  customers:
-    access: { read: public, write: public }
-    fields:
-      name: { type: string }
-    relations:
-      orders: { hasMany: orders, foreignKey: customerId }
-  orders:
-    access: { read: public, write: public }
-    fields:
-      batch:      { type: integer }
-      status:     { type: enum, values: [pending, paid, shipped] }
-      total:      { type: number }
-      qty:        { type: integer }
-      paid:       { type: boolean }
-      day:        { type: date }
-      at:         { type: datetime }
-      note:       { type: string }
-      extra:      { type: json }
-      customerId: { type: integer, references: customers }
-    relations:
-      customer: { belongsTo: customers, foreignKey: customerId }
-  aggregate:
-    singular: aggregateItem
-    access: { read: public, write: public }
-    fields:
-      label: { type: string }
-  notes:
-    access: { read: authenticated, write: authenticated }
-    owner: author
-    fields:
-      author: { type: string }
-      amount: { type: integer }
-`;
 
 let t: TestApp;
 const get = (url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> => t.app.inject({ method: 'GET', url, headers });
