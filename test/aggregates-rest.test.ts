@@ -271,3 +271,30 @@ describe('property: the same groups as an in-memory computation over random rows
     );
   });
 });
+
+describe('versions: each version aggregates in its own field names', () => {
+  let v: TestApp;
+  beforeAll(async () => {
+    v = await startTestApp({ schema: 'examples/versioned-schema.yaml' });
+    for (const [fullName, locale] of [['Ann', 'en'], ['Ann', 'fr'], ['Bo', 'fr']]) {
+      const response = await v.app.inject({ method: 'POST', url: '/v2/users', payload: { fullName, locale } });
+      expect(response.statusCode, response.body).toBe(201);
+    }
+  });
+  afterAll(async () => v.close());
+  const at = (url: string): Promise<LightMyRequestResponse> => v.app.inject({ method: 'GET', url });
+
+  it('v1 groups by name (v2 fullName), sorts and filters by it; v2 names are unknown there', async () => {
+    expect(groupsOf(await at('/v1/users/aggregate?groupBy=name&countDistinct=name&sort=-name&name[ne]=Zed'))).toEqual([
+      { group: { name: 'Bo' }, countDistinct: { name: 1 } },
+      { group: { name: 'Ann' }, countDistinct: { name: 1 } },
+    ]);
+    expect(problemOf(await at('/v1/users/aggregate?groupBy=fullName'), 'groupBy')).toMatch(/not a field of users/);
+    expect(groupsOf(await at('/v2/users/aggregate?groupBy=locale,fullName&min=fullName'))).toEqual([
+      { group: { locale: 'en', fullName: 'Ann' }, min: { fullName: 'Ann' } },
+      { group: { locale: 'fr', fullName: 'Ann' }, min: { fullName: 'Ann' } },
+      { group: { locale: 'fr', fullName: 'Bo' }, min: { fullName: 'Bo' } },
+    ]);
+    expect(problemOf(await at('/v2/users/aggregate?min=nickname'), 'min')).toMatch(/not a field/);
+  });
+});

@@ -81,6 +81,7 @@ export function parseAggregateQuery(resource: ResourceModel, raw: RawQuery, limi
   const query: AggregateQuery = { filters: [], groupBy: [], count: false, measures: [], sort: [], limit: limits.maxGroups, strict: true };
   const filterEntries: [string, string | string[]][] = [];
   let sortText: string | undefined;
+  let lastFunction = 'sum';
   for (const [key, value] of Object.entries(raw)) {
     if (value === undefined) continue;
     if (!AGGREGATE_PARAMETERS.includes(key)) {
@@ -101,9 +102,12 @@ export function parseAggregateQuery(resource: ResourceModel, raw: RawQuery, limi
       const n = /^\d{1,15}$/.test(value) ? Number(value) : 0;
       if (n < 1 || n > limits.maxGroups) problems.push({ parameter: 'limit', detail: `must be an integer from 1 to ${limits.maxGroups}` });
       else [query.limit, query.strict] = [n, false];
-    } else query.measures.push(...parseMeasures(resource, key as AggregateFunction, value, lookup, problems));
+    } else {
+      lastFunction = key;
+      query.measures.push(...parseMeasures(resource, key as AggregateFunction, value, lookup, problems));
+    }
   }
-  if (query.measures.length > MAX_MEASURES) problems.push({ parameter: 'sum', detail: `asks for ${query.measures.length} aggregates; at most ${MAX_MEASURES} are allowed` });
+  if (query.measures.length > MAX_MEASURES) problems.push({ parameter: lastFunction, detail: `makes ${query.measures.length} aggregates in all; at most ${MAX_MEASURES} are allowed` });
   if (raw.count === undefined && query.measures.length === 0) query.count = true;
   if (sortText !== undefined) query.sort = parseAggregateSort(resource, sortText, query.groupBy, lookup, problems);
   try {

@@ -15,7 +15,7 @@ import {
   type GraphQLScalarType,
   type SelectionSetNode,
 } from 'graphql';
-import { aggregates, groupable, groupTerm, type AggregateGroup, type AggregateQuery } from '../core/aggregate-query.js';
+import { aggregates, groupable, groupTerm, MAX_GROUP_KEYS, type AggregateGroup, type AggregateQuery } from '../core/aggregate-query.js';
 import { invalidQuery, type ListLimits } from '../core/list-query.js';
 import type { FieldModel, RelationModel, ResourceModel } from '../schema/schema-model.js';
 import { AGGREGATE_FUNCTIONS, DATE_UNITS, type AggregateFunction, type AggregateSortKey, type GroupKey, type Measure } from '../store/aggregate-spec.js';
@@ -168,7 +168,8 @@ function aggregateQueryOf(types: AggregateTypes, args: AggregateArgs, filters: F
   const groupBy = (args.groupBy ?? []).map((name) => types.groupKeys.get(name) as GroupKey);
   const problems = [];
   const fields = new Set(groupBy.map((k) => k.field));
-  if (fields.size < groupBy.length) problems.push({ parameter: 'groupBy', detail: 'names a field twice' });
+  if (groupBy.length > MAX_GROUP_KEYS) problems.push({ parameter: 'groupBy', detail: `has ${groupBy.length} entries; at most ${MAX_GROUP_KEYS} are allowed` });
+  else if (fields.size < groupBy.length) problems.push({ parameter: 'groupBy', detail: 'names a field twice' });
   const sort: AggregateSortKey[] = [];
   for (const name of args.sort ?? []) {
     const key = types.sortKeys.get(name);
