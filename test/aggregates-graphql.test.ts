@@ -90,6 +90,18 @@ describe('ordersAggregate', () => {
     expect((await graphql(t.app, '{ ordersAggregate(groupBy: [extra]) { count } }')).body.errors).toBeDefined();
   });
 
+  it('hostile arguments are 4xx errors, never a 5xx: too many keys, one field twice, __proto__, a bad filter', async () => {
+    const nine = await graphql(t.app, '{ ordersAggregate(groupBy: [id, batch, status, qty, paid, day, note, customerId, at_day]) { count } }');
+    expect(onlyError(nine, 'invalid-query').message).toMatch(/at most 8/);
+    expect(onlyError(await graphql(t.app, '{ ordersAggregate(groupBy: [at_day, at_month]) { count } }'), 'invalid-query').message).toMatch(/twice/);
+    expect(onlyError(await graphql(t.app, '{ ordersAggregate(filter: { day: { eq: "2024-02-30" } }) { count } }'), 'invalid-query').message).toMatch(/filter.day.eq/);
+    const proto = await graphql(t.app, 'query($f: OrderFilter) { ordersAggregate(filter: $f) { count } }', { variables: { f: JSON.parse('{"__proto__": {"qty": {"eq": 1}}}') as unknown } });
+    expect(proto.status).toBeLessThan(500);
+    expect(proto.body.errors?.[0]?.extensions.code).toBe('bad-request');
+    const nested = await graphql(t.app, '{ customers { ordersAggregate(filter: { qty: { in: [1, 2] }, note: { contains: "\'" } }) { count } } }');
+    expect(nested.status, nested.response.body).toBe(200);
+  });
+
   it('costs its groups: limit, else the most groups', async () => {
     const costly = await graphql(t.app, '{ customers(first: 10) { ordersAggregate { count } } a: ordersAggregate { count } b: ordersAggregate { count } c: ordersAggregate { count } d: ordersAggregate { count } e: ordersAggregate { count } f: ordersAggregate { count } g: ordersAggregate { count } h: ordersAggregate { count } i: ordersAggregate { count } j: ordersAggregate { count } }');
     expect(costly.body.errors?.[0]?.message, costly.response.body).toMatch(/at most 200/);
