@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
+import { aggregateInMemory, term, type OracleKey, type OracleMeasure } from './helpers/aggregate-oracle.js';
 import { AGGREGATE_SCHEMA } from './helpers/aggregate-schema.js';
 import { dataOf, graphql, onlyError } from './helpers/graphql-request.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
@@ -155,5 +157,57 @@ describe('access', () => {
       ],
     });
     onlyError(await graphql(t.app, query, { headers: { authorization: '' } }), 'authentication-required', ['notesAggregate']);
+  });
+});
+
+describe('property: ordersAggregate agrees with an in-memory computation over random rows with nulls', () => {
+  const row = fc.record({
+    status: fc.option(fc.constantFrom('pending', 'paid', 'shipped')),
+    total: fc.option(fc.integer({ min: -400, max: 400 }).map((n) => n / 4)),
+    qty: fc.option(fc.integer({ min: -50, max: 50 })),
+    paid: fc.option(fc.boolean()),
+    day: fc.option(fc.date({ min: new Date('2025-01-01T00:00:00Z'), max: new Date('2026-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10))),
+    note: fc.option(fc.stringMatching(/^[a-c]{0,2}$/)),
+  });
+  const keys: OracleKey[] = [{ field: 'status' }, { field: 'paid' }, { field: 'day', unit: 'month' }, { field: 'day', unit: 'year' }, { field: 'note' }];
+  const measures: OracleMeasure[] = [
+    { fn: 'sum', field: 'total' }, { fn: 'avg', field: 'qty' }, { fn: 'min', field: 'day' }, { fn: 'max', field: 'total' }, { fn: 'max', field: 'note' }, { fn: 'countDistinct', field: 'paid' },
+  ];
+  let batch = 1000;
+
+  it('groups, counts and functions, through GraphQL', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(row, { maxLength: 15 }),
+        fc.uniqueArray(fc.constantFrom(...keys), { maxLength: 2, selector: (k) => k.field }),
+        fc.uniqueArray(fc.constantFrom(...measures), { maxLength: 4, selector: (m) => `${m.fn}.${m.field}` }),
+        async (generated, groupBy, asked) => {
+          batch += 1;
+          const rows: Row[] = [];
+          for (const values of generated) {
+            const stored = { batch, ...values };
+            await create('orders', stored);
+            rows.push(stored);
+          }
+          const name = (k: OracleKey): string => (k.unit === undefined ? k.field : `${k.field}_${k.unit}`);
+          const functions = [...new Set(asked.map((m) => m.fn))].map((fn) => `${fn} { ${asked.filter((m) => m.fn === fn).map((m) => m.field).join(' ')} }`);
+          const group = groupBy.length === 0 ? '' : `group { ${groupBy.map(name).join(' ')} }`;
+          const args = `filter: { batch: { eq: ${batch} } }${groupBy.length === 0 ? '' : `, groupBy: [${groupBy.map(name).join(', ')}]`}`;
+          const data = dataOf(await graphql<{ ordersAggregate: Row[] }>(t.app, `{ ordersAggregate(${args}) { ${group} count ${functions.join(' ')} } }`));
+          const expected = aggregateInMemory(rows, groupBy, asked);
+          expect(data.ordersAggregate.map((g) => g.count)).toEqual(expected.map((g) => g.count));
+          if (groupBy.length > 0) expect(data.ordersAggregate.map((g) => g.group)).toEqual(expected.map((g) => Object.fromEntries(groupBy.map((k) => [name(k), g.group[term(k)]]))));
+          data.ordersAggregate.forEach((g, i) => {
+            for (const m of asked) {
+              const got = (g[m.fn] as Row)[m.field];
+              const want = expected[i]?.values[m.fn]?.[m.field];
+              if (typeof want === 'number' && (m.fn === 'sum' || m.fn === 'avg')) expect(got as number).toBeCloseTo(want, 6);
+              else expect(got, `${m.fn}.${m.field}`).toEqual(want);
+            }
+          });
+        },
+      ),
+      { numRuns: 20 },
+    );
   });
 });
