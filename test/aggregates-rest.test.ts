@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { AGGREGATE_SCHEMA } from './helpers/aggregate-schema.js';
 import { aggregateInMemory, term, type OracleKey, type OracleMeasure, type Row } from './helpers/aggregate-oracle.js';
@@ -296,5 +297,12 @@ describe('versions: each version aggregates in its own field names', () => {
       { group: { locale: 'fr', fullName: 'Bo' }, min: { fullName: 'Bo' } },
     ]);
     expect(problemOf(await at('/v2/users/aggregate?min=nickname'), 'min')).toMatch(/not a field/);
+  });
+});
+
+describe('the group limit setting', () => {
+  it('RESTGRAPH_MAX_AGGREGATE_GROUPS sets it; a value out of range fails at start-up naming the variable', () => {
+    expect(optionsFromEnv({ RESTGRAPH_MAX_AGGREGATE_GROUPS: '7' }).listLimits?.maxGroups).toBe(7);
+    expect(() => optionsFromEnv({ RESTGRAPH_MAX_AGGREGATE_GROUPS: '0' })).toThrow(/RESTGRAPH_MAX_AGGREGATE_GROUPS/);
   });
 });
