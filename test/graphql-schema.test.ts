@@ -85,7 +85,7 @@ describe('generated types', () => {
 
   it('names the root fields after the singular and plural', () => {
     const schema = buildSchema(sdl);
-    expect(Object.keys(schema.getQueryType()?.getFields() ?? {})).toEqual(['person', 'people', 'peopleConnection']);
+    expect(Object.keys(schema.getQueryType()?.getFields() ?? {})).toEqual(['person', 'people', 'peopleConnection', 'peopleAggregate']);
     expect(Object.keys(schema.getMutationType()?.getFields() ?? {})).toEqual(['createPerson', 'updatePerson', 'replacePerson', 'deletePerson']);
   });
 

@@ -175,6 +175,12 @@ describe('bad input on the resource paths', () => {
     await expectStatus({ method: 'PATCH', url: user, body: { bio: 'q' }, headers: { 'idempotency-key': 'openapi-test-2' } }, 422);
   });
 
+  it('aggregates of every resource, in both documents, and their refusal', async () => {
+    for (const prefix of ['', '/v1']) for (const resource of ['users', 'posts', 'products', 'orders']) await expectStatus({ method: 'GET', url: `${prefix}/${resource}/aggregate?count=true` }, 200);
+    await expectStatus({ method: 'GET', url: '/orders/aggregate?groupBy=status&sum=quantity&min=placedOn&max=note&countDistinct=userId&sort=-sum.quantity' }, 200);
+    await expectStatus({ method: 'GET', url: '/orders/aggregate?sum=note' }, 400);
+  });
+
   it('paging with Link and X-Total-Count', async () => {
     const first = await call({ method: 'GET', url: '/users?limit=1&count=true' });
     const link = /<([^>]+)>; rel="next"/.exec(String(first.headers.link))?.[1];

@@ -162,7 +162,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     remote: tokenCommands(options, '<database URL>').create([ADMIN_SCOPE]),
   });
   const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits);
-  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle };
+  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);

@@ -47,6 +47,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   const pageLimits: RestgraphOptions['listLimits'] = {};
   if (env.RESTGRAPH_DEFAULT_PAGE_SIZE !== undefined) pageLimits.defaultLimit = integer(env, 'RESTGRAPH_DEFAULT_PAGE_SIZE', 100, 1, 100_000);
   if (env.RESTGRAPH_MAX_PAGE_SIZE !== undefined) pageLimits.maxLimit = integer(env, 'RESTGRAPH_MAX_PAGE_SIZE', 1000, 1, 100_000);
+  if (env.RESTGRAPH_MAX_AGGREGATE_GROUPS !== undefined) pageLimits.maxGroups = integer(env, 'RESTGRAPH_MAX_AGGREGATE_GROUPS', 1000, 1, 100_000);
   if (Object.keys(pageLimits).length > 0) options.listLimits = pageLimits;
   if ((pageLimits.defaultLimit ?? 100) > (pageLimits.maxLimit ?? 1000)) {
     throw new ConfigError('RESTGRAPH_DEFAULT_PAGE_SIZE', 'must not be larger than RESTGRAPH_MAX_PAGE_SIZE');

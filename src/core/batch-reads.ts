@@ -3,6 +3,7 @@ import { reverseSort, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import { authorize, ownerReadFilter } from './access-policy.js';
 import type { ListQuery } from './list-query.js';
+import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
 
 /**
@@ -60,6 +61,21 @@ export class BatchReads {
     authorize(ctx.principal, target, 'read');
     const owner = ownerReadFilter(ctx.principal, target);
     return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], owner === undefined ? filters : [...filters, owner]);
+  }
+
+  /**
+   * The aggregate of a hasMany relation for many parents at once (one statement, grouped by the
+   * foreign key): per parent id, its groups; without groupBy the one group, also over no rows
+   * (count 0, sums null). The parents must be rows the principal may read.
+   */
+  async relatedAggregates(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], query: AggregateQuery): Promise<Map<number, AggregateGroup[]>> {
+    const target = resourceNamed(this.#schema, relation.target);
+    authorize(ctx.principal, target, 'read');
+    const owner = ownerReadFilter(ctx.principal, target);
+    const filters = owner === undefined ? query.filters : [...query.filters, owner];
+    const byKey = await this.#store.aggregateByKeys(target, relation.foreignKey, [...new Set(parentIds)], { ...query, filters });
+    const empty = query.groupBy.length > 0 ? [] : [{ group: [], count: 0, values: query.measures.map((m) => (m.fn === 'countDistinct' ? 0 : null)) }];
+    return new Map(parentIds.map((id) => [id, aggregateGroups(query, byKey.get(id) ?? empty)]));
   }
 
   /** The rows with these ids that the principal may read, by id (one query). */

@@ -13,6 +13,8 @@ export interface ListLimits {
   maxLimit: number;
   /** Most values in one `in` filter. @default 100 */
   maxInValues: number;
+  /** Most groups one aggregate answers without `limit` (more is a 400). @default 1000 */
+  maxGroups: number;
 }
 
 /** A list request, checked against the schema. */

@@ -9,6 +9,7 @@ import { ReferentialRules } from './referential-rules.js';
 import { laterThan } from './later-than.js';
 import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
+import { aggregateGroups, tooManyGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import { EventedWrites } from './evented-writes.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, ValidateOptions, WriteKind } from './record-validator.js';
@@ -119,6 +120,25 @@ export class ResourceOperations {
     authorize(ctx.principal, resource, 'read');
     const owner = ownerReadFilter(ctx.principal, resource);
     return this.#store.count(resource, owner === undefined ? filters : [...filters, owner]);
+  }
+
+  /**
+   * The groups of an aggregate over the rows the principal may read (the owner rule joins the
+   * filters, in the one statement): at most `query.limit`, and when it is strict, more is a 400.
+   */
+  async aggregate(ctx: OperationContext, resource: ResourceModel, query: AggregateQuery): Promise<AggregateGroup[]> {
+    authorize(ctx.principal, resource, 'read');
+    const owner = ownerReadFilter(ctx.principal, resource);
+    const filters = owner === undefined ? query.filters : [...query.filters, owner];
+    const rows = await this.#store.aggregate(resource, {
+      filters,
+      groupBy: query.groupBy,
+      measures: query.measures,
+      sort: query.sort,
+      limit: query.strict ? query.limit + 1 : query.limit,
+    });
+    if (rows.length > query.limit) throw tooManyGroups(query.limit);
+    return aggregateGroups(query, rows);
   }
 
   /** The opaque keyset cursor of a row in a list sorted by `sort` (see docs/cursors.md). */

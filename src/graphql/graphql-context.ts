@@ -1,5 +1,6 @@
 import DataLoader from 'dataloader';
 import type { ListQuery } from '../core/list-query.js';
+import type { AggregateGroup, AggregateQuery } from '../core/aggregate-query.js';
 import type { OperationArgs } from 'graphql-http';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { OperationContext } from '../core/principal.js';
@@ -73,6 +74,14 @@ export class RequestLoaders {
     return this.#loader(`count|${relation.target}|${relation.foreignKey}|${JSON.stringify(filters)}`, async (ids) => {
       const counts = await this.#operations.batch.relatedCounts(this.#ctx, relation, ids, filters);
       return ids.map((id) => counts.get(id) ?? 0);
+    });
+  }
+
+  /** The aggregate of a hasMany relation per parent id (its groups), for one set of arguments and selected functions. */
+  relatedAggregate(relation: RelationModel, query: AggregateQuery): DataLoader<number, AggregateGroup[]> {
+    return this.#loader(`aggregate|${relation.target}|${relation.foreignKey}|${JSON.stringify(query)}`, async (ids) => {
+      const groups = await this.#operations.batch.relatedAggregates(this.#ctx, relation, ids, query);
+      return ids.map((id) => groups.get(id) ?? []);
     });
   }
 

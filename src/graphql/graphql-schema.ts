@@ -19,7 +19,8 @@ import {
 } from 'graphql';
 import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
 import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
-import type { QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
+import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
+import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { singletonMutations, singletonQuery } from './singleton-fields.js';
@@ -34,9 +35,13 @@ const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
 const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
-/** What the root and relation list fields take: Relay's paging arguments plus filter and sort. */
-interface ListArgs {
+/** The arguments that choose rows: what list, connection and aggregate fields all take. */
+interface RowArgs {
   filter?: Record<string, Record<string, unknown> | null> | null;
+}
+
+/** What the root and relation list fields take: Relay's paging arguments plus filter and sort. */
+interface ListArgs extends RowArgs {
   sort?: readonly string[] | null;
   first?: number | null;
   after?: string | null;
@@ -54,6 +59,7 @@ interface TypesOfResource {
   updateInput: GraphQLInputObjectType | undefined;
   /** Sort enum value → sort key. */
   sortKeys: Map<string, SortKey>;
+  aggregate: AggregateTypes;
 }
 
 /**
@@ -228,7 +234,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const updateInput = writable
       ? new GraphQLInputObjectType({ name: `${typeName}UpdateInput`, description: `Only the fields to change; null clears a field.`, fields: () => inputFields(false) })
       : undefined;
-    types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys });
+    const aggregate = aggregateTypesOf(resource, shownFields(resource), (field) => scalarOf(resource, field), DateScalar);
+    types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys, aggregate });
   }
 
   const listArgs = (resource: ResourceModel, defaultPageSize: number): GraphQLFieldConfigArgumentMap => {
@@ -243,12 +250,17 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     };
   };
 
+  /** The arguments that choose rows, of list and aggregate fields alike: a new way of choosing rows goes here and in {@link rowFiltersOf}. */
+  const rowArgs = (resource: ResourceModel): GraphQLFieldConfigArgumentMap => ({ filter: { type: typeOf(resource).filter } });
+  const filterInputsOf = (args: RowArgs): StructuredListInput['filters'] =>
+    Object.entries(args.filter ?? {}).flatMap(([field, ops]) => Object.entries(ops ?? {}).map(([op, value]) => ({ field, op: op as QueryOperator, value })));
+  /** The checked conditions of {@link rowArgs}. @throws InvalidQueryError */
+  const rowFiltersOf = (resource: ResourceModel, args: RowArgs): FilterCondition[] => structuredListQuery(resource, { filters: filterInputsOf(args) }, limits).filters;
+
   const listQueryOf = (resource: ResourceModel, args: ListArgs, defaultPageSize: number): ListQuery => {
     const t = typeOf(resource);
     const input: StructuredListInput = {
-      filters: Object.entries(args.filter ?? {}).flatMap(([field, ops]) =>
-        Object.entries(ops ?? {}).map(([op, value]) => ({ field, op: op as QueryOperator, value })),
-      ),
+      filters: filterInputsOf(args),
       sort: (args.sort ?? []).map((value) => {
         const key = t.sortKeys.get(value);
         if (key === undefined) throw new Error(`unknown sort ${value}`);
@@ -281,6 +293,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const paging = `${relationPageSize} rows unless first or last says otherwise; page on with after.`;
     const extensions = { [DEFAULT_PAGE_SIZE]: relationPageSize };
     return {
+      [`${relation.name}Aggregate`]: relationAggregateField(relation, target, t.aggregate, rowArgs(target), (given: RowArgs) => rowFiltersOf(target, given), limits),
       [relation.name]: {
         // Nullable: a relation the caller may not read is null with an error, and the parent stays.
         type: new GraphQLList(new GraphQLNonNull(t.object)),
@@ -362,6 +375,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
         return connectionOf(ctx, resource, listQuery, page.records, page.more, () => ctx.operations.count(ctx.operation, resource, listQuery.filters));
       },
     };
+    query[`${plural}Aggregate`] = rootAggregateField<RowArgs>(resource, t.aggregate, rowArgs(resource), (given) => rowFiltersOf(resource, given), limits);
     mutation[`create${typeName}`] = {
       type: t.object,
       description: `Creates ${withIndefiniteArticle(resource.singular)}.`,

@@ -39,6 +39,12 @@ const NOTHING: OperationCost = Object.freeze({ cost: 0, heaviest: undefined });
  */
 export const DEFAULT_PAGE_SIZE = 'defaultPageSize';
 
+/**
+ * The name under which the schema keeps, on each aggregate field, how many groups it returns
+ * without `limit:` (the most groups at the top level, 1 under a parent): each group counts as an object.
+ */
+export const AGGREGATE_GROUPS = 'aggregateGroups';
+
 /** The page size a list or connection field returns without first/last, as the schema set it on the field. */
 function defaultPageSizeOf(field: GraphQLField<unknown, unknown>, fallback: number): number {
   const size = field.extensions[DEFAULT_PAGE_SIZE];
@@ -87,10 +93,14 @@ export function operationCost(
         // Paged fields (lists and connections) take first/last; the edges and nodes lists of a
         // connection hold what its page size already counted.
         const paged = field.args.some((a) => a.name === 'first');
-        const size = paged ? (pageSize(selection.arguments, 'first', variables) ?? pageSize(selection.arguments, 'last', variables) ?? defaultPageSizeOf(field, defaultPageSize)) : 1;
+        const groups = field.extensions[AGGREGATE_GROUPS];
+        const aggregate = typeof groups === 'number';
+        const size = aggregate
+          ? (pageSize(selection.arguments, 'limit', variables) ?? groups)
+          : paged ? (pageSize(selection.arguments, 'first', variables) ?? pageSize(selection.arguments, 'last', variables) ?? defaultPageSizeOf(field, defaultPageSize)) : 1;
         const below = costOf(selection.selectionSet, named);
-        const own = resourceTypes.has(named.name) ? size : 0;
-        const step: CostStep = { key: selection.alias?.value ?? selection.name.value, size: paged ? size : undefined };
+        const own = aggregate || resourceTypes.has(named.name) ? size : 0;
+        const step: CostStep = { key: selection.alias?.value ?? selection.name.value, size: paged || aggregate ? size : undefined };
         // On a tie the objects further down are named: their list is the one that multiplies.
         const deeper = below.heaviest === undefined ? undefined : { objects: saturated(size * below.heaviest.objects), steps: [step, ...below.heaviest.steps] };
         const here = own > 0 ? { objects: own, steps: [step] } : undefined;

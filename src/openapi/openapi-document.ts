@@ -6,6 +6,7 @@ import { resourceParameters } from './list-parameters.js';
 import { ref, type OpenApiDocument, type OperationObject, type ParameterObject, type PathItemObject, type SchemaObject } from './openapi-types.js';
 import { hoistProblemResponses, problemResponses } from './problem-responses.js';
 import { resourcePaths } from './resource-paths.js';
+import { aggregatePath } from './aggregate-path.js';
 import { dbPath, JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
 import { resourceSchemas } from './resource-schemas.js';
 import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
@@ -62,7 +63,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
   }
   if (options.compat === 'json-server') Object.assign(parameters, JSON_SERVER_PARAMETERS);
   for (const resource of resources) {
-    const own = resourcePaths(resource, options.prefix, parameters);
+    const own = { ...aggregatePath(resource, options.prefix, options.listLimits, parameters), ...resourcePaths(resource, options.prefix, parameters) };
     Object.assign(paths, options.compat === 'json-server' ? withJsonServer(resource, options.prefix, own) : own);
   }
   if (options.compat === 'json-server') Object.assign(paths, dbPath(resources, options.prefix, options.listLimits.maxLimit));

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ListQuery, RawQuery } from '../core/list-query.js';
+import type { ListLimits, ListQuery, RawQuery } from '../core/list-query.js';
+import { AGGREGATE_PARAMETERS, parseAggregateQuery, type AggregateGroup } from '../core/aggregate-query.js';
 import type { ListResult, ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
 import { resourceNamed, SINGLETON_ID, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
@@ -21,6 +22,8 @@ export interface ResourceRoutesOptions {
   idempotency: IdempotencyStore;
   /** The query language and answer shapes: restgraph's own, or json-server's (`--compat json-server`). */
   queryStyle: RestQueryStyle;
+  /** Page and group limits (aggregates read them; lists read them through the query style). */
+  listLimits: ListLimits;
 }
 
 type IdParams = { id: string };
@@ -175,6 +178,21 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     }),
   }, quotas(resource, { GET: 'list', POST: 'create' }));
 
+  // A fixed segment: ids are positive integers, so no row's path is /<resource>/aggregate (and
+  // the router tries fixed segments before parameters, whatever the order they were added in).
+  registerPath(app, `${base}/aggregate`, {
+    GET: handler(async (request, reply) => {
+      const raw = request.query as RawQuery;
+      // fromEntries makes own properties of every key, __proto__ too (an assignment would not).
+      const entries = Object.entries(raw);
+      const own = Object.fromEntries(entries.filter(([key]) => AGGREGATE_PARAMETERS.includes(key)));
+      const filters = Object.fromEntries(entries.filter(([key]) => !AGGREGATE_PARAMETERS.includes(key)));
+      const query = parseAggregateQuery(resource, { ...tr.query(filters), ...own }, options.listLimits, tr.identity ? undefined : (name) => tr.field(name));
+      const groups = await operations.aggregate(context(request), resource, query);
+      return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(tr.identity ? groups : groups.map((g) => inVersion(g, tr))));
+    }),
+  }, quotas(resource, { GET: 'list' }));
+
   registerPath(app, `${base}/:id`, itemMethods((request) => parseId(resource.singular, (request.params as IdParams).id)), quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }));
 
   for (const relation of tr.view.relations.values()) {
@@ -225,6 +243,19 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       }),
     }, { rateLimits: { ...relationQuotas.rateLimits, ...quotas(target, { POST: 'create' }).rateLimits } });
   }
+}
+
+/** A group with the names `tr`'s version uses (group terms and measured fields). */
+function inVersion(group: AggregateGroup, tr: VersionTranslator): Record<string, unknown> {
+  const rename = (values: Record<string, unknown>): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(values).map(([term, value]) => {
+      const [name = '', unit] = term.split(':');
+      const apiName = tr.view.apiNameOf.get(name) ?? name;
+      return [unit === undefined ? apiName : `${apiName}:${unit}`, value];
+    }));
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(group)) out[key] = typeof value === 'object' && value !== null ? rename(value as Record<string, unknown>) : value;
+  return out;
 }
 
 function pick(record: StoredRecord, names: readonly string[]): StoredRecord {

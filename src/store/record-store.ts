@@ -9,6 +9,8 @@ import { KeyedStatementCache } from './keyed-statements.js';
 import { whereClause } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 import type { FilterCondition, ListSpec, SortKey, StoredRecord } from './list-spec.js';
+import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
+import { aggregateStatement, decodeAggregateRow } from './aggregate-statements.js';
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
@@ -118,6 +120,29 @@ export class RecordStore {
       .groupBy(field);
     for (const row of await executor.all(query.compile())) counts.set(Number(row.k), Number(row.n));
     return counts;
+  }
+
+  /** The groups of an aggregate read, in its order: one statement. */
+  async aggregate(resource: ResourceModel, spec: AggregateSpec, executor: SqlExecutor = this.#db): Promise<AggregateRow[]> {
+    const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec));
+    return rows.map((row) => decodeAggregateRow(this.#rules, resource, spec, row));
+  }
+
+  /**
+   * The groups of an aggregate read for each of `keys` in `field` (a hasMany relation's foreign
+   * key): one statement for any number of parents; keys without rows are left out.
+   */
+  async aggregateByKeys(resource: ResourceModel, field: string, keys: readonly number[], spec: AggregateSpec, executor: SqlExecutor = this.#db): Promise<Map<number, AggregateRow[]>> {
+    const byKey = new Map<number, AggregateRow[]>();
+    if (keys.length === 0) return byKey;
+    const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec, { field, keys }));
+    for (const row of rows) {
+      const key = Number(row._rg_k);
+      const list = byKey.get(key) ?? [];
+      list.push(decodeAggregateRow(this.#rules, resource, spec, row));
+      byKey.set(key, list);
+    }
+    return byKey;
   }
 
   /**
