@@ -3,6 +3,8 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 import { filterSchema } from './helpers/filter-schema.js';
+import { parseSchemaText } from '../src/schema/load-schema.js';
+import { inferSchema } from '../src/schema/infer-schema.js';
 
 checkResponsesAgainstOpenApi();
 
@@ -144,5 +146,25 @@ describe('filter= on REST lists', () => {
     expect((await problem("name = 'x")).detail).toBe("unterminated string starting at 7; expected a closing '");
     expect((await problem("name = 'x' and")).detail).toBe('the end of the expression at 14; expected a field name, "not" or "("');
     expect((await problem('active < true')).detail).toContain('operator "<" at 7 does not apply to boolean fields');
+  });
+});
+
+describe('a field named filter (schemas written before the parameter)', () => {
+  it('still loads; filter= is the expression, filter[eq]= and expressions reach the field', async () => {
+    const t = await startTestApp({ schema: parseSchemaText('resources:\n  rules:\n    access: { read: public, write: public }\n    fields:\n      filter: { type: string }\n      rank: { type: integer }\n') });
+    try {
+      for (const payload of [{ filter: 'spam', rank: 1 }, { filter: 'ham', rank: 2 }]) expect((await t.app.inject({ method: 'POST', url: '/rules', payload })).statusCode).toBe(201);
+      const ranks = async (url: string): Promise<unknown[]> => json<Row[]>(await t.app.inject({ method: 'GET', url })).map((r) => r.rank);
+      expect(await ranks('/rules?filter[eq]=spam')).toEqual([1]);
+      expect(await ranks(`/rules?filter=${q("filter = 'ham'")}`)).toEqual([2]);
+      expect(await ranks(`/rules?filter=${q('rank >= 1')}&filter[eq]=spam`)).toEqual([1]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a json-server file with a "filter" key keeps its name (no rename, the same schema as before)', () => {
+    const { definition } = inferSchema({ rules: [{ id: 1, filter: 'spam' }] }, 'db.json');
+    expect(Object.keys(definition.resources.rules?.fields ?? {})).toEqual(['filter']);
   });
 });
