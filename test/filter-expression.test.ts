@@ -124,3 +124,23 @@ describe('hostile filter= on REST: 4xx, never 5xx', () => {
     }
   });
 });
+
+describe('the limits are settings', () => {
+  it('listLimits.maxFilterConditions, maxFilterDepth, maxFilterHops and maxFilterLength bound filter=', async () => {
+    const t = await startTestApp({ schema: filterSchema(), listLimits: { maxFilterConditions: 2, maxFilterDepth: 1, maxFilterHops: 0, maxFilterLength: 30 } });
+    try {
+      const detail = async (expression: string): Promise<string> => {
+        const response = await t.app.inject({ method: 'GET', url: `/users?filter=${encodeURIComponent(expression)}` });
+        expect(response.statusCode, response.body).toBe(400);
+        return json<{ errors: { detail: string }[] }>(response).errors[0]?.detail ?? '';
+      };
+      expect(await detail('age = 1 or age = 2 or age = 3')).toBe('has more than 2 conditions (the one at 22 is one too many)');
+      expect(await detail('((age = 1))')).toBe('nests deeper than 1 levels at 1 (each "(", "not", any( and none( opens one)');
+      expect(await detail('posts.any(views = 1)')).toBe('"posts" at 0 follows a relation more than 0 deep; at most 0 relations may be followed');
+      expect(await detail(`name = '${'x'.repeat(30)}'`)).toBe('is 39 characters long; at most 30 are allowed');
+      expect((await t.app.inject({ method: 'GET', url: `/users?filter=${encodeURIComponent('(age = 1 or age = 2)')}` })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
