@@ -115,6 +115,16 @@ describe('filter= on REST lists', () => {
     expect(seen).toEqual(['SQLite indexes', 'Élan', 'Orphan']);
   });
 
+  it('/openapi.json documents filter on lists and hasMany relation routes, with the grammar', async () => {
+    const document = json<{ paths: Record<string, { get?: { parameters?: { $ref?: string }[] } }>; components: { parameters: Record<string, { name: string; description: string }> } }>(await get('/openapi.json'));
+    const parameter = document.components.parameters['posts.filterExpression'];
+    expect(parameter?.name).toBe('filter');
+    expect(parameter?.description).toContain('hasMany "." ("any" | "none") "(" expression ")"');
+    for (const path of ['/posts', '/users/{id}/posts']) {
+      expect(document.paths[path]?.get?.parameters?.map((p) => p.$ref)).toContain('#/components/parameters/posts.filterExpression');
+    }
+  });
+
   it('works on hasMany relation routes', async () => {
     expect(await names(`/users/1/posts?filter=${q("title ~ 'SQLITE' and not published = true")}`)).toEqual(['Draft on sqlite']);
   });
