@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_FILTER_LIMITS, parseFilterExpression, readFilterExpression } from '../src/core/filter-expression/filter-parser.js';
 import { matchesFilter } from '../src/core/filter-expression/filter-evaluator.js';
+import { filterBoundsProblem, measureFilter } from '../src/core/filter-expression/filter-bounds.js';
 import { InvalidQueryError } from '../src/errors.js';
 import { resourceNamed } from '../src/schema/schema-model.js';
 import { json, startTestApp } from './helpers/test-app.js';
@@ -142,5 +143,18 @@ describe('the limits are settings', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('filter tree bounds (for trees built from typed input)', () => {
+  it('measures comparisons, nesting and relation hops', () => {
+    const condition = read("name = 'a' or not (age < 3 and posts.any(author.age > 1 and views = 2))").condition;
+    expect(condition).toBeDefined();
+    if (condition === undefined) return;
+    expect(measureFilter(condition)).toEqual({ conditions: 4, depth: 6, hops: 2 });
+    expect(filterBoundsProblem(condition, DEFAULT_FILTER_LIMITS)).toBeUndefined();
+    expect(filterBoundsProblem(condition, { ...DEFAULT_FILTER_LIMITS, maxConditions: 3 })).toBe('has 4 conditions; at most 3 are allowed');
+    expect(filterBoundsProblem(condition, { ...DEFAULT_FILTER_LIMITS, maxDepth: 5 })).toBe('nests 6 levels deep; at most 5 are allowed');
+    expect(filterBoundsProblem(condition, { ...DEFAULT_FILTER_LIMITS, maxHops: 1 })).toBe('follows relations 2 deep; at most 1 are allowed');
   });
 });
