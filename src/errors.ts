@@ -15,6 +15,8 @@ export interface ErrorDetail {
   parameter?: string;
   /** Name of the header at fault, e.g. `If-Match`. */
   header?: string;
+  /** Character offset of the problem in the parameter's value (filter expressions). */
+  offset?: number;
   detail: string;
 }
 

@@ -250,7 +250,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   logLevel: 'info',
   logDestination: undefined,
   bodyLimitBytes: 1024 * 1024, // 1 MiB
-  listLimits: Object.freeze({ defaultLimit: 100, maxLimit: 1000, maxInValues: 100, maxGroups: 1000 }),
+  listLimits: Object.freeze({ defaultLimit: 100, maxLimit: 1000, maxInValues: 100, maxGroups: 1000, maxFilterConditions: 100, maxFilterDepth: 8, maxFilterHops: 3, maxFilterLength: 4096 }),
   maxEmbedded: 100,
   compat: undefined,
   cors: Object.freeze({ origins: '*', maxAgeSeconds: 600 }), // 10 min

@@ -161,7 +161,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     local: tokenCommands(options, storage.description).create([ADMIN_SCOPE]),
     remote: tokenCommands(options, '<database URL>').create([ADMIN_SCOPE]),
   });
-  const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits);
+  const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits, schema);
   const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {

@@ -48,6 +48,10 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (env.RESTGRAPH_DEFAULT_PAGE_SIZE !== undefined) pageLimits.defaultLimit = integer(env, 'RESTGRAPH_DEFAULT_PAGE_SIZE', 100, 1, 100_000);
   if (env.RESTGRAPH_MAX_PAGE_SIZE !== undefined) pageLimits.maxLimit = integer(env, 'RESTGRAPH_MAX_PAGE_SIZE', 1000, 1, 100_000);
   if (env.RESTGRAPH_MAX_AGGREGATE_GROUPS !== undefined) pageLimits.maxGroups = integer(env, 'RESTGRAPH_MAX_AGGREGATE_GROUPS', 1000, 1, 100_000);
+  if (env.RESTGRAPH_FILTER_MAX_CONDITIONS !== undefined) pageLimits.maxFilterConditions = integer(env, 'RESTGRAPH_FILTER_MAX_CONDITIONS', 100, 1, 10_000);
+  if (env.RESTGRAPH_FILTER_MAX_DEPTH !== undefined) pageLimits.maxFilterDepth = integer(env, 'RESTGRAPH_FILTER_MAX_DEPTH', 8, 1, 64);
+  if (env.RESTGRAPH_FILTER_MAX_HOPS !== undefined) pageLimits.maxFilterHops = integer(env, 'RESTGRAPH_FILTER_MAX_HOPS', 3, 0, 10);
+  if (env.RESTGRAPH_FILTER_MAX_LENGTH !== undefined) pageLimits.maxFilterLength = integer(env, 'RESTGRAPH_FILTER_MAX_LENGTH', 4096, 1, 1024 * 1024);
   if (Object.keys(pageLimits).length > 0) options.listLimits = pageLimits;
   if ((pageLimits.defaultLimit ?? 100) > (pageLimits.maxLimit ?? 1000)) {
     throw new ConfigError('RESTGRAPH_DEFAULT_PAGE_SIZE', 'must not be larger than RESTGRAPH_MAX_PAGE_SIZE');

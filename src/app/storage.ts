@@ -1,5 +1,5 @@
 import type { RateLimits } from '../core/rate-limits.js';
-import type { SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
 import { ApiKeyStore } from '../store/api-key-store.js';
 import { EventStore } from '../store/event-store.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
@@ -51,7 +51,7 @@ export async function openStorage(options: ResolvedOptions, schema: SchemaModel,
     db,
     rules,
     description,
-    records: new RecordStore(db, rules),
+    records: new RecordStore(db, rules, (name) => resourceNamed(schema, name)),
     events: new EventStore(db),
     idempotency: new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: options.idempotencyClaimTimeoutMs }),
     apiKeys: new ApiKeyStore(db),

@@ -1,7 +1,10 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
-import { type FieldModel, type ResourceModel, RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
-import { hasNul, NUL_DETAIL } from './storable-text.js';
+import { type FieldModel, type ResourceModel, LATER_QUERY_PARAMETERS, RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey } from '../store/list-spec.js';
+import { OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
+import { DEFAULT_FILTER_LIMITS, readFilterExpression, type FilterLimits, type FilterResources } from './filter-expression/filter-parser.js';
+
+export { isCalendarDate, OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 
 /** Query-string values as an HTTP framework hands them over: repeated parameters become arrays. */
 export type RawQuery = Record<string, string | string[] | undefined>;
@@ -11,10 +14,29 @@ export interface ListLimits {
   defaultLimit: number;
   /** Largest `limit` accepted. @default 1000 */
   maxLimit: number;
-  /** Most values in one `in` filter. @default 100 */
+  /** Most values in one `in` filter (and in one `in (…)` of a filter expression). @default 100 */
   maxInValues: number;
   /** Most groups one aggregate answers without `limit` (more is a 400). @default 1000 */
   maxGroups: number;
+  /** Most comparisons in one `filter` expression. @default 100 */
+  maxFilterConditions?: number;
+  /** Most levels of nesting in one `filter` expression. @default 8 */
+  maxFilterDepth?: number;
+  /** Most relations one `filter` expression follows from the listed resource. @default 3 */
+  maxFilterHops?: number;
+  /** Longest `filter` expression, in characters. @default 4096 */
+  maxFilterLength?: number;
+}
+
+/** The bounds of `filter` expressions within list limits. */
+export function filterLimitsOf(limits: ListLimits): FilterLimits {
+  return {
+    maxConditions: limits.maxFilterConditions ?? DEFAULT_FILTER_LIMITS.maxConditions,
+    maxDepth: limits.maxFilterDepth ?? DEFAULT_FILTER_LIMITS.maxDepth,
+    maxHops: limits.maxFilterHops ?? DEFAULT_FILTER_LIMITS.maxHops,
+    maxLength: limits.maxFilterLength ?? DEFAULT_FILTER_LIMITS.maxLength,
+    maxInValues: limits.maxInValues,
+  };
 }
 
 /** A list request, checked against the schema. */
@@ -41,28 +63,19 @@ export interface ListQuery {
   count: boolean;
 }
 
-export const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly QueryOperator[]> = {
-  string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'isNull'],
-  integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
-  number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
-  datetime: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
-  date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
-  enum: ['eq', 'ne', 'in', 'isNull'],
-  boolean: ['eq', 'ne', 'isNull'],
-  json: ['isNull'],
-};
-
 const ALL_OPERATORS = new Set<string>(Object.values(OPERATORS_BY_TYPE).flat());
 const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(?:\[([A-Za-z]*)\])?$/;
 
 /**
- * Parses list query parameters: `sort`, `limit`, `offset`, `after`, `count`, `fields`, `include`
- * and filters (`name=Alice`, `age[gte]=18`). Field names are checked against the schema and values
- * against field types; everything wrong is reported at once, each problem naming its parameter.
+ * Parses list query parameters: `sort`, `limit`, `offset`, `after`, `count`, `fields`, `include`,
+ * `filter` (an expression, see {@link readFilterExpression}; its relation paths lead to
+ * `resources`, none when absent) and field filters (`name=Alice`, `age[gte]=18`), all ANDed.
+ * Field names are checked against the schema and values against field types; everything wrong is
+ * reported at once, each problem naming its parameter.
  *
  * @throws InvalidQueryError (400) listing every problem.
  */
-export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits, extraAllowed: readonly string[] = []): ListQuery {
+export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits, extraAllowed: readonly string[] = [], resources?: FilterResources): ListQuery {
   const problems: ErrorDetail[] = [];
   const query: ListQuery = { filters: [], sort: [], limit: limits.defaultLimit, include: [], count: false };
   let cursor: string | undefined;
@@ -100,6 +113,13 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
       case 'fields':
         query.fields = parseNameList(value, 'fields', problems, (name) => (resource.fields.has(name) ? undefined : `"${name}" is not a field of ${resource.name}`));
         break;
+      case 'filter': {
+        // A field named filter (allowed in schemas written before the parameter) is filtered with filter[eq]=.
+        const reading = readFilterExpression(value, resource, resources, filterLimitsOf(limits));
+        if (reading.problem !== undefined) problems.push({ parameter: 'filter', detail: reading.problem, offset: reading.offset });
+        else query.filters.push(reading.condition);
+        break;
+      }
       case 'include':
         query.include = parseNameList(value, 'include', problems, (name) => (resource.relations.has(name) ? undefined : `"${name}" is not a relation of ${resource.name}${describeChoices([...resource.relations.keys()])}`));
         break;
@@ -162,7 +182,7 @@ function parseFilter(resource: ResourceModel, key: string, value: string, limits
   const fieldName = match?.[1];
   const field = fieldName === undefined ? undefined : resource.fields.get(fieldName);
   if (match === null || field === undefined) {
-    const allowed = `query parameters are ${RESERVED_QUERY_PARAMETERS.join(', ')} and filters on the fields of ${resource.name}`;
+    const allowed = `query parameters are ${[...RESERVED_QUERY_PARAMETERS, ...LATER_QUERY_PARAMETERS].join(', ')} and filters on the fields of ${resource.name}`;
     problems.push({ parameter: key, detail: `is not a known query parameter (${allowed})` });
     return;
   }
@@ -208,40 +228,6 @@ export function withinInLimit(parameter: string, count: number, limits: ListLimi
   if (count <= limits.maxInValues) return true;
   problems.push({ parameter, detail: `has ${count} values; at most ${limits.maxInValues} are allowed` });
   return false;
-}
-
-/** Turns a query-string value into a value of the field's type. */
-export function parseFilterValue(field: FieldModel, text: string): { value?: unknown; problem?: string } {
-  if (hasNul(text)) return { problem: NUL_DETAIL };
-  switch (field.type) {
-    case 'string':
-      return { value: text };
-    case 'integer': {
-      if (!/^-?\d{1,16}$/.test(text)) return { problem: 'is not an integer' };
-      const n = Number(text);
-      return Number.isSafeInteger(n) ? { value: n } : { problem: 'is out of range' };
-    }
-    case 'number': {
-      const n = text.trim() === '' ? NaN : Number(text);
-      return Number.isFinite(n) ? { value: n } : { problem: 'is not a number' };
-    }
-    case 'boolean':
-      return text === 'true' || text === 'false' ? { value: text === 'true' } : { problem: 'must be true or false' };
-    case 'datetime': {
-      const match = /^(\d{4}-\d{2}-\d{2})([T ](\d{2}):(\d{2})(:(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(text);
-      if (match === null) return { problem: 'is not an ISO 8601 date-time' };
-      const [, day = '', time, hours, minutes, , seconds] = match;
-      const clockOk = time === undefined || (Number(hours) < 24 && Number(minutes) < 60 && (seconds === undefined || Number(seconds) < 60));
-      const ms = Date.parse(time === undefined ? `${day}T00:00:00Z` : /(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? text : `${text}Z`);
-      return isCalendarDate(day) && clockOk && !Number.isNaN(ms) ? { value: new Date(ms).toISOString() } : { problem: 'is not a valid date-time' };
-    }
-    case 'date':
-      return isCalendarDate(text) ? { value: text } : { problem: 'is not a date (YYYY-MM-DD)' };
-    case 'enum':
-      return field.values?.includes(text) === true ? { value: text } : { problem: `is not one of ${field.values?.join(', ') ?? ''}` };
-    case 'json':
-      return { problem: 'json fields can only be filtered with [isNull]' };
-  }
 }
 
 /** A list request in structured form, as GraphQL arguments give it (values already typed). */
@@ -380,15 +366,6 @@ function cursorValue(field: FieldModel, value: unknown): { value?: unknown; prob
 
 function sortSignature(sort: readonly SortKey[]): string {
   return sort.map((k) => (k.direction === 'desc' ? `-${k.field}` : k.field)).join(',');
-}
-
-/** `YYYY-MM-DD` naming a day that exists (no February 30th). */
-export function isCalendarDate(text: string): boolean {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
-  if (match === null) return false;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
 function parseNonNegativeInteger(text: string): number | undefined {

@@ -15,6 +15,7 @@ import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, ValidateOptions, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
 import type { OperationContext } from './principal.js';
+import { filtersForReader } from './filter-access.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
@@ -88,7 +89,8 @@ export class ResourceOperations {
     authorize(ctx.principal, resource, 'read');
     this.#authorizeEmbeds(ctx, resource, query.include);
     const owner = ownerReadFilter(ctx.principal, resource);
-    const filters = owner === undefined ? query.filters : [...query.filters, owner];
+    const own = filtersForReader(ctx.principal, this.schema, resource, query.filters);
+    const filters = owner === undefined ? own : [...own, owner];
     const columns = query.fields === undefined ? undefined : this.#neededColumns(resource, query);
     // Backward pages (Relay's `last`) read the reverse order from the far bound, then turn round.
     const backward = query.backward === true;
@@ -119,7 +121,8 @@ export class ResourceOperations {
   async count(ctx: OperationContext, resource: ResourceModel, filters: ListQuery['filters']): Promise<number> {
     authorize(ctx.principal, resource, 'read');
     const owner = ownerReadFilter(ctx.principal, resource);
-    return this.#store.count(resource, owner === undefined ? filters : [...filters, owner]);
+    const own = filtersForReader(ctx.principal, this.schema, resource, filters);
+    return this.#store.count(resource, owner === undefined ? own : [...own, owner]);
   }
 
   /**

@@ -31,6 +31,7 @@ export const PROBLEM_SCHEMAS: Record<string, SchemaObject> = {
       pointer: { type: 'string', description: 'JSON Pointer into the request body, e.g. `/email`.' },
       parameter: { type: 'string', description: 'The query parameter at fault, e.g. `sort`.' },
       header: { type: 'string', description: 'The header at fault, e.g. `If-Match`.' },
+      offset: { type: 'integer', minimum: 0, description: 'Character offset of the problem in the parameter\'s value (a `filter` expression).' },
       detail: { type: 'string' },
     },
     required: ['detail'],

@@ -1,5 +1,6 @@
-import { OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
-import type { FieldModel } from '../schema/schema-model.js';
+import { filterLimitsOf, OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
+import { DEFAULT_FILTER_LIMITS } from '../core/filter-expression/filter-parser.js';
+import { LATER_QUERY_PARAMETERS, type FieldModel } from '../schema/schema-model.js';
 import type { QueryOperator } from '../store/list-spec.js';
 import { ref, type ParameterObject, type ReferenceObject, type SchemaObject } from './openapi-types.js';
 import { responseValueSchema } from './resource-schemas.js';
@@ -52,12 +53,46 @@ export function resourceParameters(resource: ResourceView, limits: ListLimits): 
       schema: { type: 'array', items: { type: 'string', enum: resource.relations.map((r) => r.name) }, uniqueItems: true },
     };
   }
+  params[`${resource.name}.filterExpression`] = {
+    name: 'filter',
+    in: 'query',
+    description: filterDescription(resource, limits),
+    schema: { type: 'string', minLength: 1, maxLength: limits.maxFilterLength ?? DEFAULT_FILTER_LIMITS.maxLength, examples: [filterExample(resource)] },
+  };
   for (const field of resource.fields) {
     const operators = OPERATORS_BY_TYPE[field.model.type];
-    if (operators.includes('eq')) params[`${resource.name}.filter.${field.name}`] = filterParameter(field, 'eq', field.name, limits);
+    // A field named like a later list parameter (filter) is filtered with [eq]: the bare name is the parameter's.
+    if (operators.includes('eq') && !LATER_QUERY_PARAMETERS.includes(field.name)) params[`${resource.name}.filter.${field.name}`] = filterParameter(field, 'eq', field.name, limits);
     for (const op of operators) params[`${resource.name}.filter.${field.name}.${op}`] = filterParameter(field, op, `${field.name}[${op}]`, limits);
   }
   return params;
+}
+
+/** The grammar of filter expressions, in short (docs/list-queries.md#filter-expressions has it all). */
+function filterDescription(resource: ResourceView, limits: ListLimits): string {
+  const bounds = filterLimitsOf(limits);
+  return [
+    `A filter expression over the fields of ${resource.name}, ANDed with the field parameters (see docs/list-queries.md#filter-expressions):`,
+    '',
+    '```text',
+    'expression := and ("or" and)*          and := unary ("and" unary)*',
+    'unary      := "not" unary | "(" expression ")" | test',
+    'test       := field comparison | belongsTo "." test | hasMany "." ("any" | "none") "(" expression ")"',
+    'comparison := ("=" | "!=" | "<" | "<=" | ">" | ">=" | "~" | "!~" | "^=") value',
+    '            | "in" "(" value ("," value)* ")" | "is" ["not"] "null"',
+    "value      := number | 'text' | \"text\" | true | false | null",
+    '```',
+    '',
+    '`~` contains and `!~` does not contain, ignoring case (all of Unicode); `^=` starts with. A comparison with an empty field is false (`!=` is true); `not` matches exactly the other rows. Dates and datetimes are quoted ISO 8601 strings.',
+    `At most ${bounds.maxConditions} comparisons, ${bounds.maxDepth} levels of nesting, ${bounds.maxHops} relations deep, ${bounds.maxLength} characters; a problem is a 400 whose error names the character offset.`,
+  ].join('\n');
+}
+
+/** An example expression on the resource's first text or numeric field. */
+function filterExample(resource: ResourceView): string {
+  const field = resource.fields.find((f) => !f.model.system && (f.model.type === 'string' || f.model.type === 'integer' || f.model.type === 'number'));
+  if (field === undefined) return 'id > 10';
+  return field.model.type === 'string' ? `${field.name} ~ 'a' or id > 10` : `${field.name} >= 10 and not id = 1`;
 }
 
 /** `$ref`s to every query parameter of a list of `resource` (its own lists and hasMany relation routes to it). */

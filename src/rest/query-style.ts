@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidQueryError } from '../errors.js';
 import { parseListQuery, type ListLimits, type ListQuery, type RawQuery } from '../core/list-query.js';
 import type { ListResult } from '../core/resource-operations.js';
-import type { ResourceModel } from '../schema/schema-model.js';
+import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import type { VersionTranslator } from './version-translation.js';
@@ -44,12 +44,12 @@ export interface RestQueryStyle {
 }
 
 /** restgraph's own query parameters and answers (docs/list-queries.md). */
-export function nativeQueryStyle(limits: ListLimits): RestQueryStyle {
+export function nativeQueryStyle(limits: ListLimits, schema?: SchemaModel): RestQueryStyle {
   return {
     nestedCreate: false,
     chosenIds: false,
     async list(request, reply, raw, reader, tr) {
-      const query = parseListQuery(tr.view.resource, tr.query(raw), limits);
+      const query = parseListQuery(tr.view.resource, tr.query(raw), limits, [], schema?.resources);
       return sendList(request, reply, await reader.page(query), tr, query.include);
     },
     item: (raw, tr) => parseItemQuery(tr.view.resource, tr.query(raw), limits),

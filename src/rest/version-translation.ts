@@ -7,7 +7,8 @@ import type { StoredRecord } from '../store/list-spec.js';
 /** Errors raised in a version's own names: their locations need no renaming. */
 const inApiNames = new WeakSet<Error>();
 
-const LIST_PARAMETERS = new Set(['limit', 'offset', 'after', 'count']);
+// A filter expression names fields by their current (storage) names in every version.
+const LIST_PARAMETERS = new Set(['limit', 'offset', 'after', 'count', 'filter']);
 const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(\[[A-Za-z]*\])?$/;
 
 /**

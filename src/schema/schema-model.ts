@@ -186,6 +186,14 @@ export const SYSTEM_FIELDS: readonly FieldModel[] = Object.freeze([
 /** Query parameters of list requests; no field may take one of these names. */
 export const RESERVED_QUERY_PARAMETERS: readonly string[] = ['sort', 'limit', 'after', 'offset', 'count', 'fields', 'include'];
 
+/**
+ * Query parameters of list requests added after fields could take their names: a field may still
+ * have one (schemas and json-server files that use it keep loading, their data kept), and lists of
+ * its resource read the parameter as the parameter; the field is filtered with `<name>[eq]=` and
+ * in filter expressions.
+ */
+export const LATER_QUERY_PARAMETERS: readonly string[] = ['filter'];
+
 /** First path segments restgraph keeps for itself; no resource may take one of these names. */
 export const RESERVED_RESOURCE_NAMES: readonly string[] = [
   'graphql', 'docs', 'healthz', 'readyz', 'metrics', 'openapi', 'webhooks', 'events', 'tokens', 'admin', 'auth',

@@ -10,21 +10,41 @@ export type StoredRecord = Record<string, unknown>;
 /** The operators clients may use in filters. */
 export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | 'contains' | 'startsWith' | 'isNull';
 /**
- * Operators no query string names directly: `none` matches no row (access rules, filters that can
- * match nothing); `textMatch` is a case-insensitive text test ({@link TextMatch}); `any` matches a
- * row that one of its conditions matches (json-server's repeated parameters and `q`), `all` a row
- * all of them match (json-server 1.x's `_where`).
+ * Operators no query string parameter names directly (filter expressions and json-server's
+ * parameters reach some of them):
+ * - `none` matches no row (access rules, filters that can match nothing);
+ * - `textMatch` is a case-insensitive text test, ASCII letters only on SQLite ({@link TextMatch});
+ * - `containsIgnoringCase` (`~` in filter expressions) matches a non-null text field holding the
+ *   value (a string) anywhere, case folded for all of Unicode the same on every database
+ *   (store/fold-case.ts); the value is matched as text (no wildcards);
+ * - `any` matches a row that one of its conditions matches (`or`; json-server's repeated
+ *   parameters and `q`), `all` a row all of them match (`and`; json-server 1.x's `_where`);
+ * - `not` matches exactly the rows its one condition (the value) does not match: a comparison
+ *   with an empty (null) field is false, never unknown, so a condition and its `not` partition the rows;
+ * - `related`: `field` names a belongsTo relation; matches a row whose reference is set and whose
+ *   referenced row, visible to the reader, matches the condition in `value` (a condition on the
+ *   relation's target resource);
+ * - `some` / `noneOf`: `field` names a hasMany relation; matches a row of which at least one / no
+ *   related row (among those visible to the reader) matches the condition in `value`.
  */
-export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'any' | 'all';
+export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'containsIgnoringCase' | 'any' | 'all' | 'not' | 'related' | 'some' | 'noneOf';
 
-/** One filter, already checked against the schema; values are decoded JS values of the field's type. */
+/**
+ * One filter, already checked against the schema; values are decoded JS values of the field's type.
+ * A tree: `any`, `all`, `not` combine conditions of the same resource; `related`, `some` and
+ * `noneOf` hold a condition of a related resource. Plain JSON (list cache keys serialise it).
+ * Semantics of the own-field operators: `eq`, `lt`, `lte`, `gt`, `gte`, `in`, `contains`,
+ * `startsWith`, `containsIgnoringCase`, `textMatch` are false on a null field; `ne` is true on it;
+ * `eq`/`ne` with the value null mean is null / is not null.
+ */
 export interface FilterCondition {
-  /** The field tested; ignored by `none`, `any` and `all`. */
+  /** The field tested; the relation followed by `related`, `some`, `noneOf`; ignored by `none`, `any`, `all`, `not`. */
   field: string;
   op: FilterOperator;
   /**
-   * A value; an array for `in`; a boolean for `isNull`; a {@link TextMatch} for `textMatch`;
-   * FilterConditions for `any` and `all`; ignored by `none`.
+   * A value; an array for `in`; a boolean for `isNull`; a {@link TextMatch} for `textMatch`; a
+   * string for `containsIgnoringCase`; FilterConditions for `any` and `all`; one FilterCondition
+   * for `not`, `related`, `some` and `noneOf`; ignored by `none`.
    */
   value: unknown;
 }

@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { statementBytes } from './statement-bytes.js';
 import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
 import { KeyedStatementCache } from './keyed-statements.js';
-import { whereClause } from './sql-conditions.js';
+import { whereClause, type ResourceLookup } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 import type { FilterCondition, ListSpec, SortKey, StoredRecord } from './list-spec.js';
 import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
@@ -37,9 +37,13 @@ export class RecordStore {
   /** listByKeys statements by shape: compiling each with the query builder had been a third of a GraphQL query with one relation field. */
   readonly #byKeysSql = new KeyedStatementCache(STATEMENT_CACHE_BYTES);
 
-  constructor(db: SqlDatabase, rules: SqlDialectRules) {
+  /** The targets of filters' relation paths. */
+  readonly #resources: ResourceLookup | undefined;
+
+  constructor(db: SqlDatabase, rules: SqlDialectRules, resources?: ResourceLookup) {
     this.#db = db;
     this.#rules = rules;
+    this.#resources = resources;
   }
 
   /**
@@ -79,7 +83,7 @@ export class RecordStore {
   }
 
   #compileList(resource: ResourceModel, spec: ListSpec): SqlStatement {
-    let query = this.#selectColumns(resource, spec.columns).where((eb) => whereClause(eb, this.#rules, resource, spec.filters, spec));
+    let query = this.#selectColumns(resource, spec.columns).where((eb) => whereClause(eb, this.#rules, resource, spec.filters, spec, this.#resources));
     for (const key of spec.sort) {
       const explicitNulls = this.#rules.explicitNullsOrder && isNullable(resource, key.field);
       query = query.orderBy(key.field, (ob) => {
@@ -98,7 +102,7 @@ export class RecordStore {
     const query = this.#db.builder
       .selectFrom(resource.name)
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where((eb) => whereClause(eb, this.#rules, resource, filters));
+      .where((eb) => whereClause(eb, this.#rules, resource, filters, undefined, this.#resources));
     const rows = await executor.all(query.compile());
     return Number(rows[0]?.n ?? 0);
   }
@@ -116,7 +120,7 @@ export class RecordStore {
     const query = this.#db.builder
       .selectFrom(resource.name)
       .select((eb) => [eb.ref(field).as('k'), eb.fn.countAll<number>().as('n')])
-      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, filters)]))
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, filters, undefined, this.#resources)]))
       .groupBy(field);
     for (const row of await executor.all(query.compile())) counts.set(Number(row.k), Number(row.n));
     return counts;
@@ -189,7 +193,7 @@ export class RecordStore {
       .selectFrom(resource.name)
       .select(columns ?? [...resource.fields.keys()])
       .select(sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.raw(orderBy)})`.as('_rg_rank'))
-      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, options.filters ?? [], { ...options, filters: [], limit: 0 })]));
+      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, options.filters ?? [], { ...options, filters: [], limit: 0 }, this.#resources)]));
     return this.#db.builder
       .selectFrom(ranked.as('ranked'))
       .selectAll()

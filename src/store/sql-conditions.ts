@@ -3,58 +3,115 @@ import { fieldNamed, type ResourceModel, isNullable } from '../schema/schema-mod
 import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch } from './list-spec.js';
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
+import { foldCase } from './fold-case.js';
 
 type Builder = ExpressionBuilder<DynamicTables, string>;
 
+/** The resources a filter's relation paths lead to, by name (the schema's). */
+export type ResourceLookup = (name: string) => ResourceModel;
+
 /**
  * WHERE clauses of list queries: filters, and keyset bounds. Field names come from the checked
- * spec (the schema's), values go in as bound parameters.
+ * spec (the schema's), values go in as bound parameters. `resources` resolves the targets of
+ * relation paths (`related`, `some`, `noneOf`); without it a filter holding one is a programming error.
  */
-export function whereClause(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec): Expression<SqlBool> {
-  const conditions: Expression<SqlBool>[] = filters.map((f) => condition(eb, rules, resource, f));
+export function whereClause(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec, resources?: ResourceLookup): Expression<SqlBool> {
+  const scope: Scope = { eb, rules, resources, guard: false, table: undefined, depth: 0 };
+  const conditions: Expression<SqlBool>[] = filters.map((f) => condition(scope, resource, f));
   if (page?.after !== undefined) conditions.push(keysetCondition(eb, rules, resource, page.sort, page.after));
   // "Before p in this order" is "after p in the reverse order" (nulls first ascending mirror nulls last descending).
   if (page?.before !== undefined) conditions.push(keysetCondition(eb, rules, resource, reverseSort(page.sort), page.before));
   return eb.and(conditions);
 }
 
-function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
-  if (filter.op === 'none') return sql<SqlBool>`1 = 0`;
-  if (filter.op === 'any' || filter.op === 'all') {
-    const parts = (filter.value as readonly FilterCondition[]).map((part) => condition(eb, rules, resource, part));
-    if (filter.op === 'all') return eb.and(parts);
-    return parts.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(parts);
+/** Where a condition is compiled. */
+interface Scope {
+  eb: Builder;
+  rules: SqlDialectRules;
+  resources: ResourceLookup | undefined;
+  /**
+   * Under a `not`: each comparison that SQL would make unknown on a null field is made false
+   * instead (`col is not null and …`), so that `not` matches exactly the other rows. Outside any
+   * `not`, comparisons stay bare so that indexes serve them (unknown rejects a row as false does).
+   */
+  guard: boolean;
+  /** The alias of the table inside a relation subquery; undefined for the query's own table (unqualified). */
+  table: string | undefined;
+  /** Relation subqueries around this condition (their aliases are `_rg_f<depth>`). */
+  depth: number;
+}
+
+function condition(scope: Scope, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
+  const { eb, rules } = scope;
+  switch (filter.op) {
+    case 'none':
+      return sql<SqlBool>`1 = 0`;
+    case 'any':
+    case 'all': {
+      const parts = (filter.value as readonly FilterCondition[]).map((part) => condition(scope, resource, part));
+      if (filter.op === 'all') return eb.and(parts);
+      return parts.length === 0 ? sql<SqlBool>`1 = 0` : eb.or(parts);
+    }
+    case 'not':
+      return sql<SqlBool>`not (${condition({ ...scope, guard: true }, resource, filter.value as FilterCondition)})`;
+    case 'related':
+    case 'some':
+    case 'noneOf':
+      return relationCondition(scope, resource, filter);
+    default:
   }
   const field = fieldNamed(resource, filter.field);
-  const column = eb.ref(field.name);
+  const column = scope.table === undefined ? eb.ref(field.name) : eb.ref(`${scope.table}.${field.name}`);
   const encode = (v: unknown): unknown => rules.encode(field, v);
+  // A comparison false (not unknown) on null, where a `not` above needs it (see Scope.guard).
+  const known = (test: Expression<SqlBool>): Expression<SqlBool> => (scope.guard && !field.system ? eb.and([eb(column, 'is not', null), test]) : test);
   switch (filter.op) {
     case 'eq':
-      return filter.value === null ? eb(column, 'is', null) : eb(column, '=', encode(filter.value));
+      return filter.value === null ? eb(column, 'is', null) : known(eb(column, '=', encode(filter.value)));
     case 'ne':
       // "not equal" includes rows where the field is null, as a person reading the filter expects.
       return filter.value === null
         ? eb(column, 'is not', null)
         : eb.or([eb(column, '<>', encode(filter.value)), eb(column, 'is', null)]);
     case 'lt':
-      return eb(column, '<', encode(filter.value));
+      return known(eb(column, '<', encode(filter.value)));
     case 'lte':
-      return eb(column, '<=', encode(filter.value));
+      return known(eb(column, '<=', encode(filter.value)));
     case 'gt':
-      return eb(column, '>', encode(filter.value));
+      return known(eb(column, '>', encode(filter.value)));
     case 'gte':
-      return eb(column, '>=', encode(filter.value));
+      return known(eb(column, '>=', encode(filter.value)));
     case 'in':
-      return eb(column, 'in', (filter.value as unknown[]).map(encode));
+      return known(eb(column, 'in', (filter.value as unknown[]).map(encode)));
     case 'contains':
-      return rules.contains(column, filter.value as string);
+      return known(rules.contains(column, filter.value as string));
     case 'startsWith':
-      return rules.startsWith(column, filter.value as string);
+      return known(rules.startsWith(column, filter.value as string));
+    case 'containsIgnoringCase':
+      return known(rules.containsFolded(column, foldCase(filter.value as string)));
     case 'isNull':
       return eb(column, filter.value === true ? 'is' : 'is not', null);
     case 'textMatch':
-      return rules.likeIgnoringCase(column, likePattern(filter.value as TextMatch));
+      return known(rules.likeIgnoringCase(column, likePattern(filter.value as TextMatch)));
   }
+}
+
+/**
+ * A relation path as a correlated subquery on the related table, aliased `_rg_f<depth>`: EXISTS
+ * of the referenced row (belongsTo, by its primary key) or of a matching child (hasMany, by the
+ * child's indexed foreign key), NOT EXISTS for `noneOf`. EXISTS is never unknown, so the
+ * condition inside starts again without guards.
+ */
+function relationCondition(scope: Scope, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
+  const relation = resource.relations.get(filter.field);
+  if (relation === undefined || scope.resources === undefined) throw new Error(`unknown relation ${resource.name}.${filter.field}`);
+  const target = scope.resources(relation.target);
+  const alias = `_rg_f${scope.depth + 1}`;
+  const outer = (column: string): Expression<unknown> => sql.ref(scope.table === undefined ? `${resource.name}.${column}` : `${scope.table}.${column}`);
+  const [innerKey, outerKey] = relation.kind === 'belongsTo' ? ['id', relation.foreignKey] : [relation.foreignKey, 'id'];
+  const inner = condition({ ...scope, guard: false, table: alias, depth: scope.depth + 1 }, target, filter.value as FilterCondition);
+  const exists = sql<SqlBool>`exists (select 1 from ${sql.table(target.name)} as ${sql.id(alias)} where ${sql.ref(`${alias}.${innerKey}`)} = ${outer(outerKey)} and ${inner})`;
+  return filter.op === 'noneOf' ? sql<SqlBool>`not ${exists}` : exists;
 }
 
 /**

@@ -84,6 +84,11 @@ export interface SqlDialectRules {
   contains(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
   /** Case-sensitive prefix test. */
   startsWith(column: Expression<unknown>, value: string): RawBuilder<SqlBool>;
+  /**
+   * Whether the column's text, case folded as {@link foldCase} folds it, holds `folded` (already
+   * folded) anywhere: a literal substring test, no wildcards.
+   */
+  containsFolded(column: Expression<unknown>, folded: string): RawBuilder<SqlBool>;
   /** `LIKE` ignoring case, with a backslash as the escape character of `pattern`. */
   likeIgnoringCase(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool>;
 }

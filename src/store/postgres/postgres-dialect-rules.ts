@@ -141,6 +141,12 @@ export const postgresDialectRules: SqlDialectRules = {
     return sql<boolean>`left(${column}, ${Array.from(value).length}) = ${value}`;
   },
 
+  // The columns' "C" collation would make lower() fold A–Z only; ICU's root collation folds all of
+  // Unicode as foldCase does (full mappings, final sigma). PostgreSQL must be built with ICU.
+  containsFolded(column: Expression<unknown>, folded: string) {
+    return sql<boolean>`strpos(lower(${column} collate "und-x-icu"), ${folded}) > 0`;
+  },
+
   likeIgnoringCase(column: Expression<unknown>, pattern: string) {
     return sql<boolean>`${column}::text ilike ${pattern} escape '\\'`;
   },

@@ -1,6 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import type { SqlRow } from '../sql-database.js';
 import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
+import { FOLD_CASE_FUNCTION, foldCase } from '../fold-case.js';
 
 /** A prepared statement of ours: rows as the driver returns them. */
 export type Statement = BetterSqlite3.Statement<unknown[], SqlRow>;
@@ -24,6 +25,8 @@ export function openConnection(filename: string, lockTimeoutMs: number, synchron
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 0');
+  // Filters' `~` folds case for all of Unicode; SQLite's lower() folds A–Z only.
+  db.function(FOLD_CASE_FUNCTION, { deterministic: true }, (text: unknown) => (typeof text === 'string' ? foldCase(text) : text));
   return db;
 }
 

@@ -1,6 +1,7 @@
 import { sql, type Expression } from 'kysely';
 import type { FieldModel } from '../../schema/schema-model.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
+import { FOLD_CASE_FUNCTION } from '../fold-case.js';
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -119,6 +120,11 @@ export const sqliteDialectRules: SqlDialectRules = {
 
   startsWith(column: Expression<unknown>, value: string) {
     return sql<boolean>`substr(${column}, 1, ${Array.from(value).length}) = ${value}`;
+  },
+
+  // SQLite's own lower() and LIKE fold A–Z only: the function registered on each connection folds all of Unicode.
+  containsFolded(column: Expression<unknown>, folded: string) {
+    return sql<boolean>`instr(${sql.raw(FOLD_CASE_FUNCTION)}(${column}), ${folded}) > 0`;
   },
 
   // SQLite's LIKE folds the case of ASCII letters only (no ICU): É and é stay different.
