@@ -124,6 +124,15 @@ describe('the answer', () => {
       { group: { day: '2026-03-01' }, min: { day: '2026-03-01' }, countDistinct: { customerId: 1 } },
     ]);
   });
+
+  it('takes filter= expressions as lists do: or, not, relation paths; a bad one names its offset', async () => {
+    const q = (expression: string): string => encodeURIComponent(expression);
+    expect(groupsOf(await get(`/orders/aggregate?batch=3&sum=total&filter=${q("customer.name = 'Ann' or total >= 4")}`))).toEqual([{ group: {}, count: 3, sum: { total: 7 } }].map(({ count: _, ...g }) => g));
+    expect(groupsOf(await get(`/orders/aggregate?batch=3&count=true&filter=${q("not customer.name = 'Ann'")}`))).toEqual([{ group: {}, count: 1 }]);
+    expect(groupsOf(await get(`/customers/aggregate?count=true&filter=${q('orders.any(batch = 3 and total >= 2)')}`))).toEqual([{ group: {}, count: 2 }]);
+    const response = await get(`/orders/aggregate?filter=${q('totl > 1')}`);
+    expect(problemOf(response, 'filter')).toMatch(/unknown field "totl" at 0/);
+  });
 });
 
 describe('bad parameters: 400 invalid-query naming the parameter and what is allowed, never a 5xx', () => {

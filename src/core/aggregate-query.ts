@@ -2,6 +2,7 @@ import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import { AGGREGATE_FUNCTIONS, DATE_UNITS, type AggregateFunction, type AggregateRow, type AggregateSortKey, type DateUnit, type GroupKey, type Measure } from '../store/aggregate-spec.js';
 import type { FilterCondition } from '../store/list-spec.js';
+import type { FilterResources } from './filter-expression/filter-parser.js';
 import { invalidQuery, parseListQuery, type ListLimits, type RawQuery } from './list-query.js';
 
 /** Most group keys and most aggregate functions (over all fields) one aggregate read may ask for. */
@@ -73,10 +74,16 @@ export type FieldLookup = (name: string) => FieldModel | undefined;
 /**
  * Parses `GET /<resource>/aggregate` query parameters: `groupBy`, `count`, `sum`, `avg`, `min`,
  * `max`, `countDistinct`, `sort`, `limit`, and filters, which {@link parseListQuery} reads as a
- * list's (so they mean the same). Every problem is reported at once, each naming its parameter
+ * list's (so they mean the same; `filter=` expressions follow relations among `resources`). Every problem is reported at once, each naming its parameter
  * and what is allowed. Without any function, groups are counted. @throws InvalidQueryError
  */
-export function parseAggregateQuery(resource: ResourceModel, raw: RawQuery, limits: ListLimits, lookup: FieldLookup = (name) => resource.fields.get(name)): AggregateQuery {
+export function parseAggregateQuery(
+  resource: ResourceModel,
+  raw: RawQuery,
+  limits: ListLimits,
+  lookup: FieldLookup = (name) => resource.fields.get(name),
+  resources?: FilterResources,
+): AggregateQuery {
   const problems: ErrorDetail[] = [];
   const query: AggregateQuery = { filters: [], groupBy: [], count: false, measures: [], sort: [], limit: limits.maxGroups, strict: true };
   const filterEntries: [string, string | string[]][] = [];
@@ -112,7 +119,7 @@ export function parseAggregateQuery(resource: ResourceModel, raw: RawQuery, limi
   if (sortText !== undefined) query.sort = parseAggregateSort(resource, sortText, query.groupBy, lookup, problems);
   try {
     // fromEntries makes own properties of every key, __proto__ too (an assignment would not).
-    query.filters = parseListQuery(resource, Object.fromEntries(filterEntries), limits).filters;
+    query.filters = parseListQuery(resource, Object.fromEntries(filterEntries), limits, [], resources).filters;
   } catch (error) {
     if (!(error instanceof InvalidQueryError)) throw error;
     problems.push(...(error.errors ?? [{ detail: error.message }]));

@@ -132,7 +132,8 @@ export class ResourceOperations {
   async aggregate(ctx: OperationContext, resource: ResourceModel, query: AggregateQuery): Promise<AggregateGroup[]> {
     authorize(ctx.principal, resource, 'read');
     const owner = ownerReadFilter(ctx.principal, resource);
-    const filters = owner === undefined ? query.filters : [...query.filters, owner];
+    const own = filtersForReader(ctx.principal, this.schema, resource, query.filters);
+    const filters = owner === undefined ? own : [...own, owner];
     const rows = await this.#store.aggregate(resource, {
       filters,
       groupBy: query.groupBy,

@@ -187,7 +187,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       const entries = Object.entries(raw);
       const own = Object.fromEntries(entries.filter(([key]) => AGGREGATE_PARAMETERS.includes(key)));
       const filters = Object.fromEntries(entries.filter(([key]) => !AGGREGATE_PARAMETERS.includes(key)));
-      const query = parseAggregateQuery(resource, { ...tr.query(filters), ...own }, options.listLimits, tr.identity ? undefined : (name) => tr.field(name));
+      const query = parseAggregateQuery(resource, { ...tr.query(filters), ...own }, options.listLimits, tr.identity ? undefined : (name) => tr.field(name), schema.resources);
       const groups = await operations.aggregate(context(request), resource, query);
       return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(tr.identity ? groups : groups.map((g) => inVersion(g, tr))));
     }),

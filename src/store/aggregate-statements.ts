@@ -3,7 +3,7 @@ import { fieldNamed, type ResourceModel } from '../schema/schema-model.js';
 import type { AggregateRow, AggregateSortTarget, AggregateSpec, GroupKey, Measure } from './aggregate-spec.js';
 import { quoteIdentifier, type DynamicTables, type SqlRow, type SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
-import { whereClause } from './sql-conditions.js';
+import { whereClause, type ResourceLookup } from './sql-conditions.js';
 
 /**
  * The statement of an aggregate read: one SELECT … GROUP BY over the filtered rows. With `byKey`,
@@ -19,6 +19,7 @@ export function aggregateStatement(
   rules: SqlDialectRules,
   resource: ResourceModel,
   spec: AggregateSpec,
+  resources: ResourceLookup,
   byKey?: { field: string; keys: readonly number[] },
 ): SqlStatement {
   const groups = spec.groupBy.map((key, i) => ({ alias: `_rg_g${i}`, expression: groupExpression(key) }));
@@ -35,7 +36,7 @@ export function aggregateStatement(
       ...sorts.flatMap((s) => (s.key.target.kind === 'group' ? [] : [sortExpression(s.key.target).as(s.alias)])),
     ])
     .where((eb) => {
-      const filtered = whereClause(eb, rules, resource, spec.filters);
+      const filtered = whereClause(eb, rules, resource, spec.filters, undefined, resources);
       return byKey === undefined ? filtered : eb.and([eb(byKey.field, 'in', [...byKey.keys]), filtered]);
     });
   if (groups.length > 0) query = query.groupBy(groups.map((g) => sql.ref(g.alias)));

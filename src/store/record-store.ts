@@ -38,9 +38,9 @@ export class RecordStore {
   readonly #byKeysSql = new KeyedStatementCache(STATEMENT_CACHE_BYTES);
 
   /** The targets of filters' relation paths. */
-  readonly #resources: ResourceLookup | undefined;
+  readonly #resources: ResourceLookup;
 
-  constructor(db: SqlDatabase, rules: SqlDialectRules, resources?: ResourceLookup) {
+  constructor(db: SqlDatabase, rules: SqlDialectRules, resources: ResourceLookup) {
     this.#db = db;
     this.#rules = rules;
     this.#resources = resources;
@@ -128,7 +128,7 @@ export class RecordStore {
 
   /** The groups of an aggregate read, in its order: one statement. */
   async aggregate(resource: ResourceModel, spec: AggregateSpec, executor: SqlExecutor = this.#db): Promise<AggregateRow[]> {
-    const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec));
+    const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec, this.#resources));
     return rows.map((row) => decodeAggregateRow(this.#rules, resource, spec, row));
   }
 
@@ -139,7 +139,7 @@ export class RecordStore {
   async aggregateByKeys(resource: ResourceModel, field: string, keys: readonly number[], spec: AggregateSpec, executor: SqlExecutor = this.#db): Promise<Map<number, AggregateRow[]>> {
     const byKey = new Map<number, AggregateRow[]>();
     if (keys.length === 0) return byKey;
-    const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec, { field, keys }));
+    const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec, this.#resources, { field, keys }));
     for (const row of rows) {
       const key = Number(row._rg_k);
       const list = byKey.get(key) ?? [];

@@ -15,7 +15,7 @@ export type ResourceLookup = (name: string) => ResourceModel;
  * spec (the schema's), values go in as bound parameters. `resources` resolves the targets of
  * relation paths (`related`, `some`, `noneOf`); without it a filter holding one is a programming error.
  */
-export function whereClause(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filters: readonly FilterCondition[], page?: ListSpec, resources?: ResourceLookup): Expression<SqlBool> {
+export function whereClause(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filters: readonly FilterCondition[], page: ListSpec | undefined, resources: ResourceLookup): Expression<SqlBool> {
   const scope: Scope = { eb, rules, resources, guard: false, table: undefined, depth: 0 };
   const conditions: Expression<SqlBool>[] = filters.map((f) => condition(scope, resource, f));
   if (page?.after !== undefined) conditions.push(keysetCondition(eb, rules, resource, page.sort, page.after));
@@ -28,7 +28,7 @@ export function whereClause(eb: Builder, rules: SqlDialectRules, resource: Resou
 interface Scope {
   eb: Builder;
   rules: SqlDialectRules;
-  resources: ResourceLookup | undefined;
+  resources: ResourceLookup;
   /**
    * Under a `not`: each comparison that SQL would make unknown on a null field is made false
    * instead (`col is not null and …`), so that `not` matches exactly the other rows. Outside any
@@ -104,7 +104,7 @@ function condition(scope: Scope, resource: ResourceModel, filter: FilterConditio
  */
 function relationCondition(scope: Scope, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
   const relation = resource.relations.get(filter.field);
-  if (relation === undefined || scope.resources === undefined) throw new Error(`unknown relation ${resource.name}.${filter.field}`);
+  if (relation === undefined) throw new Error(`unknown relation ${resource.name}.${filter.field}`);
   const target = scope.resources(relation.target);
   const alias = `_rg_f${scope.depth + 1}`;
   const outer = (column: string): Expression<unknown> => sql.ref(scope.table === undefined ? `${resource.name}.${column}` : `${scope.table}.${column}`);
