@@ -15,7 +15,7 @@ export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | '
  * row that one of its conditions matches (json-server's repeated parameters and `q`), `all` a row
  * all of them match (json-server 1.x's `_where`).
  */
-export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'any' | 'all';
+export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'any' | 'all' | 'search';
 
 /** One filter, already checked against the schema; values are decoded JS values of the field's type. */
 export interface FilterCondition {
@@ -24,7 +24,8 @@ export interface FilterCondition {
   op: FilterOperator;
   /**
    * A value; an array for `in`; a boolean for `isNull`; a {@link TextMatch} for `textMatch`;
-   * FilterConditions for `any` and `all`; ignored by `none`.
+   * FilterConditions for `any` and `all`; a {@link TextSearch} for `search` (over the resource's
+   * full-text index; `field` is ignored); ignored by `none`.
    */
   value: unknown;
 }
@@ -33,6 +34,21 @@ export interface FilterCondition {
 export interface TextMatch {
   text: string;
   at: 'anywhere' | 'start' | 'end';
+}
+
+/**
+ * A full-text search, already split into terms: a row matches when every term does. A term is one
+ * word or a phrase (its words in this order); the last may match as a prefix. Words hold only
+ * letters, digits and marks: the dialect quotes them into its own match syntax.
+ */
+export interface TextSearch {
+  terms: readonly SearchTerm[];
+}
+
+export interface SearchTerm {
+  words: readonly string[];
+  /** Its last word matches the start of a word. */
+  prefix: boolean;
 }
 
 export interface SortKey {
@@ -53,6 +69,11 @@ export interface ListSpec {
   after?: readonly unknown[];
   /** Keyset bound on the other side: only rows strictly before this position in `sort` order. */
   before?: readonly unknown[];
+  /**
+   * Most relevant first for this search (which is also among the filters), before `sort`, which
+   * breaks ties. No keyset bounds go with it.
+   */
+  relevance?: TextSearch;
   /** Columns to return; all when absent. Always includes what sorting and cursors need. */
   columns?: readonly string[];
 }

@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { fieldNamed, type ResourceModel, isNullable } from '../schema/schema-model.js';
-import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch } from './list-spec.js';
+import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch, type TextSearch } from './list-spec.js';
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 
@@ -20,6 +20,7 @@ export function whereClause(eb: Builder, rules: SqlDialectRules, resource: Resou
 
 function condition(eb: Builder, rules: SqlDialectRules, resource: ResourceModel, filter: FilterCondition): Expression<SqlBool> {
   if (filter.op === 'none') return sql<SqlBool>`1 = 0`;
+  if (filter.op === 'search') return rules.searchMatches(resource.name, filter.value as TextSearch);
   if (filter.op === 'any' || filter.op === 'all') {
     const parts = (filter.value as readonly FilterCondition[]).map((part) => condition(eb, rules, resource, part));
     if (filter.op === 'all') return eb.and(parts);
