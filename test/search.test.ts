@@ -56,7 +56,7 @@ async function search(query: string, headers: Record<string, string> = {}): Prom
 
 const q = (text: string): string => `search=${encodeURIComponent(text)}`;
 
-let ids: Record<string, number> = {};
+const ids: Record<string, number> = {};
 
 beforeAll(async () => {
   t = await startTestApp({ schema: parseSchemaText(FULL_SCHEMA) });
@@ -221,7 +221,7 @@ describe('GraphQL search:', () => {
   it('refuses a 10,000-character search with a reason', async () => {
     const refused = await graphql(t.app, 'query ($s: String) { notes(search: $s) { id } }', { variables: { s: 'x'.repeat(10_000) } });
     expect(refused.body.errors?.[0]?.message).toMatch(/at most 1000/);
-    expect(refused.body.errors?.[0]?.extensions?.code).toBe('invalid-query');
+    expect(refused.body.errors?.[0]?.extensions.code).toBe('invalid-query');
   });
 
   it('refuses a search on a resource without searchable fields and cursors in relevance order', async () => {
@@ -237,11 +237,11 @@ describe('GraphQL search:', () => {
 describe('the plan', () => {
   it('uses the full-text index', async () => {
     if (TEST_DIALECT === 'sqlite') {
-      const plan = await t.db.query<Record<string, unknown>>(`explain query plan select "id" from "notes" where "id" in (select rowid from "rg_fts_notes" where "rg_fts_notes" match '"sqlite"')`);
+      const plan = await t.db.query(`explain query plan select "id" from "notes" where "id" in (select rowid from "rg_fts_notes" where "rg_fts_notes" match '"sqlite"')`);
       expect(JSON.stringify(plan)).toMatch(/VIRTUAL TABLE INDEX/);
     } else {
       await t.db.query('set enable_seqscan = off');
-      const plan = await t.db.query<Record<string, unknown>>(`explain select "id" from "notes" where "_rg_search" @@ to_tsquery('simple', '''sqlite''')`);
+      const plan = await t.db.query(`explain select "id" from "notes" where "_rg_search" @@ to_tsquery('simple', '''sqlite''')`);
       expect(JSON.stringify(plan)).toMatch(/rg_fts_notes/);
     }
   });
