@@ -234,6 +234,20 @@ describe('GraphQL search:', () => {
   });
 });
 
+describe('/openapi.json', () => {
+  it('documents search on the lists of resources with searchable fields only', async () => {
+    const doc = json<{ components: { parameters: Record<string, { name: string; description: string }> }; paths: Record<string, { get?: { parameters?: { $ref?: string }[] } }> }>(
+      await t.app.inject({ method: 'GET', url: '/openapi.json' }),
+    );
+    expect(doc.components.parameters['notes.search']?.description).toMatch(/Full-text search in title, body/);
+    expect(doc.components.parameters['boards.search']).toBeUndefined();
+    const refs = (path: string): string[] => (doc.paths[path]?.get?.parameters ?? []).map((p) => p.$ref ?? '');
+    expect(refs('/notes')).toContain('#/components/parameters/notes.search');
+    expect(refs('/boards/{id}/notes')).toContain('#/components/parameters/notes.search');
+    expect(refs('/boards')).not.toContain('#/components/parameters/boards.search');
+  });
+});
+
 describe('the plan', () => {
   it('uses the full-text index', async () => {
     if (TEST_DIALECT === 'sqlite') {

@@ -1,4 +1,5 @@
 import { OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
+import { MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from '../core/text-search.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import type { QueryOperator } from '../store/list-spec.js';
 import { ref, type ParameterObject, type ReferenceObject, type SchemaObject } from './openapi-types.js';
@@ -50,6 +51,18 @@ export function resourceParameters(resource: ResourceView, limits: ListLimits): 
       style: 'form',
       explode: false,
       schema: { type: 'array', items: { type: 'string', enum: resource.relations.map((r) => r.name) }, uniqueItems: true },
+    };
+  }
+  const searchable = resource.fields.filter((f) => f.model.searchable === true).map((f) => f.name);
+  if (searchable.length > 0 && !resource.fields.some((f) => f.model.name === 'search')) {
+    params[`${resource.name}.search`] = {
+      name: 'search',
+      in: 'query',
+      description:
+        `Full-text search in ${searchable.join(', ')}: rows holding every word (\`search=sqlite index\`), the last word as a prefix, ` +
+        '`"quoted phrases"` as phrases; anything else in the text only separates words. Most relevant first unless `sort` is given ' +
+        `(such pages follow each other by \`offset\`, not \`after\`). At most ${MAX_SEARCH_LENGTH} characters and ${MAX_SEARCH_WORDS} words.`,
+      schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
     };
   }
   for (const field of resource.fields) {
