@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
 import { SchemaError } from '../src/errors.js';
+import { fieldNameFor } from '../src/schema/inferred-names.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { copyDatabase } from '../src/store/database-copy.js';
 import { openDatabase } from '../src/store/open-database.js';
@@ -162,5 +163,10 @@ describe('the schema', () => {
     expect(response.statusCode).toBe(200);
     expect(json<{ search: string }[]>(response).map((r) => r.search)).toEqual(['red']);
     expect(() => parseSchemaText('resources:\n  tags:\n    fields:\n      search: { type: string }\n      name: { type: string, searchable: true }\n')).toThrow(/cannot have a field named "search"/);
+  });
+
+  it('keeps a db.json key named search as the field search (the schema its database was migrated to stays the same)', () => {
+    expect(fieldNameFor('search', new Set())).toEqual({ name: 'search' });
+    expect(fieldNameFor('sort', new Set())).toEqual({ name: 'sortValue', renamed: '"sort" is a query parameter of lists' });
   });
 });
