@@ -1,10 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
 import { SchemaError } from '../src/errors.js';
+import { BulkImport, type ImportItem } from '../src/core/bulk-import.js';
 import { fieldNameFor } from '../src/schema/inferred-names.js';
+import { resourceNamed } from '../src/schema/schema-model.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { copyDatabase } from '../src/store/database-copy.js';
 import { openDatabase } from '../src/store/open-database.js';
@@ -114,6 +117,28 @@ describe('adding and removing searchable', () => {
     app = await boot('resources:\n  others:\n    fields:\n      name: { type: string }\n', { allowDestructiveMigrations: true });
     await stop(app);
     expect((await database.tables()).filter((name) => name.includes('notes'))).toEqual([]);
+  });
+});
+
+describe('restgraph import', () => {
+  it('indexes the rows it imports, in its transaction', async () => {
+    const app = await boot(SEARCHABLE);
+    await stop(app);
+    const schema = parseSchemaText(SEARCHABLE);
+    const notes = resourceNamed(schema, 'notes');
+    const { db } = await openDatabase(database.url);
+    try {
+      const items: ImportItem[] = [
+        { line: 1, resource: notes, record: { title: 'Imported', body: 'from a file' } },
+        { line: 2, resource: notes, record: { title: 'Second', body: 'imported too' } },
+      ];
+      await new BulkImport(db, schema).run(Readable.from(items) as AsyncIterable<ImportItem>, { mode: 'create' });
+    } finally {
+      await db.close();
+    }
+    const again = await boot(SEARCHABLE);
+    expect((await found(again, 'imported')).titles.sort()).toEqual(['Imported', 'Second']);
+    expect((await found(again, 'file')).titles).toEqual(['Imported']);
   });
 });
 
