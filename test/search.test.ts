@@ -214,6 +214,22 @@ describe('?search=', () => {
   });
 });
 
+describe('with --compat json-server', () => {
+  it('takes search beside json-server\'s parameters', async () => {
+    const compat = await startTestApp({ schema: parseSchemaText(FULL_SCHEMA), compat: 'json-server' });
+    try {
+      for (const title of ['Alpha sqlite', 'Beta sqlite', 'Gamma postgres']) {
+        expect((await compat.app.inject({ method: 'POST', url: '/notes', payload: { title, author: 'u1' } })).statusCode).toBe(201);
+      }
+      const response = await compat.app.inject({ method: 'GET', url: '/notes?search=sqlite&_sort=title&_order=desc' });
+      expect(response.statusCode, response.body).toBe(200);
+      expect(json<Note[]>(response).map((n) => n.title)).toEqual(['Beta sqlite', 'Alpha sqlite']);
+    } finally {
+      await compat.close();
+    }
+  });
+});
+
 describe('GraphQL search:', () => {
   it('searches lists and connections, with relevance order and counts', async () => {
     const result = await graphql(t.app, '{ notes(search: "sqlite", filter: { author: { eq: "u1" } }) { id } notesConnection(search: "quick") { totalCount edges { node { id } } } }');
