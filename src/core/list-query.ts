@@ -1,8 +1,10 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import { type FieldModel, type ResourceModel, LATER_QUERY_PARAMETERS, RESERVED_QUERY_PARAMETERS } from '../schema/schema-model.js';
-import type { FilterCondition, QueryOperator, SortKey } from '../store/list-spec.js';
+import type { FilterCondition, QueryOperator, SortKey, TextSearch } from '../store/list-spec.js';
 import { OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 import { DEFAULT_FILTER_LIMITS, readFilterExpression, type FilterLimits, type FilterResources } from './filter-expression/filter-parser.js';
+import { hasNul, NUL_DETAIL } from './storable-text.js';
+import { parseSearch } from './text-search.js';
 
 export { isCalendarDate, OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 
@@ -61,6 +63,11 @@ export interface ListQuery {
   include: readonly string[];
   /** Whether to count every matching row. */
   count: boolean;
+  /**
+   * Most relevant first for this full-text search (also among the filters): a search without
+   * `sort`. Such a list pages by offset, not by cursor.
+   */
+  relevance?: TextSearch;
 }
 
 const ALL_OPERATORS = new Set<string>(Object.values(OPERATORS_BY_TYPE).flat());
@@ -79,6 +86,7 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   const problems: ErrorDetail[] = [];
   const query: ListQuery = { filters: [], sort: [], limit: limits.defaultLimit, include: [], count: false };
   let cursor: string | undefined;
+  let search: TextSearch | undefined;
 
   for (const [key, rawValue] of Object.entries(raw)) {
     if (rawValue === undefined || extraAllowed.includes(key)) continue;
@@ -123,13 +131,21 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
       case 'include':
         query.include = parseNameList(value, 'include', problems, (name) => (resource.relations.has(name) ? undefined : `"${name}" is not a relation of ${resource.name}${describeChoices([...resource.relations.keys()])}`));
         break;
+      case 'search':
+        // A field named search (from before the parameter was reserved) keeps its filter.
+        if (resource.fields.has('search')) parseFilter(resource, key, value, limits, query.filters, problems);
+        else search = parseSearch(resource, value, 'search', problems);
+        break;
       default:
         parseFilter(resource, key, value, limits, query.filters, problems);
     }
   }
 
+  if (search !== undefined) addSearch(query, search, raw.sort === undefined);
   if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
-  if (cursor !== undefined) {
+  if (cursor !== undefined && query.relevance !== undefined) {
+    problems.push({ parameter: 'after', detail: 'search results in order of relevance page with offset (the Link header rel="next" says where); give sort to page them with cursors' });
+  } else if (cursor !== undefined) {
     if (query.offset !== undefined) problems.push({ parameter: 'after', detail: 'cannot be combined with offset; use one way of paging' });
     const after = decodeCursor(resource, cursor, query.sort);
     if (after.problem !== undefined) problems.push({ parameter: 'after', detail: `${after.problem}; follow the Link header rel="next"` });
@@ -137,6 +153,12 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   }
   if (problems.length > 0) throw invalidQuery(problems);
   return query;
+}
+
+/** A search joins the filters; without a sort of its own, it orders the list by relevance. */
+function addSearch(query: ListQuery, search: TextSearch, relevance: boolean): void {
+  query.filters.push({ field: 'id', op: 'search', value: search });
+  if (relevance) query.relevance = search;
 }
 
 /** The error listing `problems`; its detail names the first few (the list has up to 100). */
@@ -239,6 +261,8 @@ export interface StructuredListInput {
   after?: string | null;
   before?: string | null;
   count?: boolean;
+  /** A full-text search, as `search=` takes it. */
+  search?: string | null;
 }
 
 /**
@@ -281,6 +305,10 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
     else if (query.sort.some((k) => k.field === key.field)) problems.push({ parameter: 'sort', detail: `"${key.field}" is given twice` });
     else query.sort.push({ field: key.field, direction: key.direction });
   }
+  if (input.search !== undefined && input.search !== null) {
+    const search = parseSearch(resource, input.search, 'search', problems);
+    if (search !== undefined) addSearch(query, search, query.sort.length === 0);
+  }
   if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
   const { first, last } = input;
   if (first !== undefined && first !== null && last !== undefined && last !== null) {
@@ -292,9 +320,16 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
     else query.limit = n;
   }
   if (last !== undefined && last !== null) query.backward = true;
+  if (query.backward === true && query.relevance !== undefined) {
+    problems.push({ parameter: 'last', detail: 'search results in order of relevance are read from the most relevant; use first, or give sort' });
+  }
   for (const name of ['after', 'before'] as const) {
     const cursor = input[name];
     if (cursor === undefined || cursor === null) continue;
+    if (query.relevance !== undefined) {
+      problems.push({ parameter: name, detail: 'search results in order of relevance have no cursors; give sort to page them with cursors' });
+      continue;
+    }
     const position = decodeCursor(resource, cursor, query.sort);
     if (position.problem !== undefined) problems.push({ parameter: name, detail: position.problem });
     else query[name] = position.values;

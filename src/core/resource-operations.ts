@@ -42,6 +42,8 @@ export interface ListResult {
   more: boolean;
   /** Cursor of the next page, when there is one. */
   next?: string;
+  /** Offset of the next page, when there is one and the list pages by offset (search results by relevance). */
+  nextOffset?: number;
   /** Every matching row, when the query asked to count. */
   total?: number;
 }
@@ -104,13 +106,15 @@ export class ResourceOperations {
       ...(lower === undefined ? {} : { after: lower }),
       ...(upper === undefined ? {} : { before: upper }),
       ...(columns === undefined ? {} : { columns }),
+      ...(query.relevance === undefined ? {} : { relevance: query.relevance }),
     });
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
     if (backward) page.reverse();
     const result: ListResult = { records: page, more };
     const last = page[page.length - 1];
-    if (more && !backward && last !== undefined) result.next = this.cursorOf(resource, query.sort, last);
+    if (more && query.relevance !== undefined) result.nextOffset = (query.offset ?? 0) + query.limit;
+    else if (more && !backward && last !== undefined) result.next = this.cursorOf(resource, query.sort, last);
     if (query.count) result.total = await this.#store.count(resource, filters);
     await this.#embed(ctx, resource, page, query.include);
     if (query.fields !== undefined) result.records = page.map((r) => project(r, query.fields ?? [], query.include));

@@ -18,7 +18,7 @@ import {
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
 import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
-import { resourceNamed, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
+import { resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
@@ -47,6 +47,8 @@ interface ListArgs extends RowArgs {
   after?: string | null;
   last?: number | null;
   before?: string | null;
+  /** Full-text search (root list fields of resources with searchable fields). */
+  search?: string | null;
 }
 
 interface TypesOfResource {
@@ -238,9 +240,13 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     types.set(resource.name, { object, connection, filter, sort, createInput, updateInput, sortKeys, aggregate });
   }
 
-  const listArgs = (resource: ResourceModel, defaultPageSize: number): GraphQLFieldConfigArgumentMap => {
+  const listArgs = (resource: ResourceModel, defaultPageSize: number, root = false): GraphQLFieldConfigArgumentMap => {
     const t = typeOf(resource);
+    const search: GraphQLFieldConfigArgumentMap = root && searchableFields(resource).length > 0
+      ? { search: { type: GraphQLString, description: `Full-text search in ${searchableFields(resource).map((f) => f.name).join(', ')}: every word, the last as a prefix, "quoted phrases"; most relevant first unless sort is given.` } }
+      : {};
     return {
+      ...search,
       filter: { type: t.filter },
       sort: { type: new GraphQLList(new GraphQLNonNull(t.sort)), description: 'Sort keys in order; id ascending always breaks ties.' },
       first: { type: GraphQLInt, description: `The first n (default ${defaultPageSize}, at most ${limits.maxLimit}).` },
@@ -270,6 +276,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       last: args.last ?? null,
       after: args.after ?? null,
       before: args.before ?? null,
+      search: args.search ?? null,
     };
     return structuredListQuery(resource, input, { ...limits, defaultLimit: defaultPageSize });
   };
@@ -360,14 +367,14 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     query[plural] = {
       type: new GraphQLList(new GraphQLNonNull(t.object)),
       description: `A page of ${resource.name}.`,
-      args: listArgs(resource, limits.defaultLimit),
+      args: listArgs(resource, limits.defaultLimit, true),
       extensions: topLevel,
       resolve: async (_root, args: ListArgs, ctx) => (await ctx.operations.list(ctx.operation, resource, listQueryOf(resource, args, limits.defaultLimit))).records,
     };
     query[`${plural}Connection`] = {
       type: t.connection,
       description: `A page of ${resource.name} as a cursor connection, with the total count on request.`,
-      args: listArgs(resource, limits.defaultLimit),
+      args: listArgs(resource, limits.defaultLimit, true),
       extensions: topLevel,
       resolve: async (_root, args: ListArgs, ctx) => {
         const listQuery = listQueryOf(resource, args, limits.defaultLimit);

@@ -1,5 +1,6 @@
 import { filterLimitsOf, OPERATORS_BY_TYPE, type ListLimits } from '../core/list-query.js';
 import { DEFAULT_FILTER_LIMITS } from '../core/filter-expression/filter-parser.js';
+import { MAX_SEARCH_LENGTH, MAX_SEARCH_WORDS } from '../core/text-search.js';
 import { LATER_QUERY_PARAMETERS, type FieldModel } from '../schema/schema-model.js';
 import type { QueryOperator } from '../store/list-spec.js';
 import { ref, type ParameterObject, type ReferenceObject, type SchemaObject } from './openapi-types.js';
@@ -59,6 +60,18 @@ export function resourceParameters(resource: ResourceView, limits: ListLimits): 
     description: filterDescription(resource, limits),
     schema: { type: 'string', minLength: 1, maxLength: limits.maxFilterLength ?? DEFAULT_FILTER_LIMITS.maxLength, examples: [filterExample(resource)] },
   };
+  const searchable = resource.fields.filter((f) => f.model.searchable === true).map((f) => f.name);
+  if (searchable.length > 0 && !resource.fields.some((f) => f.model.name === 'search')) {
+    params[`${resource.name}.search`] = {
+      name: 'search',
+      in: 'query',
+      description:
+        `Full-text search in ${searchable.join(', ')}: rows holding every word (\`search=sqlite index\`), the last word as a prefix, ` +
+        '`"quoted phrases"` as phrases; anything else in the text only separates words. Most relevant first unless `sort` is given ' +
+        `(such pages follow each other by \`offset\`, not \`after\`). At most ${MAX_SEARCH_LENGTH} characters and ${MAX_SEARCH_WORDS} words.`,
+      schema: { type: 'string', minLength: 1, maxLength: MAX_SEARCH_LENGTH },
+    };
+  }
   for (const field of resource.fields) {
     const operators = OPERATORS_BY_TYPE[field.model.type];
     // A field named like a later list parameter (filter) is filtered with [eq]: the bare name is the parameter's.

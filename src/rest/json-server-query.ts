@@ -58,7 +58,8 @@ export function parseJsonServerList(schema: SchemaModel, tr: VersionTranslator, 
   const filters: FilterCondition[] = [];
   for (const [key, value] of Object.entries(raw)) {
     if (value === undefined || OWN.has(key) || (PAGING as readonly string[]).includes(key)) continue;
-    if (NATIVE.has(key) || NATIVE_FILTER.test(key)) own[key] = value;
+    // restgraph's search, unless a field takes the name (then a filter on it, as json-server reads it).
+    if (NATIVE.has(key) || NATIVE_FILTER.test(key) || (key === 'search' && !resource.fields.has('search'))) own[key] = value;
     else filters.push(...filterOf(tr, key, values(value), limits, problems));
   }
   const native = translated(tr, own, problems);

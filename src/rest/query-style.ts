@@ -59,7 +59,8 @@ export function nativeQueryStyle(limits: ListLimits, schema?: SchemaModel): Rest
 
 /** A page of rows as restgraph answers it: the rows, `Link` rel="next" when more follow, X-Total-Count when counted. */
 export function sendList(request: FastifyRequest, reply: FastifyReply, result: ListResult, tr: VersionTranslator, include: readonly string[]): FastifyReply {
-  if (result.next !== undefined) addLink(reply, `<${nextPageUrl(request, result.next)}>; rel="next"`);
+  if (result.next !== undefined) addLink(reply, `<${nextPageUrl(request, 'after', result.next)}>; rel="next"`);
+  else if (result.nextOffset !== undefined) addLink(reply, `<${nextPageUrl(request, 'offset', String(result.nextOffset))}>; rel="next"`);
   if (result.total !== undefined) reply.header('x-total-count', String(result.total));
   return reply.type(JSON_CONTENT_TYPE).send(JSON.stringify(listBody(result.records, tr, include)));
 }
@@ -69,13 +70,16 @@ export function listBody(records: StoredRecord[], tr: VersionTranslator, include
   return tr.identity && include.length === 0 ? records : records.map((r) => tr.record(r, include));
 }
 
-/** The same request with `after` set to the next cursor (and no `offset`): RFC 8288 rel="next". */
-function nextPageUrl(request: FastifyRequest, cursor: string): string {
+/**
+ * The same request with `after` set to the next cursor (or `offset` to the next page's offset, for
+ * lists that page by offset), and not the other: RFC 8288 rel="next".
+ */
+function nextPageUrl(request: FastifyRequest, parameter: 'after' | 'offset', value: string): string {
   const [path = '/', search = ''] = request.url.split('?', 2);
   const params = new URLSearchParams(search);
   params.delete('after');
   params.delete('offset');
-  params.set('after', cursor);
+  params.set(parameter, value);
   return `${request.protocol}://${request.host}${path}?${params.toString()}`;
 }
 

@@ -2,6 +2,7 @@ import pluralize from 'pluralize';
 import {
   OPERATION_GROUPS,
   RESERVED_QUERY_PARAMETERS,
+  FIELD_NAMED_QUERY_PARAMETERS,
   RESERVED_RESOURCE_NAMES,
   REST_OPERATIONS,
   SYSTEM_FIELDS,
@@ -72,7 +73,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
         problems.push({ path: fieldAt, message: `"${fieldName}" is a system field every resource already has` });
         continue;
       }
-      if (RESERVED_QUERY_PARAMETERS.includes(fieldName)) {
+      if (RESERVED_QUERY_PARAMETERS.includes(fieldName) && !FIELD_NAMED_QUERY_PARAMETERS.includes(fieldName)) {
         problems.push({ path: fieldAt, message: `"${fieldName}" is a reserved query parameter; choose another field name` });
       }
       problems.push(...checkField(fieldAt, field, definition));
@@ -98,6 +99,14 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       writableFields.push(model);
     }
 
+    const searchable = writableFields.filter((f) => f.searchable === true);
+    const shadowing = writableFields.find((f) => FIELD_NAMED_QUERY_PARAMETERS.includes(f.name));
+    if (searchable.length > 0 && shadowing !== undefined) {
+      problems.push({
+        path: `${at}.fields.${shadowing.name}`,
+        message: `a resource with searchable fields cannot have a field named "${shadowing.name}", the query parameter of full-text search; rename it (renamedFrom keeps its data)`,
+      });
+    }
     if (singleton && resource.owner !== undefined) {
       problems.push({ path: `${at}.owner`, message: 'a singleton has one record, which no token owns; leave out owner' });
     } else if (resource.owner !== undefined) {
@@ -270,6 +279,7 @@ function checkField(at: string, field: FieldDefinition, definition: SchemaDefini
   only(['min', 'max'], ['integer', 'number']);
   only(['minLength', 'maxLength', 'pattern', 'format'], ['string']);
   only(['values'], ['enum']);
+  only(['searchable'], ['string']);
   only(['references', 'onDelete'], ['integer']);
   if (field.type === 'enum' && field.values === undefined) problems.push({ path: at, message: 'an enum field needs "values"' });
   if (field.min !== undefined && field.max !== undefined && field.min > field.max) problems.push({ path: `${at}.min`, message: 'min is greater than max' });

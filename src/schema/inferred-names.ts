@@ -1,5 +1,5 @@
 import pluralize from 'pluralize';
-import { RESERVED_QUERY_PARAMETERS, RESERVED_RESOURCE_NAMES } from './schema-model.js';
+import { FIELD_NAMED_QUERY_PARAMETERS, RESERVED_QUERY_PARAMETERS, RESERVED_RESOURCE_NAMES } from './schema-model.js';
 
 /**
  * Names for a schema inferred from data (`restgraph serve db.json`): the keys of the data become
@@ -32,7 +32,9 @@ export function fieldNameFor(key: string, taken: Set<string>): ChosenName {
     name = `field${name}`;
     why = 'a field name starts with a letter';
   }
-  if (RESERVED_QUERY_PARAMETERS.includes(name)) {
+  // A data key named like a parameter reserved later keeps its name: the schema inferred from an
+  // existing file stays the one its database was migrated to.
+  if (RESERVED_QUERY_PARAMETERS.includes(name) && !FIELD_NAMED_QUERY_PARAMETERS.includes(name)) {
     name = `${name}Value`;
     why = `"${key}" is a query parameter of lists`;
   } else if (SYSTEM_FIELD_NAMES.includes(name)) {

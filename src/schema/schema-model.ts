@@ -18,6 +18,8 @@ export interface FieldDefinition {
   required?: boolean;
   unique?: boolean;
   index?: boolean;
+  /** Indexed for full-text search (string fields): `?search=` and GraphQL `search:`. */
+  searchable?: boolean;
   min?: number;
   max?: number;
   minLength?: number;
@@ -184,7 +186,26 @@ export const SYSTEM_FIELDS: readonly FieldModel[] = Object.freeze([
 ]);
 
 /** Query parameters of list requests; no field may take one of these names. */
-export const RESERVED_QUERY_PARAMETERS: readonly string[] = ['sort', 'limit', 'after', 'offset', 'count', 'fields', 'include'];
+export const RESERVED_QUERY_PARAMETERS: readonly string[] = ['sort', 'limit', 'after', 'offset', 'count', 'fields', 'include', 'search'];
+
+/**
+ * Query parameters reserved after fields could already take their names: a field may still be
+ * named so (schemas and db.json files written before). On its resource the parameter keeps
+ * filtering that field, and the resource cannot have searchable fields.
+ */
+export const FIELD_NAMED_QUERY_PARAMETERS: readonly string[] = ['search'];
+
+/** The fields of a resource indexed for full-text search, in declared order. */
+export function searchableFields(resource: ResourceModel): FieldModel[] {
+  let fields = searchableCache.get(resource);
+  if (fields === undefined) {
+    fields = resource.writableFields.filter((f) => f.searchable === true);
+    searchableCache.set(resource, fields);
+  }
+  return fields;
+}
+
+const searchableCache = new WeakMap<ResourceModel, FieldModel[]>();
 
 /**
  * Query parameters of list requests added after fields could take their names: a field may still

@@ -27,7 +27,7 @@ export type QueryOperator = 'eq' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'in' | '
  * - `some` / `noneOf`: `field` names a hasMany relation; matches a row of which at least one / no
  *   related row (among those visible to the reader) matches the condition in `value`.
  */
-export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'containsIgnoringCase' | 'any' | 'all' | 'not' | 'related' | 'some' | 'noneOf';
+export type FilterOperator = QueryOperator | 'none' | 'textMatch' | 'containsIgnoringCase' | 'any' | 'all' | 'not' | 'related' | 'some' | 'noneOf' | 'search';
 
 /**
  * One filter, already checked against the schema; values are decoded JS values of the field's type.
@@ -44,7 +44,9 @@ export interface FilterCondition {
   /**
    * A value; an array for `in`; a boolean for `isNull`; a {@link TextMatch} for `textMatch`; a
    * string for `containsIgnoringCase`; FilterConditions for `any` and `all`; one FilterCondition
-   * for `not`, `related`, `some` and `noneOf`; ignored by `none`.
+   * for `not`, `related`, `some` and `noneOf`; a {@link TextSearch} for `search` (over the
+   * resource's full-text index; `field` is ignored; only at the top of a list's filters, never
+   * inside a relation path); ignored by `none`.
    */
   value: unknown;
 }
@@ -53,6 +55,21 @@ export interface FilterCondition {
 export interface TextMatch {
   text: string;
   at: 'anywhere' | 'start' | 'end';
+}
+
+/**
+ * A full-text search, already split into terms: a row matches when every term does. A term is one
+ * word or a phrase (its words in this order); the last may match as a prefix. Words hold only
+ * letters, digits and marks: the dialect quotes them into its own match syntax.
+ */
+export interface TextSearch {
+  terms: readonly SearchTerm[];
+}
+
+export interface SearchTerm {
+  words: readonly string[];
+  /** Its last word matches the start of a word. */
+  prefix: boolean;
 }
 
 export interface SortKey {
@@ -73,6 +90,11 @@ export interface ListSpec {
   after?: readonly unknown[];
   /** Keyset bound on the other side: only rows strictly before this position in `sort` order. */
   before?: readonly unknown[];
+  /**
+   * Most relevant first for this search (which is also among the filters), before `sort`, which
+   * breaks ties. No keyset bounds go with it.
+   */
+  relevance?: TextSearch;
   /** Columns to return; all when absent. Always includes what sorting and cursors need. */
   columns?: readonly string[];
 }

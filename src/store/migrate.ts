@@ -43,8 +43,13 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
     const old = before[name];
     if (old === undefined) {
       changes.push(createTable(rules, name, resource));
+      const search = searchIndexChange(rules, name, {}, resource);
+      if (search?.create !== undefined) changes.push(search.create);
       continue;
     }
+    // The full-text index is dropped before the columns it covers change, and built after.
+    const search = searchIndexChange(rules, name, old, resource);
+    if (search?.drop !== undefined) changes.push(search.drop);
     const oldFields = old.fields ?? {};
     const newFields = resource.fields ?? {};
     for (const [fieldName, field] of Object.entries(newFields)) {
@@ -91,10 +96,12 @@ export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, sch
         ],
       });
     }
+    if (search?.create !== undefined) changes.push(search.create);
   }
-  for (const name of Object.keys(before)) {
+  for (const [name, resource] of Object.entries(before)) {
     if (name in after) continue;
-    changes.push({ description: `drop resource ${name} and every row in it`, destructive: true, statements: [`drop table ${q(name)}`] });
+    const dropSearch = searchColumns(resource).length > 0 ? rules.dropSearchIndex(name) : [];
+    changes.push({ description: `drop resource ${name} and every row in it`, destructive: true, statements: [...dropSearch, `drop table ${q(name)}`] });
   }
   return { changes, warnings };
 }
@@ -277,6 +284,30 @@ function alterColumn(rules: SqlDialectRules, table: string, fieldName: string, w
     });
   }
   return changes;
+}
+
+/** The searchable fields of a resource definition, in declared order. */
+function searchColumns(resource: ResourceDefinition): string[] {
+  return Object.entries(resource.fields ?? {}).flatMap(([name, field]) => (field.searchable === true && field.type === 'string' ? [name] : []));
+}
+
+/**
+ * The changes that bring a resource's full-text index from its searchable fields in `was` to
+ * those in `now`: a drop (before the resource's other changes) and a create that indexes every
+ * existing row (after them). Undefined when the searchable fields stay the same.
+ */
+function searchIndexChange(rules: SqlDialectRules, table: string, was: ResourceDefinition, now: ResourceDefinition): { drop?: MigrationChange; create?: MigrationChange } | undefined {
+  const before = searchColumns(was);
+  const after = searchColumns(now);
+  if (before.join(',') === after.join(',')) return undefined;
+  const change: { drop?: MigrationChange; create?: MigrationChange } = {};
+  if (before.length > 0) {
+    change.drop = { description: `drop the full-text index of ${table} (${before.join(', ')})`, destructive: false, statements: rules.dropSearchIndex(table) };
+  }
+  if (after.length > 0) {
+    change.create = { description: `build the full-text index of ${table} (${after.join(', ')}) from its rows`, destructive: false, statements: rules.createSearchIndex(table, after) };
+  }
+  return change;
 }
 
 /** What the dialect rules need of a field definition: its type and constraints, under its name. */

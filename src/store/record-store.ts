@@ -1,4 +1,4 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { canonicalFields, fieldNamed, isNullable, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
 import { quoteIdentifier, type DynamicTables, type ImmediateExecutor, type SqlDatabase, type SqlExecutor, type SqlRow, type SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
@@ -8,7 +8,7 @@ import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
 import { KeyedStatementCache } from './keyed-statements.js';
 import { whereClause, type ResourceLookup } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
-import type { FilterCondition, ListSpec, SortKey, StoredRecord } from './list-spec.js';
+import type { FilterCondition, ListSpec, SortKey, StoredRecord, TextSearch } from './list-spec.js';
 import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
 import { aggregateStatement, decodeAggregateRow } from './aggregate-statements.js';
 
@@ -83,7 +83,32 @@ export class RecordStore {
   }
 
   #compileList(resource: ResourceModel, spec: ListSpec): SqlStatement {
+    if (spec.relevance !== undefined) return this.#compileRanked(resource, spec, spec.relevance);
     let query = this.#selectColumns(resource, spec.columns).where((eb) => whereClause(eb, this.#rules, resource, spec.filters, spec, this.#resources));
+    query = this.#orderAndPage(resource, spec, query);
+    return query.compile();
+  }
+
+  /**
+   * A list in order of relevance to a search: the rows joined to the full-text index's matches
+   * and their rank (which takes the place of the search among the filters), most relevant first,
+   * then in `sort` order.
+   */
+  #compileRanked(resource: ResourceModel, spec: ListSpec, search: TextSearch): SqlStatement {
+    const all = columnNames(resource);
+    const columns = spec.columns === undefined ? all : all.filter((name) => spec.columns?.includes(name) === true);
+    const filters = spec.filters.filter((f) => f.op !== 'search');
+    let query = this.#db.builder
+      .selectFrom(resource.name)
+      .innerJoin(this.#rules.searchRanked(resource.name, search).as('_rg_s'), (join) => join.on(sql<SqlBool>`${sql.ref('_rg_s._rg_id')} = ${sql.ref(`${resource.name}.id`)}`))
+      .select(columns.map((name) => sql.ref(`${resource.name}.${name}`).as(name)))
+      .where((eb) => whereClause(eb, this.#rules, resource, filters, undefined, this.#resources))
+      .orderBy(sql.ref('_rg_s._rg_rank')) as unknown as Select;
+    query = this.#orderAndPage(resource, { ...spec, sort: spec.sort.map((k) => ({ ...k, field: `${resource.name}.${k.field}` })) }, query);
+    return query.compile();
+  }
+
+  #orderAndPage(resource: ResourceModel, spec: ListSpec, query: Select): Select {
     for (const key of spec.sort) {
       const explicitNulls = this.#rules.explicitNullsOrder && isNullable(resource, key.field);
       query = query.orderBy(key.field, (ob) => {
@@ -94,7 +119,7 @@ export class RecordStore {
     }
     query = query.limit(spec.limit);
     if (spec.offset !== undefined && spec.offset > 0) query = query.offset(spec.offset);
-    return query.compile();
+    return query;
   }
 
   /** How many rows match the filters. */

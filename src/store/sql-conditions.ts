@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { fieldNamed, type ResourceModel, isNullable } from '../schema/schema-model.js';
-import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch } from './list-spec.js';
+import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch, type TextSearch } from './list-spec.js';
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { foldCase } from './fold-case.js';
@@ -46,6 +46,8 @@ function condition(scope: Scope, resource: ResourceModel, filter: FilterConditio
   switch (filter.op) {
     case 'none':
       return sql<SqlBool>`1 = 0`;
+    case 'search':
+      return scope.rules.searchMatches(resource.name, filter.value as TextSearch);
     case 'any':
     case 'all': {
       const parts = (filter.value as readonly FilterCondition[]).map((part) => condition(scope, resource, part));

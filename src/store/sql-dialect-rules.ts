@@ -1,5 +1,6 @@
 import type { Expression, RawBuilder, SqlBool } from 'kysely';
 import type { FieldModel } from '../schema/schema-model.js';
+import type { TextSearch } from './list-spec.js';
 
 /**
  * What differs between databases above the driver: column types, how values are stored, and the
@@ -91,4 +92,19 @@ export interface SqlDialectRules {
   containsFolded(column: Expression<unknown>, folded: string): RawBuilder<SqlBool>;
   /** `LIKE` ignoring case, with a backslash as the escape character of `pattern`. */
   likeIgnoringCase(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool>;
+  /**
+   * Statements that give `table` its full-text index over `columns` (unquoted names of text
+   * columns), filled from the rows it has and kept up to date by every later write in the write's
+   * own transaction.
+   */
+  createSearchIndex(table: string, columns: readonly string[]): string[];
+  /** Statements that drop the full-text index of `table`, if it has one (before its columns change). */
+  dropSearchIndex(table: string): string[];
+  /** The condition that a row of `table` matches `search` (through its full-text index). */
+  searchMatches(table: string, search: TextSearch): RawBuilder<SqlBool>;
+  /**
+   * A subquery of the rows of `table` matching `search`: their ids as `_rg_id`, and their
+   * relevance as `_rg_rank`, smaller for more relevant rows.
+   */
+  searchRanked(table: string, search: TextSearch): RawBuilder<unknown>;
 }

@@ -71,6 +71,9 @@ export function matchesFilter(condition: FilterCondition, record: StoredRecord, 
       return foldCase(String(value)).includes(foldCase(given as string));
     case 'textMatch':
       return matchesText(String(value), given as TextMatch);
+    case 'search':
+      // Only the database's full-text index knows its tokenizer and ranking: never evaluated here.
+      throw new Error('a full-text search cannot be evaluated in memory');
   }
 }
 

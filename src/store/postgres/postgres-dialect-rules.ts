@@ -1,6 +1,8 @@
 import { sql, type Expression } from 'kysely';
 import type { FieldModel } from '../../schema/schema-model.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
+import type { TextSearch } from '../list-spec.js';
+import { SEARCH_COLUMN, searchIndexName } from '../search-index.js';
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -150,4 +152,41 @@ export const postgresDialectRules: SqlDialectRules = {
   likeIgnoringCase(column: Expression<unknown>, pattern: string) {
     return sql<boolean>`${column}::text ilike ${pattern} escape '\\'`;
   },
+
+  // A generated tsvector column (filled from the rows there are when it is added, then by the
+  // database on every write, in its transaction) with a GIN index. The 'simple' configuration
+  // lowercases and keeps every word (no stemming, no stop words), as SQLite's unicode61 does.
+  createSearchIndex(table: string, columns: readonly string[]) {
+    const document = columns.map((c) => `to_tsvector('simple', coalesce(${quote(c)}, ''))`).join(' || ');
+    return [
+      `alter table ${quote(table)} add column ${quote(SEARCH_COLUMN)} tsvector generated always as (${document}) stored`,
+      `create index ${quote(searchIndexName(table))} on ${quote(table)} using gin (${quote(SEARCH_COLUMN)})`,
+    ];
+  },
+
+  dropSearchIndex(table: string) {
+    return [`drop index if exists ${quote(searchIndexName(table))}`, `alter table ${quote(table)} drop column if exists ${quote(SEARCH_COLUMN)}`];
+  },
+
+  searchMatches(_table: string, search: TextSearch) {
+    return sql<boolean>`${sql.ref(SEARCH_COLUMN)} @@ to_tsquery('simple', ${tsQuery(search)})`;
+  },
+
+  searchRanked(table: string, search: TextSearch) {
+    const query = tsQuery(search);
+    const column = sql.ref(SEARCH_COLUMN);
+    return sql`(select "id" as "_rg_id", -ts_rank(${column}, to_tsquery('simple', ${query})) as "_rg_rank" from ${sql.table(table)} where ${column} @@ to_tsquery('simple', ${query}))`;
+  },
 };
+
+/**
+ * The tsquery text of a search: each word a quoted lexeme, a phrase's words joined by <->, `:*` on
+ * the last for a prefix, terms joined by &. Words are letters and digits only, and quoted besides:
+ * nothing a client typed is tsquery syntax.
+ */
+function tsQuery(search: TextSearch): string {
+  const lexeme = (word: string): string => `'${word.replace(/['\\]/g, (c) => `\\${c}`)}'`;
+  return search.terms
+    .map((term) => `(${term.words.map((word, i) => lexeme(word) + (term.prefix && i === term.words.length - 1 ? ':*' : '')).join(' <-> ')})`)
+    .join(' & ');
+}

@@ -2,6 +2,8 @@ import { sql, type Expression } from 'kysely';
 import type { FieldModel } from '../../schema/schema-model.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
 import { FOLD_CASE_FUNCTION } from '../fold-case.js';
+import type { TextSearch } from '../list-spec.js';
+import { searchIndexName } from '../search-index.js';
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -131,4 +133,50 @@ export const sqliteDialectRules: SqlDialectRules = {
   likeIgnoringCase(column: Expression<unknown>, pattern: string) {
     return sql<boolean>`${column} like ${pattern} escape '\\'`;
   },
+
+  // A contentless FTS5 table (rg_fts_<table>, its rowid the row's id) with columns c0, c1, … (no
+  // clash with FTS5's own names such as rank), kept by triggers: every write path, imports and
+  // copies included, updates it in the write's transaction. The unicode61 tokenizer folds case and
+  // removes diacritics, as the words of a search are split (list-query.ts).
+  createSearchIndex(table: string, columns: readonly string[]) {
+    const fts = quote(searchIndexName(table));
+    const t = quote(table);
+    const slots = columns.map((_, i) => `c${i}`).join(', ');
+    const of = (row: 'new' | 'old'): string => columns.map((c) => `${row}.${quote(c)}`).join(', ');
+    const trigger = (suffix: string): string => quote(`${searchIndexName(table)}_${suffix}`);
+    const insertNew = `insert into ${fts} (rowid, ${slots}) values (new."id", ${of('new')});`;
+    const deleteOld = `insert into ${fts} (${fts}, rowid, ${slots}) values ('delete', old."id", ${of('old')});`;
+    return [
+      `create virtual table ${fts} using fts5(${slots}, content='', tokenize='unicode61 remove_diacritics 2')`,
+      `insert into ${fts} (rowid, ${slots}) select "id", ${columns.map(quote).join(', ')} from ${t}`,
+      `create trigger ${trigger('ai')} after insert on ${t} begin ${insertNew} end`,
+      `create trigger ${trigger('ad')} after delete on ${t} begin ${deleteOld} end`,
+      `create trigger ${trigger('au')} after update of ${columns.map(quote).join(', ')} on ${t} begin ${deleteOld} ${insertNew} end`,
+    ];
+  },
+
+  dropSearchIndex(table: string) {
+    const name = searchIndexName(table);
+    return [...['ai', 'ad', 'au'].map((suffix) => `drop trigger if exists ${quote(`${name}_${suffix}`)}`), `drop table if exists ${quote(name)}`];
+  },
+
+  searchMatches(table: string, search: TextSearch) {
+    const fts = sql.table(searchIndexName(table));
+    return sql<boolean>`"id" in (select rowid from ${fts} where ${fts} match ${ftsQuery(search)})`;
+  },
+
+  searchRanked(table: string, search: TextSearch) {
+    const fts = sql.table(searchIndexName(table));
+    // rank is bm25(): smaller is more relevant.
+    return sql`(select rowid as "_rg_id", rank as "_rg_rank" from ${fts} where ${fts} match ${ftsQuery(search)})`;
+  },
 };
+
+/**
+ * The FTS5 query of a search: each term a quoted string (a phrase when it has several words),
+ * `*` after the last for a prefix, all of them required. Words are letters and digits only, and
+ * quoted besides: nothing a client typed is FTS5 syntax.
+ */
+function ftsQuery(search: TextSearch): string {
+  return search.terms.map((term) => `"${term.words.join(' ').replace(/"/g, '""')}"${term.prefix ? ' *' : ''}`).join(' AND ');
+}
