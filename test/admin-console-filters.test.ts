@@ -77,6 +77,15 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console’s filter expres
     await page.getByRole('navigation', { name: 'Console' }).waitFor(wait);
     return page;
   };
+  /** Saves the page at a desktop's width and at a phone's, where nothing may stick out sideways. */
+  const shoot = async (page: Page, name: string): Promise<void> => {
+    await saveScreenshot(page, `admin-${name}.png`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - window.innerWidth');
+    expect(overflow, `${name} is wider than a phone`).toBeLessThanOrEqual(0);
+    await saveScreenshot(page, `admin-${name}-phone.png`);
+    await page.setViewportSize({ width: 1280, height: 900 });
+  };
   const summary = (page: Page) => page.locator('.list-summary');
   const rows = (page: Page) => page.getByRole('region', { name: 'orders table' }).locator('tbody tr');
   /** The `filter` of the page's address. */
@@ -117,7 +126,7 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console’s filter expres
     await summary(page).getByText(`Total: ${matching} · page 1`).waitFor(wait);
     expect(filterInUrl(page)).toBe(expression);
     expect(await rows(page).count()).toBe(25);
-    await saveScreenshot(page, 'admin-filter-expression.png');
+    await shoot(page, 'filter-expression');
 
     // The next page (the Link header's cursor) keeps the filter.
     await page.getByRole('button', { name: 'Next' }).click();
@@ -184,7 +193,7 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console’s filter expres
       // The list says nothing else: the error is the expression's.
       expect(await page.getByRole('alert').count()).toBe(1);
     }
-    await saveScreenshot(page, 'admin-filter-expression-error.png');
+    await shoot(page, 'filter-expression-error');
     // Mending it clears the error.
     await apply(page, "total > 100 and (status = 'paid')");
     await summary(page).getByText(`Total: ${count((order) => order.total > 100 && order.status === 'paid')} · page 1`).waitFor(wait);
@@ -197,7 +206,7 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console’s filter expres
     const counts = page.getByRole('region', { name: 'Counts by value' });
     for (const status of ['pending', 'paid', 'shipped']) await counts.getByRole('link', { name: `status ${status}: ${count((order) => order.status === status)}` }).waitFor(wait);
     await counts.getByRole('link', { name: `status (empty): ${count((order) => order.status === null)}` }).waitFor(wait);
-    await saveScreenshot(page, 'admin-enum-counts.png');
+    await shoot(page, 'enum-counts');
 
     await counts.getByRole('link', { name: /^status paid: / }).click();
     await summary(page).getByText(`Total: ${count((order) => order.status === 'paid')} · page 1`).waitFor(wait);
