@@ -9,6 +9,8 @@ export interface ProblemError {
   pointer?: string;
   parameter?: string;
   header?: string;
+  /** Where in the parameter's value the problem is (a filter expression's character offset). */
+  offset?: number;
   detail: string;
 }
 

@@ -1,17 +1,20 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { nextLink } from '../api.js';
 import { accessTo, useSession } from '../context.js';
 import { compactJson } from '../format.js';
 import { href } from '../route.js';
 import type { FieldInfo, ResourceInfo } from '../schema.js';
 import { ErrorMessage, PageHeading, TableBox } from '../ui.js';
+import { EnumCounts } from './enum-counts.js';
+import { ExpressionBar, expressionProblemOf } from './filter-expression.js';
 import { FilterBar, filterParts, type Filter } from './filter-bar.js';
 import { RecordRow } from './record-row.js';
 
 type Row = Record<string, unknown>;
 
 const PAGE_SIZES = ['25', '50', '100'];
-const NOT_FILTERS = new Set(['sort', 'limit']);
+/** Parameters of the page's address that are not field filters: the filter expression has a bar of its own. */
+const NOT_FILTERS = new Set(['sort', 'limit', 'filter']);
 
 /** A cell's value: references link to their row, json is shown on one line, null as a dash. */
 export function CellValue({ field, value }: { field: FieldInfo; value: unknown }) {
@@ -31,8 +34,9 @@ export function CellValue({ field, value }: { field: FieldInfo; value: unknown }
 
 /**
  * A resource's table: a column per field, sorted by clicking a header (`sort`), filtered with the
- * list operators, paged by following `Link: rel="next"` (a keyset cursor: as fast on row 100,000
- * as on row 1), with the total of the query from `count=true` on its first page. The sort and
+ * list operators and a filter expression (`filter=`), paged by following `Link: rel="next"` (a
+ * keyset cursor, which keeps the filters: as fast on row 100,000 as on row 1), with the total of
+ * the query from `count=true` on its first page and the counts per enum value. The sort and
  * filters live in the URL's fragment; "Previous" goes back through the pages seen.
  */
 export function ResourceListPage({ resource, query }: { resource: ResourceInfo; query: URLSearchParams }) {
@@ -41,9 +45,14 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
   const limit = PAGE_SIZES.includes(query.get('limit') ?? '') ? (query.get('limit') ?? '25') : '25';
   const sort = query.get('sort') ?? '';
   const filters: Filter[] = [...query].filter(([key]) => !NOT_FILTERS.has(key)).map(([parameter, value]) => ({ parameter, value }));
+  const expression = query.get('filter') ?? '';
+  // What the rows are filtered by: the list's and the enum counts' queries both carry it.
+  const scope = new URLSearchParams();
+  for (const filter of filters) scope.append(filter.parameter, filter.value);
+  if (expression !== '') scope.set('filter', expression);
   const first = new URLSearchParams({ limit, count: 'true' });
   if (sort !== '') first.set('sort', sort);
-  for (const filter of filters) first.append(filter.parameter, filter.value);
+  for (const [parameter, value] of scope) first.append(parameter, value);
   const firstUrl = `/${encodeURIComponent(resource.name)}?${first.toString()}`;
 
   const [pages, setPages] = useState<string[]>([firstUrl]);
@@ -101,6 +110,13 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
       else params.set('sort', field);
     });
   const addFilter = (filter: Filter): void => go((params) => params.append(filter.parameter, filter.value));
+  const applyExpression = (text: string): void =>
+    go((params) => {
+      if (text === '') params.delete('filter');
+      else params.set('filter', text);
+    });
+  // Kept while the error is: the bar moves the focus to the place once per refusal, not per render.
+  const expressionProblem = useMemo(() => expressionProblemOf(error), [error]);
   const removeFilter = (index: number): void =>
     go((params) => {
       params.delete(filters[index]?.parameter ?? '');
@@ -121,6 +137,7 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
         )}
       </div>
       {resource.description !== undefined && <p class="muted">{resource.description}</p>}
+      <ExpressionBar expression={expression} problem={expressionProblem} onApply={applyExpression} />
       <FilterBar resource={resource} onAdd={addFilter} />
       {filters.length > 0 && (
         <ul class="chips" aria-label="Filters">
@@ -138,7 +155,8 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
           })}
         </ul>
       )}
-      <ErrorMessage error={error} />
+      {expressionProblem === undefined && <ErrorMessage error={error} />}
+      <EnumCounts resource={resource} query={query} filters={scope} />
       <nav class="pager" aria-label="Pages">
         <p class="list-summary" role="status">
           {loading ? 'Loading…' : `${total === undefined ? '' : `Total: ${total} · `}page ${pages.length}`}
