@@ -187,6 +187,12 @@ describe('where: refusals', () => {
     });
     const values = { age: { in: Array.from({ length: 101 }, (_, i) => i) } };
     expect(refusal(await graphql(t.app, 'query ($w: UserWhere) { users(where: $w) { id } }', { variables: { w: values } }))).toMatchObject({ code: 'invalid-query', parameter: 'where.age.in' });
+    // Nested far deeper: refused by the document's and the variables' own nesting limits, before any work.
+    let deeper: Row = {};
+    for (let i = 0; i < 200; i++) deeper = { _not: deeper };
+    expect(refusal(await graphql(t.app, 'query ($w: UserWhere) { users(where: $w) { id } }', { variables: { w: deeper } })).code).toBe('bad-request');
+    const literal = `{ users(where: ${'{ _not: '.repeat(200)}{}${' }'.repeat(200)}) { id } }`;
+    expect(refusal(await graphql(t.app, literal)).code).toBe('query-too-complex');
     const nested = await graphql(t.app, 'query ($w: PostWhere) { users { posts(where: $w) { id } } }', { variables: { w: { _not: { _not: { _not: { _not: { _not: { _not: { _not: { _not: { _not: {} } } } } } } } } } } });
     expect(refusal(nested).code).toBe('invalid-query');
   });
