@@ -567,7 +567,7 @@ describe('filters, parameter errors and access', () => {
     ['one unknown among known types', '?types=user.created,order.shipped', {}, [notAType('order.shipped')]],
     ['an empty types', '?types=', {}, [{ parameter: 'types', detail: 'names no event type' }]],
     ['only commas', '?types=,,', {}, [{ parameter: 'types', detail: 'names no event type' }]],
-    ['an unknown parameter', '?limit=10', {}, [{ parameter: 'limit', detail: 'is not a parameter of the event stream (it takes types and lastEventId)' }]],
+    ['an unknown parameter', '?limit=10', {}, [{ parameter: 'limit', detail: 'is not a parameter of the event stream (it takes types, filter and lastEventId)' }]],
     ['lastEventId not a number', '?lastEventId=abc', {}, [badId]],
     ['lastEventId negative', '?lastEventId=-1', {}, [badId]],
     ['lastEventId fractional', '?lastEventId=1.5', {}, [badId]],
@@ -579,7 +579,7 @@ describe('filters, parameter errors and access', () => {
       'everything wrong at once (all reported)',
       '?types=nope&since=1&lastEventId=x',
       {},
-      [{ parameter: 'since', detail: 'is not a parameter of the event stream (it takes types and lastEventId)' }, notAType('nope'), badId],
+      [{ parameter: 'since', detail: 'is not a parameter of the event stream (it takes types, filter and lastEventId)' }, notAType('nope'), badId],
     ],
   ];
   for (const [what, query, headers, errors] of badQueries) {

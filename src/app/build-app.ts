@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apiKeyCredentialId, Authenticator } from '../auth/authenticator.js';
 import { StreamCredentials } from '../auth/credential-recheck.js';
+import { filterLimitsOf } from '../core/list-query.js';
 import { EventDispatcher } from '../core/event-dispatcher.js';
 import { ADMIN_SCOPE } from '../core/principal.js';
 import { RecordValidator } from '../core/record-validator.js';
@@ -181,6 +182,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     reconnectDelayMs: options.events.reconnectDelayMs,
     watchCredential,
     openStreams: metrics?.openStreams('event-stream'),
+    filterLimits: filterLimitsOf(options.listLimits),
   });
   registerGraphqlRoutes(app, graphql, {
     getMaxAgeSeconds: options.graphql.getMaxAgeSeconds,

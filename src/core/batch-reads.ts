@@ -2,6 +2,7 @@ import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel
 import { reverseSort, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import { authorize, ownerReadFilter } from './access-policy.js';
+import { filtersForReader } from './filter-access.js';
 import type { ListQuery } from './list-query.js';
 import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
@@ -40,7 +41,7 @@ export class BatchReads {
     const rows = await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
       sort: backward ? reverseSort(query.sort) : query.sort,
       perKeyLimit: query.limit + 1,
-      filters: owner === undefined ? query.filters : [...query.filters, owner],
+      filters: this.#readerFilters(ctx, target, query.filters, owner),
       ...(lower === undefined ? {} : { after: lower }),
       ...(upper === undefined ? {} : { before: upper }),
     });
@@ -60,7 +61,7 @@ export class BatchReads {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     const owner = ownerReadFilter(ctx.principal, target);
-    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], owner === undefined ? filters : [...filters, owner]);
+    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], this.#readerFilters(ctx, target, filters, owner));
   }
 
   /**
@@ -72,10 +73,19 @@ export class BatchReads {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     const owner = ownerReadFilter(ctx.principal, target);
-    const filters = owner === undefined ? query.filters : [...query.filters, owner];
+    const filters = this.#readerFilters(ctx, target, query.filters, owner);
     const byKey = await this.#store.aggregateByKeys(target, relation.foreignKey, [...new Set(parentIds)], { ...query, filters });
     const empty = query.groupBy.length > 0 ? [] : [{ group: [], count: 0, values: query.measures.map((m) => (m.fn === 'countDistinct' ? 0 : null)) }];
     return new Map(parentIds.map((id) => [id, aggregateGroups(query, byKey.get(id) ?? empty)]));
+  }
+
+  /**
+   * The filters as the principal may apply them (relation paths under their targets' read and owner
+   * rules: filtersForReader), with the target's own owner rule.
+   */
+  #readerFilters(ctx: OperationContext, target: ResourceModel, filters: ListQuery['filters'], owner: ListQuery['filters'][number] | undefined): ListQuery['filters'] {
+    const own = filtersForReader(ctx.principal, this.#schema, target, filters);
+    return owner === undefined ? [...own] : [...own, owner];
   }
 
   /** The rows with these ids that the principal may read, by id (one query). */

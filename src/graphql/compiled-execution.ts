@@ -1,4 +1,17 @@
-import { BREAK, Kind, execute, visit, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import {
+  BREAK,
+  Kind,
+  execute,
+  getNamedType,
+  isInputObjectType,
+  typeFromAST,
+  visit,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLInputObjectType,
+  type GraphQLSchema,
+} from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { PromiseOrValue } from '../promise-or-value.js';
 
@@ -10,7 +23,9 @@ import type { PromiseOrValue } from '../promise-or-value.js';
  * same. Fragments and @skip/@include are where it has parted from the specification (0.8.9:
  * `{ user(id: "1") { ...A @skip(if: true) ...B } } fragment A on User { name } fragment B on User { ...A }`
  * answered `{"user": {}}`), so documents using them run on graphql-js. A differential property test
- * (test/graphql-execution.test.ts) holds both to the same results.
+ * (test/graphql-execution.test.ts) holds both to the same results. Operations declaring a variable
+ * of a recursive input type (`$where: UserWhere`) run on graphql-js too: graphql-jit's compiled
+ * variable parsing unrolls such types, which took 24 s for one `UserWhere` of a small schema.
  */
 export class CompiledExecution {
   /** Compiled operations (by operation name; null: not compilable) of the documents it may compile. */
@@ -27,13 +42,50 @@ export class CompiledExecution {
     const key = args.operationName ?? '';
     let compiled = byOperation.get(key);
     if (compiled === undefined) {
-      const result = compileQuery(args.schema, args.document, args.operationName ?? undefined);
-      compiled = isCompiledQuery(result) ? result : null;
+      const result = takesRecursiveInput(args.schema, args.document) ? undefined : compileQuery(args.schema, args.document, args.operationName ?? undefined);
+      compiled = result !== undefined && isCompiledQuery(result) ? result : null;
       byOperation.set(key, compiled);
     }
     if (compiled === null) return execute(args);
     return compiled.query(args.rootValue, args.contextValue, args.variableValues);
   }
+}
+
+/** Whether an operation of the document declares a variable whose input type contains itself. */
+function takesRecursiveInput(schema: GraphQLSchema, document: DocumentNode): boolean {
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    for (const variable of definition.variableDefinitions ?? []) {
+      const type = typeFromAST(schema, variable.type);
+      const named = type === undefined ? undefined : getNamedType(type);
+      if (named !== undefined && isInputObjectType(named) && isRecursive(named)) return true;
+    }
+  }
+  return false;
+}
+
+const RECURSIVE = new WeakMap<GraphQLInputObjectType, boolean>();
+
+/** Whether an input object type reaches itself through its fields (a walk of the types it reaches, each once). */
+function isRecursive(type: GraphQLInputObjectType): boolean {
+  let known = RECURSIVE.get(type);
+  if (known !== undefined) return known;
+  const seen = new Set<GraphQLInputObjectType>();
+  const pending = [type];
+  known = false;
+  for (let next = pending.pop(); next !== undefined && !known; next = pending.pop()) {
+    for (const field of Object.values(next.getFields())) {
+      const inner = getNamedType(field.type);
+      if (!isInputObjectType(inner)) continue;
+      if (inner === type) known = true;
+      else if (!seen.has(inner)) {
+        seen.add(inner);
+        pending.push(inner);
+      }
+    }
+  }
+  RECURSIVE.set(type, known);
+  return known;
 }
 
 /** Whether a document has no fragment (named or inline) and no directive anywhere. */

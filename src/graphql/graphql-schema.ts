@@ -17,7 +17,7 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
-import { OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
+import { filterLimitsOf, OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
 import { resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
@@ -30,6 +30,7 @@ import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, descr
 import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
 import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import type { GraphqlLimits } from './query-limits.js';
+import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
 
 const INT32_MIN = -2147483648;
 const INT32_MAX = 2147483647;
@@ -38,6 +39,8 @@ const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
 interface RowArgs {
   filter?: Record<string, Record<string, unknown> | null> | null;
+  /** Conditions as a tree (and/or/not, relation paths), translated by where-input.ts. */
+  where?: WhereInput | null;
 }
 
 /** What the root and relation list fields take: Relay's paging arguments plus filter and sort. */
@@ -169,6 +172,13 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
   const latest = (resource: ResourceModel) => viewOf(model, resource, model.latestVersion);
   const shownFields = (resource: ResourceModel) => canonicalFields(resource).filter((f) => latest(resource).apiNameOf.has(f.name));
   const deprecationOf = (resource: ResourceModel, field: FieldModel) => latest(resource).fields.find((v) => v.field === field)?.deprecationReason;
+  const whereTypes = new WhereTypes({
+    fieldsOf: shownFields,
+    relationsOf: (resource) => latest(resource).relations.values(),
+    targetOf: (relation) => resourceNamed(model, relation.target),
+    scalarOf,
+  });
+  const whereReading: WhereReading = { resources: model.resources, limits: filterLimitsOf(limits) };
 
   for (const resource of served) {
     const typeName = resource.typeName;
@@ -247,7 +257,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       : {};
     return {
       ...search,
-      filter: { type: t.filter },
+      ...rowArgs(resource),
       sort: { type: new GraphQLList(new GraphQLNonNull(t.sort)), description: 'Sort keys in order; id ascending always breaks ties.' },
       first: { type: GraphQLInt, description: `The first n (default ${defaultPageSize}, at most ${limits.maxLimit}).` },
       after: { type: GraphQLString, description: 'Only rows after this cursor.' },
@@ -257,11 +267,22 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
   };
 
   /** The arguments that choose rows, of list and aggregate fields alike: a new way of choosing rows goes here and in {@link rowFiltersOf}. */
-  const rowArgs = (resource: ResourceModel): GraphQLFieldConfigArgumentMap => ({ filter: { type: typeOf(resource).filter } });
+  const rowArgs = (resource: ResourceModel): GraphQLFieldConfigArgumentMap => ({
+    where: { type: whereTypes.of(resource), description: `Conditions on ${resource.name}: and/or/not, relation paths (docs/graphql.md#where).` },
+    filter: { type: typeOf(resource).filter, description: 'Conditions on fields, all ANDed (where: says more).' },
+  });
+  /** The condition of a `where:` argument (none for where: {}). @throws InvalidQueryError */
+  const whereOf = (resource: ResourceModel, args: RowArgs): FilterCondition[] => {
+    const condition = conditionOfWhere(resource, args.where, whereReading);
+    return condition === undefined ? [] : [condition];
+  };
   const filterInputsOf = (args: RowArgs): StructuredListInput['filters'] =>
     Object.entries(args.filter ?? {}).flatMap(([field, ops]) => Object.entries(ops ?? {}).map(([op, value]) => ({ field, op: op as QueryOperator, value })));
   /** The checked conditions of {@link rowArgs}. @throws InvalidQueryError */
-  const rowFiltersOf = (resource: ResourceModel, args: RowArgs): FilterCondition[] => structuredListQuery(resource, { filters: filterInputsOf(args) }, limits).filters;
+  const rowFiltersOf = (resource: ResourceModel, args: RowArgs): FilterCondition[] => [
+    ...structuredListQuery(resource, { filters: filterInputsOf(args) }, limits).filters,
+    ...whereOf(resource, args),
+  ];
 
   const listQueryOf = (resource: ResourceModel, args: ListArgs, defaultPageSize: number): ListQuery => {
     const t = typeOf(resource);
@@ -278,7 +299,9 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       before: args.before ?? null,
       search: args.search ?? null,
     };
-    return structuredListQuery(resource, input, { ...limits, defaultLimit: defaultPageSize });
+    const query = structuredListQuery(resource, input, { ...limits, defaultLimit: defaultPageSize });
+    query.filters.push(...whereOf(resource, args));
+    return query;
   };
 
   const relationFields = (resource: ResourceModel, relation: RelationModel): GraphQLFieldConfigMap<StoredRecord, GraphqlContext> => {
@@ -414,7 +437,9 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     mutation[`delete${typeName}`] = deleteMutation(resource);
   }
 
-  const subscription = subscriptionFields(model, (resource) => typeOf(resource).object);
+  const subscription = subscriptionFields(model, (resource) => typeOf(resource).object, (resource) => whereTypes.of(resource), (resource, where) =>
+    conditionOfWhere(resource, where, { ...whereReading, noRelations: 'relation paths cannot be followed in a subscription (an event carries only its own record); use the fields of the record' }),
+  );
 
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: query }),

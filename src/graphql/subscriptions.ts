@@ -1,4 +1,7 @@
-import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLObjectType } from 'graphql';
+import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
+import { matchesFilter } from '../core/filter-expression/filter-evaluator.js';
+import type { FilterCondition } from '../store/list-spec.js';
+import type { WhereInput } from './where-input.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { authorize } from '../core/access-policy.js';
 import { SlowConsumerError } from '../errors.js';
@@ -29,6 +32,7 @@ export function eventIterator(
   types: ReadonlySet<string>,
   recordId?: number,
   listeners?: () => number,
+  matches?: (event: StoredEvent) => boolean,
 ): AsyncIterableIterator<SubscriptionItem> {
   const queue: SubscriptionItem[] = [];
   let wake: (() => void) | undefined;
@@ -43,6 +47,8 @@ export function eventIterator(
     ...(recordId === undefined ? {} : { recordId }),
     ...(listeners === undefined ? {} : { listeners }),
     deliver: (event) => {
+      // A where: an event it does not match costs nothing more (no execution, no message).
+      if (matches !== undefined && !matches(event)) return queue.length < MAX_PENDING_EVENTS;
       queue.push({ event });
       signal();
       return queue.length < MAX_PENDING_EVENTS;
@@ -95,12 +101,18 @@ export function overflowError(): SlowConsumerError {
 }
 
 /**
- * The Subscription fields: `userCreated`, `userUpdated(id)`, `userDeleted(id)` for every resource,
- * each an event iterator under the caller's access rules, resolving to the event's object.
+ * The Subscription fields: `userCreated(where)`, `userUpdated(id, where)`, `userDeleted(id, where)`
+ * for every resource, each an event iterator under the caller's access rules, resolving to the
+ * event's object. A `where` (conditions on the record's own fields; `conditionOf` refuses relation
+ * paths) is evaluated in memory on each event's record (the new one for updates, the one deleted for
+ * deletes) before anything is executed; subscribers sharing an execution (SubscriptionGroups, keyed
+ * by document and variables, so by their where) share this one evaluation.
  */
 export function subscriptionFields(
   model: SchemaModel,
   objectOf: (resource: ResourceModel) => GraphQLObjectType,
+  whereOf: (resource: ResourceModel) => GraphQLInputObjectType,
+  conditionOf: (resource: ResourceModel, where: WhereInput | null | undefined) => FilterCondition | undefined,
 ): GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> {
   const subscription: GraphQLFieldConfigMap<SubscriptionItem, GraphqlContext> = {};
   for (const resource of resourcesIn(model, model.latestVersion)) {
@@ -113,14 +125,19 @@ export function subscriptionFields(
           kind === 'created'
             ? `Each ${resource.singular} created from now on.`
             : `Each ${resource.singular} ${kind} from now on (only the one with this id, if given)${kind === 'deleted' ? ', as it was' : ''}.`,
-        args: kind === 'created' ? {} : { id: { type: GraphQLID } },
-        subscribe: (_root, args: { id?: string | null }, ctx) => {
+        args: {
+          ...(kind === 'created' ? {} : { id: { type: GraphQLID } }),
+          where: { type: whereOf(resource), description: `Only events whose ${resource.singular} matches (its own fields; no relation paths).` },
+        },
+        subscribe: (_root, args: { id?: string | null; where?: WhereInput | null }, ctx) => {
           if (ctx.events === undefined) throw new Error('subscriptions need the event dispatcher');
           // The same rules as queries: refused now if the resource may not be read at all; rows
           // the owner rule hides are never sent.
           authorize(ctx.operation.principal, resource, 'read');
           const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
-          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), id, ctx.listeners);
+          const condition = conditionOf(resource, args.where);
+          const matches = condition === undefined ? undefined : (event: StoredEvent) => matchesFilter(condition, event.data.object, resource);
+          return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), id, ctx.listeners, matches);
         },
         resolve: (item: SubscriptionItem) => {
           if ('overflow' in item) throw overflowError();

@@ -129,6 +129,13 @@ export function eventPaths(types: readonly string[], readRules: readonly AccessR
           tags: ['events'],
           parameters: [
             { name: 'types', in: 'query', description: 'Only these event types.', style: 'form', explode: false, schema: { type: 'array', items: { type: 'string', enum: [...types] }, minItems: 1 } },
+            {
+              name: 'filter',
+              in: 'query',
+              description:
+                "Only events whose object matches this filter expression (the grammar of lists' `filter`, without relation paths; needs `types`, and may name only fields of every type's resource). A bad expression is a 400.",
+              schema: { type: 'string' },
+            },
             { name: 'lastEventId', in: 'query', description: 'Resume after this event id (for clients that cannot send Last-Event-ID).', schema: { type: 'string', pattern: '^\\d{1,15}$' } },
             { name: 'Last-Event-ID', in: 'header', description: 'Resume after this event id (EventSource sends it when it reconnects).', schema: { type: 'string', pattern: '^\\d{1,15}$' } },
           ],

@@ -3,6 +3,9 @@ import { authorize } from '../core/access-policy.js';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
+import { readFilterExpression, type FilterLimits } from '../core/filter-expression/filter-parser.js';
+import { matchesFilter } from '../core/filter-expression/filter-evaluator.js';
+import type { FilterCondition } from '../store/list-spec.js';
 import type { StoredEvent } from '../store/event-store.js';
 import { registerPath } from '../http/path-routes.js';
 import type { WatchCredential } from '../auth/credential-recheck.js';
@@ -19,6 +22,8 @@ export interface EventStreamOptions {
   watchCredential: WatchCredential;
   /** Counts the streams open (a metrics gauge). */
   openStreams?: { inc(): void; dec(): void };
+  /** Bounds on `filter=` expressions (those of lists). */
+  filterLimits?: FilterLimits;
 }
 
 /** How long a stream being ended may take to flush its last comment before it is cut. */
@@ -31,8 +36,11 @@ export function eventBody(event: StoredEvent): string {
 
 /**
  * `GET /v1/events`: Server-Sent Events of the changes the caller may read, optionally only some
- * types (`?types=user.created,post.deleted`). Each event's SSE `id:` is its event id; a client that
- * reconnects with `Last-Event-ID` gets what it missed from the outbox, then live events.
+ * types (`?types=user.created,post.deleted`), and of those only the events whose record matches a
+ * filter expression (`&filter=status = 'paid'`: needs `types`; read against the resource of each
+ * type, so a field must be on all of them; no relation paths: an event carries only its own
+ * record). Each event's SSE `id:` is its event id; a client that reconnects with `Last-Event-ID`
+ * gets what it missed from the outbox, then live events.
  */
 export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaModel, dispatcher: EventDispatcher, options: EventStreamOptions): void {
   const known = new Map<string, string>();
@@ -59,7 +67,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     const query = request.query as Record<string, string | string[] | undefined>;
     const problems: ErrorDetail[] = [];
     for (const name of Object.keys(query)) {
-      if (name !== 'types' && name !== 'lastEventId') problems.push({ parameter: name, detail: 'is not a parameter of the event stream (it takes types and lastEventId)' });
+      if (name !== 'types' && name !== 'lastEventId' && name !== 'filter') problems.push({ parameter: name, detail: 'is not a parameter of the event stream (it takes types, filter and lastEventId)' });
     }
     let types: Set<string> | undefined;
     if (query.types !== undefined) {
@@ -82,6 +90,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       if (!/^\d{1,15}$/.test(text)) problems.push({ ...where, detail: 'must be an event id (a non-negative integer)' });
       else afterId = Number(text);
     }
+    const conditions = query.filter === undefined ? undefined : filtersOfTypes([query.filter].flat().join(','), types, problems);
     if (problems.length > 0) throw new InvalidQueryError(problems.map((p) => p.detail).join('; '), { errors: problems });
     // Asking for a type the token may not read is refused now, not answered with silence.
     for (const type of types ?? []) {
@@ -130,7 +139,12 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
         principal: request.principal,
         ...(types === undefined ? {} : { types }),
         // Backpressure: when the socket buffer is full, delivery pauses until it drains.
-        deliver: (event) => raw.write(frameOf(event)),
+        deliver: (event) => {
+          // An event the filter does not match is passed over (and costs the stream nothing).
+          const condition = conditions?.get(event.resource);
+          if (condition !== undefined && !matchesFilter(condition, event.data.object)) return true;
+          return raw.write(frameOf(event));
+        },
         close: (reason) => end(reason === 'shutdown' ? 'server shutting down; reconnect with Last-Event-ID' : 'disconnected: too far behind; reconnect with Last-Event-ID'),
       },
       afterId,
@@ -138,5 +152,33 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
     raw.on('drain', () => subscription.resume());
     raw.on('close', () => end());
     return reply;
+  }
+
+  /**
+   * The condition of `filter=` for each resource the event types name (read once per resource);
+   * its problems (a missing `types`, a field not on every resource, a relation path) join `problems`.
+   */
+  function filtersOfTypes(text: string, types: ReadonlySet<string> | undefined, problems: ErrorDetail[]): Map<string, FilterCondition> | undefined {
+    if (types === undefined) {
+      problems.push({ parameter: 'filter', detail: 'needs types: the event types whose records it tests (their fields are those of one or more resources)' });
+      return undefined;
+    }
+    const conditions = new Map<string, FilterCondition>();
+    for (const type of types) {
+      const resource = schema.resources.get(known.get(type) ?? '');
+      if (resource === undefined || conditions.has(resource.name)) continue;
+      // No relation resources: a path reads rows an event does not carry.
+      const reading = readFilterExpression(text, resource, undefined, options.filterLimits);
+      if (reading.problem !== undefined) {
+        const relation = /^unknown field "([^"]*)"/.exec(reading.problem)?.[1];
+        const detail = relation !== undefined && resource.relations.has(relation)
+          ? `relation paths ("${relation}" at ${reading.offset}) cannot be followed in the event stream: an event carries only its own record`
+          : reading.problem;
+        problems.push({ parameter: 'filter', detail: types.size > 1 ? `${detail} (for ${type}: the filter must apply to the records of every type given)` : detail, offset: reading.offset });
+        return undefined;
+      }
+      conditions.set(resource.name, reading.condition);
+    }
+    return conditions;
   }
 }
