@@ -5,6 +5,7 @@ import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LRUCache } from 'lru-cache';
 import { statementBytes } from './statement-bytes.js';
 import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
+import { bindTemplate, listTemplate } from './list-templates.js';
 import { KeyedStatementCache } from './keyed-statements.js';
 import { whereClause, type ResourceLookup } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
@@ -34,6 +35,8 @@ export class RecordStore {
    * the builder would produce): repeated reads such as first pages and polling skip the builder.
    */
   readonly #listSql = new LRUCache<string, SqlStatement>({ maxSize: STATEMENT_CACHE_BYTES, sizeCalculation: statementBytes });
+  /** Compiled list statements by the shape of their spec, their filter values left as slots (list-templates.ts). */
+  readonly #listTemplates = new LRUCache<string, SqlStatement>({ maxSize: STATEMENT_CACHE_BYTES, sizeCalculation: statementBytes });
   /** listByKeys statements by shape: compiling each with the query builder had been a third of a GraphQL query with one relation field. */
   readonly #byKeysSql = new KeyedStatementCache(STATEMENT_CACHE_BYTES);
 
@@ -71,15 +74,33 @@ export class RecordStore {
 
   /** One page of rows. Ask for one more than you show to learn whether a next page exists. */
   async list(resource: ResourceModel, spec: ListSpec, executor: SqlExecutor = this.#db): Promise<StoredRecord[]> {
-    const key = listCacheKey(resource, spec);
-    let statement = key === undefined ? undefined : this.#listSql.get(key);
-    if (statement === undefined) {
-      statement = this.#compileList(resource, spec);
-      if (key !== undefined) this.#listSql.set(key, statement);
-    }
-    const rows = await executor.all(statement);
+    const rows = await executor.all(this.#listStatement(resource, spec));
     for (const row of rows) this.#decodeInPlace(resource, row);
     return rows;
+  }
+
+  /**
+   * The statement of a list. When its filter values can be bound (list-templates.ts), it is
+   * compiled once per shape and bound per request, so lists that differ only in their values skip
+   * the builder; other lists are kept by their whole spec, for when the same one comes again
+   * (first pages, polling, cursors).
+   */
+  #listStatement(resource: ResourceModel, spec: ListSpec): SqlStatement {
+    const template = listTemplate(resource, spec, this.#rules, this.#resources);
+    if (template !== undefined) {
+      let compiled = this.#listTemplates.get(template.key);
+      if (compiled === undefined) {
+        compiled = this.#compileList(resource, template.spec);
+        this.#listTemplates.set(template.key, compiled);
+      }
+      return { sql: compiled.sql, parameters: bindTemplate(compiled.parameters, template.values) };
+    }
+    const key = listCacheKey(resource, spec);
+    const kept = key === undefined ? undefined : this.#listSql.get(key);
+    if (kept !== undefined) return kept;
+    const statement = this.#compileList(resource, spec);
+    if (key !== undefined) this.#listSql.set(key, statement);
+    return statement;
   }
 
   #compileList(resource: ResourceModel, spec: ListSpec): SqlStatement {

@@ -4,6 +4,7 @@ import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type Te
 import type { DynamicTables } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { foldCase } from './fold-case.js';
+import { ValueSlot } from './list-templates.js';
 
 type Builder = ExpressionBuilder<DynamicTables, string>;
 
@@ -64,7 +65,8 @@ function condition(scope: Scope, resource: ResourceModel, filter: FilterConditio
   }
   const field = fieldNamed(resource, filter.field);
   const column = scope.table === undefined ? eb.ref(field.name) : eb.ref(`${scope.table}.${field.name}`);
-  const encode = (v: unknown): unknown => rules.encode(field, v);
+  // A slot of a statement compiled once for many values (list-templates.ts) holds a value encoded already.
+  const encode = (v: unknown): unknown => (v instanceof ValueSlot ? v : rules.encode(field, v));
   // A comparison false (not unknown) on null, where a `not` above needs it (see Scope.guard).
   const known = (test: Expression<SqlBool>): Expression<SqlBool> => (scope.guard && !field.system ? eb.and([eb(column, 'is not', null), test]) : test);
   switch (filter.op) {
