@@ -73,4 +73,16 @@ describe('filter= plans use the indexes', () => {
     if (t.db.dialect === 'postgres') expect(text).not.toMatch(/Seq Scan on posts/);
     else expect(text).not.toMatch(/SCAN _rg_f1(?! USING)/);
   });
+
+  it('relation paths nested in paths: each relation read once for the statement, never once per row around it', async () => {
+    // author.posts.any(…): on SQLite, a correlated subquery inside the author's would run again for
+    // every post of the author of every post; the inner test is a list computed once instead.
+    const text = await plan(`/posts?filter=${encodeURIComponent('author.posts.any(views > 498) or author.posts.none(views < 1)')}&limit=5`, [498, 1, 6]);
+    // PostgreSQL: its subplans are hashed (computed once), never run per row.
+    if (t.db.dialect === 'postgres') expect(text).not.toMatch(/(?<!hashed )SubPlan \d+\)/);
+    else {
+      expect(text).toMatch(/^LIST SUBQUERY/m);
+      expect(text).not.toMatch(/CORRELATED LIST SUBQUERY/);
+    }
+  });
 });

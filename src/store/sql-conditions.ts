@@ -114,6 +114,19 @@ function relationCondition(scope: Scope, resource: ResourceModel, filter: Filter
   const outer = (column: string): Expression<unknown> => sql.ref(scope.table === undefined ? `${resource.name}.${column}` : `${scope.table}.${column}`);
   const [innerKey, outerKey] = relation.kind === 'belongsTo' ? ['id', relation.foreignKey] : [relation.foreignKey, 'id'];
   const inner = condition({ ...scope, guard: false, table: alias, depth: scope.depth + 1 }, target, filter.value as FilterCondition);
+  if (scope.rules.uncorrelatedRelationTests && scope.depth > 0) {
+    // A path inside a path (`author.posts.any(…)`): as a correlated subquery it would run again for
+    // every row of the subquery around it (every post of the author of every post), so it is the
+    // related keys that match, computed once for the statement. Null keys are left out, so that
+    // `not in` is never unknown; a null foreign key is unknown to `in`, which a `not` above needs
+    // false (see Scope.guard). A path from the listed rows stays correlated: each listed row's
+    // related rows are read once, through the key's index, and the search stops at the first match.
+    const key = sql.ref(`${alias}.${innerKey}`);
+    const keys = sql`select ${key} from ${sql.table(target.name)} as ${sql.id(alias)} where ${key} is not null and ${inner}`;
+    if (filter.op === 'noneOf') return sql<SqlBool>`${outer(outerKey)} not in (${keys})`;
+    const test = sql<SqlBool>`${outer(outerKey)} in (${keys})`;
+    return relation.kind === 'belongsTo' && scope.guard ? sql<SqlBool>`(${outer(outerKey)} is not null and ${test})` : test;
+  }
   const exists = sql<SqlBool>`exists (select 1 from ${sql.table(target.name)} as ${sql.id(alias)} where ${sql.ref(`${alias}.${innerKey}`)} = ${outer(outerKey)} and ${inner})`;
   return filter.op === 'noneOf' ? sql<SqlBool>`not ${exists}` : exists;
 }

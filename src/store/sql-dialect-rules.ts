@@ -16,6 +16,14 @@ export interface SqlDialectRules {
   readonly rowLocks: boolean;
   /** A claim can pass over rows another transaction holds (FOR UPDATE SKIP LOCKED) instead of waiting for them. */
   readonly skipLocked: boolean;
+  /**
+   * A filter's relation tests inside other relation tests are written as uncorrelated
+   * `key IN (SELECT …)` subqueries, each computed once per statement, instead of correlated
+   * `EXISTS`: where the planner runs a correlated subquery once per row of the query around it
+   * (SQLite), paths nested in paths multiply each other's rows; PostgreSQL turns `EXISTS` into
+   * semi- and anti-joins itself.
+   */
+  readonly uncorrelatedRelationTests: boolean;
   /** A statement (a SqlStatement) whose row has `found` true (or non-zero) when the table exists. */
   tableExists(table: string): { sql: string; parameters: readonly unknown[] };
   /**

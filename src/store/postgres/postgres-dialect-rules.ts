@@ -15,6 +15,7 @@ const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
  */
 export const postgresDialectRules: SqlDialectRules = {
   product: 'PostgreSQL',
+  uncorrelatedRelationTests: false,
   rowLocks: true,
   skipLocked: true,
 
