@@ -3,7 +3,6 @@ import { type FieldModel, type ResourceModel, LATER_QUERY_PARAMETERS, RESERVED_Q
 import type { FilterCondition, QueryOperator, SortKey, TextSearch } from '../store/list-spec.js';
 import { OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 import { DEFAULT_FILTER_LIMITS, readFilterExpression, type FilterLimits, type FilterResources } from './filter-expression/filter-parser.js';
-import { hasNul, NUL_DETAIL } from './storable-text.js';
 import { parseSearch } from './text-search.js';
 
 export { isCalendarDate, OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';

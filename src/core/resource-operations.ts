@@ -106,7 +106,7 @@ export class ResourceOperations {
       ...(lower === undefined ? {} : { after: lower }),
       ...(upper === undefined ? {} : { before: upper }),
       ...(columns === undefined ? {} : { columns }),
-      ...(query.relevance === undefined ? {} : { relevance: query.relevance }),
+      ...(query.relevance === undefined ? {} : { relevance: query.relevance, restricted: owner !== undefined }),
     });
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;

@@ -13,7 +13,7 @@ export function listCacheKey(resource: ResourceModel, spec: ListSpec): string | 
     for (const key of spec.sort) sort += `${key.field} ${key.direction},`;
     return `${resource.name}|${sort}|${spec.limit}|${spec.offset ?? 0}`;
   }
-  const parts = [spec.filters, spec.sort, spec.limit, spec.offset ?? 0, spec.after ?? 0, spec.before ?? 0, spec.columns ?? 0, spec.relevance ?? 0];
+  const parts = [spec.filters, spec.sort, spec.limit, spec.offset ?? 0, spec.after ?? 0, spec.before ?? 0, spec.columns ?? 0, spec.relevance ?? 0, spec.restricted === true];
   return isPlainJson(parts) ? `${resource.name}|${JSON.stringify(parts)}` : undefined;
 }
 

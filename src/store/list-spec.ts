@@ -95,6 +95,11 @@ export interface ListSpec {
    * breaks ties. No keyset bounds go with it.
    */
   relevance?: TextSearch;
+  /**
+   * A rule hides some of the table's rows from this reader (an owner rule): the relevance order
+   * may not depend on them (see SqlDialectRules.searchRanked).
+   */
+  restricted?: boolean;
   /** Columns to return; all when absent. Always includes what sorting and cursors need. */
   columns?: readonly string[];
 }

@@ -121,7 +121,7 @@ export class RecordStore {
     const filters = spec.filters.filter((f) => f.op !== 'search');
     let query = this.#db.builder
       .selectFrom(resource.name)
-      .innerJoin(this.#rules.searchRanked(resource.name, search).as('_rg_s'), (join) => join.on(sql<SqlBool>`${sql.ref('_rg_s._rg_id')} = ${sql.ref(`${resource.name}.id`)}`))
+      .innerJoin(this.#rules.searchRanked(resource.name, search, spec.restricted === true).as('_rg_s'), (join) => join.on(sql<SqlBool>`${sql.ref('_rg_s._rg_id')} = ${sql.ref(`${resource.name}.id`)}`))
       .select(columns.map((name) => sql.ref(`${resource.name}.${name}`).as(name)))
       .where((eb) => whereClause(eb, this.#rules, resource, filters, undefined, this.#resources))
       .orderBy(sql.ref('_rg_s._rg_rank')) as unknown as Select;

@@ -112,7 +112,9 @@ export interface SqlDialectRules {
   searchMatches(table: string, search: TextSearch): RawBuilder<SqlBool>;
   /**
    * A subquery of the rows of `table` matching `search`: their ids as `_rg_id`, and their
-   * relevance as `_rg_rank`, smaller for more relevant rows.
+   * relevance as `_rg_rank`, smaller for more relevant rows. When `restricted` (a rule hides some
+   * rows of the table from the reader), the relevance must not depend on the hidden rows: a rank
+   * weighing words by how many rows of the whole table hold them would tell the reader about them.
    */
-  searchRanked(table: string, search: TextSearch): RawBuilder<unknown>;
+  searchRanked(table: string, search: TextSearch, restricted: boolean): RawBuilder<unknown>;
 }

@@ -173,7 +173,8 @@ export const postgresDialectRules: SqlDialectRules = {
     return sql<boolean>`${sql.ref(SEARCH_COLUMN)} @@ to_tsquery('simple', ${tsQuery(search)})`;
   },
 
-  searchRanked(table: string, search: TextSearch) {
+  // ts_rank weighs a row's own words only: the same whether rows are restricted or not.
+  searchRanked(table: string, search: TextSearch, _restricted: boolean) {
     const query = tsQuery(search);
     const column = sql.ref(SEARCH_COLUMN);
     return sql`(select "id" as "_rg_id", -ts_rank(${column}, to_tsquery('simple', ${query})) as "_rg_rank" from ${sql.table(table)} where ${column} @@ to_tsquery('simple', ${query}))`;

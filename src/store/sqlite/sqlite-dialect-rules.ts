@@ -166,10 +166,13 @@ export const sqliteDialectRules: SqlDialectRules = {
     return sql<boolean>`"id" in (select rowid from ${fts} where ${fts} match ${ftsQuery(search)})`;
   },
 
-  searchRanked(table: string, search: TextSearch) {
+  searchRanked(table: string, search: TextSearch, restricted: boolean) {
     const fts = sql.table(searchIndexName(table));
-    // rank is bm25(): smaller is more relevant.
-    return sql`(select rowid as "_rg_id", rank as "_rg_rank" from ${fts} where ${fts} match ${ftsQuery(search)})`;
+    // rank is bm25(): smaller is more relevant. BM25 weighs each word by how many rows of the
+    // whole index hold it, hidden rows too: under a rule that hides rows, every match ranks the same
+    // (the list's order, by id, decides).
+    const rank = restricted ? sql`0` : sql`rank`;
+    return sql`(select rowid as "_rg_id", ${rank} as "_rg_rank" from ${fts} where ${fts} match ${ftsQuery(search)})`;
   },
 };
 
