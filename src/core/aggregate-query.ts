@@ -1,4 +1,5 @@
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import { AGGREGATE_FUNCTIONS, DATE_UNITS, type AggregateFunction, type AggregateRow, type AggregateSortKey, type DateUnit, type GroupKey, type Measure } from '../store/aggregate-spec.js';
 import type { FilterCondition } from '../store/list-spec.js';
@@ -173,7 +174,7 @@ function measureProblem(resource: ResourceModel, fn: AggregateFunction, name: st
   const choices = measureChoices(resource, fn);
   const allowed = `${fn} takes ${FUNCTION_TYPES[fn]}; ${resource.name} has ${choices.length === 0 ? 'none' : choices.join(', ')}`;
   if (name === '') return `has an empty entry; ${allowed}`;
-  return field === undefined ? `"${short(name)}" is not a field of ${resource.name}; ${allowed}` : `"${name}" is a ${field.type} field; ${allowed}`;
+  return field === undefined ? `"${short(name)}" is not a field of ${resource.name}; ${allowed}` : `"${name}" is ${withIndefiniteArticle(field.type)} field; ${allowed}`;
 }
 
 const FUNCTION_TYPES: Record<AggregateFunction, string> = {
