@@ -32,13 +32,13 @@ function npmRun(script) {
 }
 
 const STEPS = [
-  { name: 'lint', command: [node, 'scripts/lint.mjs'] },
-  { name: 'typecheck', command: npmRun('typecheck') },
+  { name: 'lint', shown: 'npm run lint', command: npmRun('lint') },
+  { name: 'typecheck', shown: 'npm run typecheck', command: npmRun('typecheck') },
   // dist/ for the CLI tests and the chaos suite (the tests' global set-up would build it too).
-  { name: 'build', command: npmRun('build') },
-  { name: 'tests on SQLite', command: [node, vitest, 'run', ...vitestReport('sqlite')], report: 'sqlite' },
-  { name: 'tests on PostgreSQL', command: [node, 'scripts/test-postgres.mjs', ...vitestReport('postgres')], report: 'postgres' },
-  { name: 'chaos --short', command: [node, 'scripts/chaos.mjs', '--short'] },
+  { name: 'build', shown: 'npm run build', command: npmRun('build') },
+  { name: 'tests on SQLite', shown: 'vitest run', command: [node, vitest, 'run', ...vitestReport('sqlite')], report: 'sqlite' },
+  { name: 'tests on PostgreSQL', shown: 'node scripts/test-postgres.mjs', command: [node, 'scripts/test-postgres.mjs', ...vitestReport('postgres')], report: 'postgres' },
+  { name: 'chaos --short', shown: 'node scripts/chaos.mjs --short', command: [node, 'scripts/chaos.mjs', '--short'] },
 ];
 
 const words = process.argv.slice(2);
@@ -85,7 +85,7 @@ function failuresOf(report) {
     const path = relative(root, file.name);
     const failed = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
     if (file.status === 'failed' && failed.length === 0) lines.push(`${path}: ${String(file.message ?? 'failed').split('\n')[0]}`);
-    for (const test of failed) lines.push(`${path} > ${test.fullName}`);
+    for (const test of failed) lines.push([path, ...(test.ancestorTitles ?? []), test.title].join(' > '));
   }
   return { total: parsed.numTotalTests ?? 0, failed: parsed.numFailedTests ?? 0, lines };
 }
@@ -102,7 +102,7 @@ for (const step of steps) {
     results.push({ step, outcome: 'NOT RUN', ms: 0 });
     continue;
   }
-  process.stdout.write(`\n━━━ npm test: ${step.name} (${step.command.slice(1).map((arg) => relative(root, arg) || arg).join(' ')})\n\n`);
+  process.stdout.write(`\n━━━ npm test: ${step.name} (${step.shown})\n\n`);
   const stepStarted = Date.now();
   const { status, detail } = await run(step);
   const ms = Date.now() - stepStarted;
