@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { logLines } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, logLines } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, auth, createKey, it, KEY_FORMAT, migrate, must, serve, stop, tokensOverHttp, waitForLog } from './helpers/auth-cli.js';
 
 /**
@@ -8,7 +8,7 @@ import { ADMIN_TOKEN, auth, createKey, it, KEY_FORMAT, migrate, must, serve, sto
  * (The other auth-cli-*.test.ts files: auth-cli-tokens, auth-cli-serve.)
  */
 
-describe('first start: the bootstrap admin key', () => {
+describe('first start: the bootstrap admin key', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('an empty database without RESTGRAPH_ADMIN_TOKEN gets one admin key, logged once (warn) with a usage hint; it works; a second start makes none', async ({ folder: dir }) => {
     const first = await serve(dir);
     const line = await waitForLog(first.running, (l) => 'adminKey' in l);

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect } from 'vitest';
-import { logLines } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, logLines } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, auth, createKey, dbFileOf, it, migrate, must, run, serve, sleep, stop, tokensOverHttp, waitForLog } from './helpers/auth-cli.js';
 
 /**
@@ -9,7 +9,7 @@ import { ADMIN_TOKEN, auth, createKey, dbFileOf, it, migrate, must, run, serve, 
  * (The other auth-cli-*.test.ts files: auth-cli-tokens, auth-cli-bootstrap.)
  */
 
-describe('keys from the CLI against restgraph serve', () => {
+describe('keys from the CLI against restgraph serve', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
 
   it('a created key works over HTTP with its scopes and its last use is recorded; revoked by id or prefix (cache 0 s) it is refused at once', async ({ folder: dir }) => {
     await migrate(dir);
@@ -50,7 +50,7 @@ describe('keys from the CLI against restgraph serve', () => {
   });
 });
 
-describe('keys are never stored or logged in clear', () => {
+describe('keys are never stored or logged in clear', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('neither the database file (nor its WAL) nor the server log holds any key', async ({ folder: dir }) => {
     const server = await serve(dir);
     const bootstrap = (await waitForLog(server.running, (l) => 'adminKey' in l)).adminKey as string;

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { createKey, it, migrate, must, run, type TokenJson } from './helpers/auth-cli.js';
+import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
 /**
  * API keys through the CLI (issue 3): `restgraph token create|list|revoke` as child processes of
@@ -7,7 +8,7 @@ import { createKey, it, migrate, must, run, type TokenJson } from './helpers/aut
  * (The other auth-cli-*.test.ts files: auth-cli-serve, auth-cli-bootstrap.)
  */
 
-describe('token help', () => {
+describe('token help', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('token --help lists create, list and revoke; each subcommand’s --help shows its usage and flags', async ({ folder: dir }) => {
     const [token, create, list, revoke, top] = await Promise.all([
       run(dir, ['token', '--help']),
@@ -36,7 +37,7 @@ describe('token help', () => {
   });
 });
 
-describe('token create, list, revoke', () => {
+describe('token create, list, revoke', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
 
   it('create prints the key alone on the last stdout line, once, after its details (name, prefix, scopes, expiry)', async ({ folder: dir }) => {
     await migrate(dir);

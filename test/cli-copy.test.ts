@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { itWithFolder, type CliFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, type CliFolder, itWithFolder } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, fetch, run, serve, writeSchema } from './helpers/cli-serve.js';
 import { createDatabaseOf, createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 import { answer, deliveryIdOf, failing, signed, waitUntil, WebhookReceiver } from './helpers/webhook-receiver.js';
@@ -90,8 +90,8 @@ async function copy(dir: CliFolder, from: TestDatabase, to: TestDatabase, ...mor
   return run(dir, ['copy', '--from', from.url, '--to', to.url, ...more], {}, 60_000);
 }
 
-describe.concurrent('restgraph copy', () => {
-  it(`${TEST_DIALECT} → ${OTHER} → ${TEST_DIALECT}: the same rows at each step, and a server on the copy goes on where the original stopped`, { timeout: 120_000 }, async ({ folder: dir }) => {
+describe.concurrent('restgraph copy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it(`${TEST_DIALECT} → ${OTHER} → ${TEST_DIALECT}: the same rows at each step, and a server on the copy goes on where the original stopped`, { timeout: 180_000 }, async ({ folder: dir }) => {
     const schema = writeSchema(dir, SCHEMA);
     const a = await createTestDatabase(dir.path, 'a');
     const b = await createDatabaseOf(OTHER, dir.path, 'b');

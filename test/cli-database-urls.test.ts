@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { openDatabase } from '../src/store/open-database.js';
-import { freePort, itWithFolder, type CliFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, type CliFolder, freePort, itWithFolder } from './helpers/cli-process.js';
 import { run, serve, writeSchema } from './helpers/cli-serve.js';
 import { startPasswordAskingServer, type PasswordAskingServer } from './helpers/password-asking-server.js';
 import { createDatabaseOf, onlyOnSqlite, TEST_DIALECT } from './helpers/test-database.js';
@@ -115,7 +115,7 @@ describe.skipIf(onlyOnSqlite)('a mistyped database URL is refused, and nothing i
   });
 });
 
-describe.concurrent('credentials in a database URL are never shown', () => {
+describe.concurrent('credentials in a database URL are never shown', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   const SECRETS = /hunter/;
 
   it.skipIf(onlyOnSqlite)('in a command line printed back (a port in use)', async ({ folder: dir }) => {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { freePort, itWithFolder, logLines, waitReady, type CliFolder, type Running } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, type CliFolder, freePort, itWithFolder, logLines, type Running, waitReady } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, run, start } from './helpers/cli-serve.js';
 import { createTestDatabase } from './helpers/test-database.js';
 
@@ -58,7 +58,7 @@ async function call(base: string, path: string, method = 'GET', body?: unknown):
   return { status: response.status, body: response.status === 204 ? undefined : await response.json() };
 }
 
-describe.concurrent('serve db.json', () => {
+describe.concurrent('serve db.json', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("serves json-server 0.17's README db.json without a token, and says it is public", async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'db.json'), README_0_17);
     const { running, base } = await serveIn(dir, ['db.json']);

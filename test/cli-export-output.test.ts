@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { itWithFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, itWithFolder } from './helpers/cli-process.js';
 import { run, start, writeSchema } from './helpers/cli-serve.js';
 import { createTestDatabase, onlyOnSqlite, TEST_DIALECT } from './helpers/test-database.js';
 
@@ -34,7 +34,7 @@ function notes(n: number): string {
 
 const sha = (file: string): string => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-describe.concurrent('export data -o', () => {
+describe.concurrent('export data -o', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it.skipIf(onlyOnSqlite)('refuses the database file and its -wal, -shm and -journal files, however written, and changes none', async ({ folder: dir }) => {
     const schema = writeSchema(dir, SCHEMA);
     writeFileSync(join(dir.path, 'data.ndjson'), notes(20));

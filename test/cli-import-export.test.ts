@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { itWithFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, itWithFolder } from './helpers/cli-process.js';
 import { fetch, run, serve, writeSchema } from './helpers/cli-serve.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 
@@ -61,7 +61,7 @@ async function count(db: TestDatabase, table: string): Promise<number> {
   return Number((await db.query<{ n: number }>(`select count(*) as "n" from "${table}"`))[0]?.n);
 }
 
-describe.concurrent('export data and import data', () => {
+describe.concurrent('export data and import data', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('round trip: export → import into an empty database gives the same rows, and the next create gets the next id', async ({ folder: dir }) => {
     const schema = writeSchema(dir, SCHEMA);
     writeFileSync(join(dir.path, 'data.ndjson'), `${DATA}\n`);

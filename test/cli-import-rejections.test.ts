@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { itWithFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, itWithFolder } from './helpers/cli-process.js';
 import { run, writeSchema } from './helpers/cli-serve.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 
@@ -36,7 +36,7 @@ resources:
       editorId: { type: integer, references: people }
 `;
 
-describe.concurrent('import: references, unique values and limits', () => {
+describe.concurrent('import: references, unique values and limits', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('a row with a second reference that points nowhere is rejected, and so is every row pointing at a row taken out', async ({ folder: dir }) => {
     const schema = writeSchema(dir, LINKED);
     writeFileSync(
@@ -140,7 +140,7 @@ describe.concurrent('import: references, unique values and limits', () => {
   });
 });
 
-describe.concurrent('import: input limits and names', () => {
+describe.concurrent('import: input limits and names', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('a CSV record past 16 MiB ends the reading with a rejected line, not a process out of memory', async ({ folder: dir }) => {
     const schema = writeSchema(dir, LINKED);
     writeFileSync(join(dir.path, 'big.csv'), `name,email\nAnn,ann@example.com\n"${'x'.repeat(17 * 1024 * 1024)}",\n`);

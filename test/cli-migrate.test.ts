@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { freePort, itWithFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, freePort, itWithFolder } from './helpers/cli-process.js';
 import { columnNames, fetch, migrationCount, run, serve, tableNames, writeSchema } from './helpers/cli-serve.js';
 
 /**
@@ -28,7 +28,7 @@ resources:
       name: { type: string, required: true }
 `;
 
-describe.concurrent('migrate', () => {
+describe.concurrent('migrate', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('--dry-run prints the plan and the SQL, and applies nothing', async ({ folder: dir }) => {
     const dbFile = join(dir.path, 'x.db');
     const result = await run(dir, ['migrate', '--dry-run', '-d', `sqlite:${dbFile}`]);

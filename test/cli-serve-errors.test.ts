@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { freePort, itWithFolder } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, freePort, itWithFolder } from './helpers/cli-process.js';
 import { run, serve, writeSchema } from './helpers/cli-serve.js';
 
 /**
@@ -15,7 +15,7 @@ import { run, serve, writeSchema } from './helpers/cli-serve.js';
 // child process starting or stopping.
 const it = itWithFolder('restgraph-cli-');
 
-describe.concurrent('serve', () => {
+describe.concurrent('serve', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('a bad schema file exits 1 with file, path, line and reason on stderr', async ({ folder: dir }) => {
     const schema = writeSchema(dir, 'resources:\n  users:\n    fields:\n      name: { type: text }\n', 'broken.yaml');
     const result = await run(dir, ['serve', schema], { DATABASE_URL: `sqlite:${join(dir.path, 'x.db')}`, PORT: String(await freePort()) });

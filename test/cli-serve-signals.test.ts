@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, symlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { freePort, itWithFolder, logLines, startProcess, waitReady } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, freePort, itWithFolder, logLines, startProcess, waitReady } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, ROOT, serve, sleep } from './helpers/cli-serve.js';
 
 /**
@@ -16,7 +16,7 @@ import { ADMIN_TOKEN, ROOT, serve, sleep } from './helpers/cli-serve.js';
 // child process starting or stopping.
 const it = itWithFolder('restgraph-cli-');
 
-describe.concurrent('serve', () => {
+describe.concurrent('serve', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('SIGTERM on an idle server exits 0 and logs "stopped"', async ({ folder: dir }) => {
     const { running } = await serve(dir, []);
     running.child.kill('SIGTERM');

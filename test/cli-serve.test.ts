@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { freePort, itWithFolder, logLines, waitReady } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, freePort, itWithFolder, logLines, waitReady } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, fetch, serve, sleep, start, tableNames, writeSchema } from './helpers/cli-serve.js';
 import { PACKAGE_VERSION } from '../src/package-version.js';
 
@@ -17,7 +17,7 @@ const it = itWithFolder('restgraph-cli-');
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-describe.concurrent('serve', () => {
+describe.concurrent('serve', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('serves the example on a real socket, logs one JSON line per request with its request id, and echoes X-Request-Id', async ({ folder: dir }) => {
     const { running, base } = await serve(dir, []);
 

@@ -387,10 +387,9 @@ describe('hostile and odd input, as json-server 0.17 answers it', () => {
   });
 
   it('_like: a pattern that would backtrack for ever as a regular expression is text (0.17 runs it: zebra ends in a)', async () => {
-    const started = Date.now();
+    // Run as a regular expression, this pattern would not finish within the test's timeout.
     const evil = encodeURIComponent(`${'(a+)+'.repeat(200)}$`);
     expect((await c.restgraph('GET', `/posts?title_like=${evil}`)).body).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(5000);
     const theirs = await c.oracle(v).request('GET', `/posts?title_like=${encodeURIComponent('(a+)+$')}`);
     expect((theirs.body as { id: number }[]).map((p) => p.id)).toEqual([9]);
   });

@@ -352,9 +352,10 @@ describe('time to send a request', () => {
     const stalled = await rawHttp(server.port, [request.slice(0, 20)]);
     expect(stalled.statusLine).toBe('HTTP/1.1 408 Request Timeout');
     expect(JSON.parse(stalled.body)).toMatchObject({ code: 'request-timeout', status: 408 });
-    // Cut after the timeout, and (checked at most every second) not long after.
+    // Cut after the timeout, and (checked at most every second) not long after: well before
+    // Node.js's own 60 s headers timeout, with room for a busy machine.
     expect(stalled.elapsedMs).toBeGreaterThanOrEqual(390);
-    expect(stalled.elapsedMs).toBeLessThan(2500);
+    expect(stalled.elapsedMs).toBeLessThan(10_000);
   });
 });
 

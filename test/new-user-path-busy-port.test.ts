@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { adminKeyIn, it, KEY_FORMAT, run, serve, stop } from './helpers/new-user.js';
+import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
 /**
  * What a new user does in the first ten minutes, with the CLI in an empty folder and no settings
@@ -10,7 +11,7 @@ import { adminKeyIn, it, KEY_FORMAT, run, serve, stop } from './helpers/new-user
  * (The other new-user-path-*.test.ts files: new-user-path-restart, new-user-path-tokens, new-user-path-two-schemas, new-user-path-upgrade.)
  */
 
-describe.concurrent('the new-user path', () => {
+describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('a busy port: one line with a code and the fix, nothing created; the next start on a free port prints the key', async ({ folder: dir, onTestFinished }) => {
     const busy = createServer();
     onTestFinished(() => new Promise<void>((resolve) => busy.close(() => resolve())));

@@ -4,6 +4,7 @@ import { describe, expect } from 'vitest';
 import { chromiumAvailable, launchChromium } from './helpers/chromium.js';
 import { onlyOnSqlite } from './helpers/test-database.js';
 import { bearer, firstStart, it, KEY_FORMAT, NOTES_SCHEMA, run, serve, stop } from './helpers/new-user.js';
+import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
 /**
  * What a new user does in the first ten minutes, with the CLI in an empty folder and no settings
@@ -33,7 +34,7 @@ async function runHint(dir: Parameters<typeof run>[0], command: string): Promise
   return { key, stderr: result.stderr };
 }
 
-describe.concurrent('the new-user path', () => {
+describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it("with the example's database in the folder, the console's command for another schema's server makes a key that server takes", async ({ folder: dir }) => {
     await firstStart(dir, []);
     writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);

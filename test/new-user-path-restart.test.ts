@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { adminKeyIn, it, KEY_FORMAT, messages, run, serve, stop } from './helpers/new-user.js';
+import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
 /**
  * What a new user does in the first ten minutes, with the CLI in an empty folder and no settings
@@ -8,7 +9,7 @@ import { adminKeyIn, it, KEY_FORMAT, messages, run, serve, stop } from './helper
  * (The other new-user-path-*.test.ts files: new-user-path-busy-port, new-user-path-tokens, new-user-path-two-schemas, new-user-path-upgrade.)
  */
 
-describe.concurrent('the new-user path', () => {
+describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('a restart makes no new key; a database without an admin key says how to make one', async ({ folder: dir }) => {
     const first = await serve(dir, []);
     const admin = adminKeyIn(await stop(first.running)) ?? '';

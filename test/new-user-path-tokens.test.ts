@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { createTestDatabase } from './helpers/test-database.js';
 import { createToken, it, NOTES_SCHEMA, run, tables } from './helpers/new-user.js';
+import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
 /**
  * What a new user does in the first ten minutes, with the CLI in an empty folder and no settings
@@ -11,7 +12,7 @@ import { createToken, it, NOTES_SCHEMA, run, tables } from './helpers/new-user.j
  * (The other new-user-path-*.test.ts files: new-user-path-busy-port, new-user-path-restart, new-user-path-two-schemas, new-user-path-upgrade.)
  */
 
-describe.concurrent('the new-user path', () => {
+describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('token commands open the database of the schema they are given and never migrate it', async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);
     const migrated = await run(dir, ['migrate', 'notes.yaml', '-d', 'sqlite:own.db']);

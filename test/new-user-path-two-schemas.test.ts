@@ -2,6 +2,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { bearer, createToken, firstStart, it, NOTES_SCHEMA, serve, stop, tables } from './helpers/new-user.js';
+import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
 /**
  * What a new user does in the first ten minutes, with the CLI in an empty folder and no settings
@@ -10,7 +11,7 @@ import { bearer, createToken, firstStart, it, NOTES_SCHEMA, serve, stop, tables 
  * (The other new-user-path-*.test.ts files: new-user-path-busy-port, new-user-path-restart, new-user-path-tokens, new-user-path-upgrade.)
  */
 
-describe.concurrent('the new-user path', () => {
+describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('serve the example, then another schema in the same folder; a token for each; both work', async ({ folder: dir }) => {
     const { started: example, admin: exampleAdmin, hint: exampleHint } = await firstStart(dir, []);
     // The hint fits the server: its real address, a resource of the example that needs a token.

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { logLines } from './helpers/cli-process.js';
+import { CLI_TEST_TIMEOUT_MS, logLines } from './helpers/cli-process.js';
 import { it, messages, NOTES_SCHEMA, run, serve, stop } from './helpers/new-user.js';
 
 /**
@@ -11,7 +11,7 @@ import { it, messages, NOTES_SCHEMA, run, serve, stop } from './helpers/new-user
  * (The other new-user-path-*.test.ts files: new-user-path-busy-port, new-user-path-restart, new-user-path-tokens, new-user-path-two-schemas.)
  */
 
-describe.concurrent('the new-user path', () => {
+describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('upgrading: the example goes on using ./data/restgraph.db of earlier releases, saying so; another schema gets its own file, with a word about the old one', async ({ folder: dir }) => {
     expect((await run(dir, ['migrate', '-d', 'sqlite:./data/restgraph.db'])).code).toBe(0);
     const example = await serve(dir, []);

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_OPTIONS, type RestgraphOptions } from '../src/app/app-options.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
+import { databaseTarget } from '../src/store/open-database.js';
 import { finish, killAll, startCli, type Running } from './helpers/cli-process.js';
 import { eventsUrl, send, SseReader, waitUntil, type ListeningApp } from './helpers/event-stream.js';
 import { listeningServer } from './helpers/listening-server.js';
@@ -140,7 +141,7 @@ describe('a key revoked with `restgraph token revoke` in another process', () =>
 
     const cli = await finish(startCli(folder.path, ['token', 'revoke', String(revoked.id), '-d', server.databaseUrl], {}, children));
     // The token command names the database it changed on stderr, and nothing else.
-    expect(cli.stderr).toBe(`Database: ${server.databaseUrl}\n`);
+    expect(cli.stderr).toBe(`Database: ${databaseTarget(server.databaseUrl).description}\n`);
     expect(cli.code).toBe(0);
     await expectEndedBeside(onRevoked, onKept, server);
     // The check that ended them also dropped the key from the cache: requests are refused too.

@@ -68,7 +68,8 @@ describe('a request the server does not answer within RESTGRAPH_RESPONSE_TIMEOUT
     const tookMs = performance.now() - started;
     expect(timedOut.statusCode, timedOut.body).toBe(503);
     expect(tookMs).toBeGreaterThanOrEqual(290);
-    expect(tookMs).toBeLessThan(3000);
+    // Answered by the deadline, not after the 30 s the write waits for the lock (with room for a busy machine).
+    expect(tookMs).toBeLessThan(10_000);
     expect(timedOut.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(timedOut.headers['retry-after']).toBe('5');
     expect(timedOut.headers.etag).toBeUndefined();
@@ -103,7 +104,7 @@ describe('a request the server does not answer within RESTGRAPH_RESPONSE_TIMEOUT
       expect(answer.status).toBe(503);
       expect(answer.body.code).toBe('server-timeout');
       expect(answer.tookMs).toBeGreaterThanOrEqual(290);
-      expect(answer.tookMs).toBeLessThan(3000);
+      expect(answer.tookMs).toBeLessThan(10_000); // not the 30 s lock wait
     }
     await release();
     // Answered requests leave nothing behind to time out: reads well past the limit are answered normally.
@@ -170,7 +171,8 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('PostgreSQL time bounds', () => {
     const started = performance.now();
     const building = buildApp({ databaseUrl: withPort(TEST_POSTGRES_URL, silent.port), logDestination: discardLogs(), database: { connectTimeoutMs: 300 } });
     await expect(building).rejects.toThrow(/DATABASE_URL/);
-    expect(performance.now() - started).toBeLessThan(3000);
+    // (Without the bound it would wait for ever; 10 s leaves room for a busy machine.)
+    expect(performance.now() - started).toBeLessThan(10_000);
   });
 
   it('a statement running past RESTGRAPH_DB_STATEMENT_TIMEOUT_MS (waiting for a row lock) → 503 database-unavailable, nothing changed', async () => {
@@ -209,7 +211,7 @@ describe.skipIf(TEST_DIALECT !== 'postgres')('PostgreSQL time bounds', () => {
     proxy.freeze();
     const started = performance.now();
     const read = await app.inject({ method: 'GET', url: '/users/1' });
-    expect(performance.now() - started).toBeLessThan(3000);
+    expect(performance.now() - started).toBeLessThan(10_000); // (for ever without the bound)
     expect(read.statusCode, read.body).toBe(503);
     expect(json<Problem>(read).code).toBe('database-unavailable');
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);

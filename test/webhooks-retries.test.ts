@@ -70,7 +70,11 @@ describe.concurrent('retries', () => {
     receiver.respond('/flaky', failing(3, (res, attempt, request) => failures[attempt - 1]?.(res, attempt, request)));
     await createUser(t, 'Retried');
 
-    const [delivery] = await waitForDeliveries(t.app, webhook.id, (ds) => ds[0]?.status === 'succeeded', 'the delivery to succeed');
+    const [delivery] = await waitForDeliveries(t.app, webhook.id, (ds) => ds[0]?.status === 'succeeded', 'the delivery to succeed').catch((error: unknown) => {
+      // (Once seen under load: the second attempt not recorded within 15 s. What the receiver saw says where it stopped.)
+      const seen = receiver.to('/flaky').map((r) => ({ answered: r.answered ?? null, receivedAt: r.receivedAt, closedAt: r.closedAt ?? null }));
+      throw new Error(`${String(error)}; the receiver got ${JSON.stringify(seen)}`);
+    });
     const requests = receiver.to('/flaky');
     expect(requests).toHaveLength(4);
     expect(requests.map((r) => r.answered ?? null)).toEqual([500, null, 503, 200]);

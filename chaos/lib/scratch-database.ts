@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
+import { testDatabaseProblem } from '../../scripts/postgres-test-database.mjs';
 import { TEST_POSTGRES_URL } from '../../test/helpers/test-database.js';
 
 /**
@@ -110,8 +111,14 @@ async function postgresScratch(): Promise<PostgresScratch> {
   };
 }
 
-/** Whether the suite's PostgreSQL answers (scenarios on PostgreSQL fail with this reason when not). */
+/**
+ * Whether the suite's PostgreSQL answers, and is the test server: its test database passes the
+ * suite's check (scripts/postgres-test-database.mjs). Scenarios on PostgreSQL fail with this
+ * reason when not.
+ */
 export async function postgresProblem(): Promise<string | undefined> {
+  const problem = await testDatabaseProblem(TEST_POSTGRES_URL);
+  if (problem !== undefined) return problem.message;
   try {
     await onAdmin((client) => client.query('select 1'));
     return undefined;

@@ -211,6 +211,15 @@ export class WebhookStore {
   }
 
   /**
+   * Gives back a lease a claim took and will not use: its delivery's attempt was already under way
+   * in this process (finishing after its outcome was recorded). Held, the lease would keep the
+   * delivery, perhaps due for a retry, from every claim until it ended. Only that claim's lease.
+   */
+  async releaseLease(id: number, leaseUntil: string): Promise<void> {
+    await this.#db.transaction((tx) => tx.run(this.#db.builder.updateTable(DELIVERIES).set({ leaseUntil: null }).where('id', '=', id).where('leaseUntil', '=', leaseUntil).compile()));
+  }
+
+  /**
    * Records an attempt and the delivery's new state, in one transaction. When a manual retry was
    * asked for while the attempt ran (the delivery's due time changed), the delivery stays pending
    * and due, so it is sent again.

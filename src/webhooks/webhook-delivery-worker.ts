@@ -151,8 +151,17 @@ export class WebhookDeliveryWorker {
         // Below the limit, whatever those leases held and is still due has just been claimed again.
         if (due.length < limit) this.#unconfirmedLeases.splice(0, unconfirmed.length);
         if (due.length === 0) break;
+        let given = false;
         for (const delivery of due) {
-          if (this.#attempting.has(delivery.id)) continue;
+          if (this.#attempting.has(delivery.id)) {
+            given = true;
+            // Its attempt under way here records the outcome, or has recorded it and is finishing
+            // (marking its endpoint failing): the retry of a failed attempt can be due by then.
+            // This claim's lease would hold it back until the lease ends (the attempt timeout and
+            // the lease margin, 15 s by default): given back, a claim after that attempt takes it.
+            void this.#store.releaseLease(delivery.id, lease).catch((error: unknown) => this.#claims.failed(error));
+            continue;
+          }
           this.#inFlight++;
           // An attempt whose outcome could not be recorded is attempted again once its lease ends.
           void this.#attempt(delivery, leaseEnds)
@@ -162,6 +171,9 @@ export class WebhookDeliveryWorker {
               this.wake();
             });
         }
+        // Claimed again now, what was given back would be given back again, and again, until
+        // that attempt ends: it wakes the claims when it does.
+        if (given) break;
       }
     })()
       .catch((error: unknown) => this.#claims.failed(error))

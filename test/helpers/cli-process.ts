@@ -81,8 +81,20 @@ export function startProcess(command: string, args: string[], cwd: string, env: 
   return running;
 }
 
-/** Waits for a started CLI to finish (killing it after `timeoutMs`). */
-export async function finish(running: Running, timeoutMs = 20_000): Promise<Finished> {
+/**
+ * The timeout of the tests that run CLI child processes (given to the describe blocks of the CLI
+ * test files). Each `node dist/cli/main.js` spends 1–2 s of CPU starting, and a file's tests run
+ * concurrently: such a test that takes 8 s when its file runs alone took up to 30 s, and one of
+ * 18 s up to 60 s, in a full `npm test` on a 2-core machine that other work kept at a load
+ * average of 12–17. About twice the slowest of those, 3–4 times most.
+ */
+export const CLI_TEST_TIMEOUT_MS = 120_000;
+
+/**
+ * Waits for a started CLI to finish (killing it after `timeoutMs`: by default a minute, four
+ * times the longest a command took in a full `npm test` on a loaded machine).
+ */
+export async function finish(running: Running, timeoutMs = 60_000): Promise<Finished> {
   const timer = setTimeout(() => running.child.kill('SIGKILL'), timeoutMs);
   const exit = await running.exited;
   clearTimeout(timer);

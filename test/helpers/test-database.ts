@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
+import { testPostgresUrl } from '../../scripts/postgres-test-database.mjs';
 import { postgresTypeParsers } from '../../src/store/postgres/postgres-database.js';
 
 /**
@@ -10,8 +11,11 @@ import { postgresTypeParsers } from '../../src/store/postgres/postgres-database.
  */
 export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.RESTGRAPH_TEST_DB === 'postgres' ? 'postgres' : 'sqlite';
 
-/** The PostgreSQL database the suite makes its schemas in. */
-export const TEST_POSTGRES_URL = process.env.RESTGRAPH_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * The PostgreSQL database the suite makes its schemas in: RESTGRAPH_TEST_POSTGRES_URL, by default
+ * postgres://postgres@127.0.0.1:5432/test (checked before the suite runs there: test/global-setup.ts).
+ */
+export const TEST_POSTGRES_URL = testPostgresUrl();
 
 /** For tests of SQLite-only behaviour (files, paths): they run in the SQLite pass only. */
 export const onlyOnSqlite = TEST_DIALECT !== 'sqlite';
@@ -113,15 +117,46 @@ async function postgresTestDatabase(): Promise<TestDatabase> {
     drop: async () => {
       await pool?.end();
       pool = undefined;
-      const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-      await client.connect();
-      try {
-        await client.query(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await client.end();
-      }
+      await dropSchema(schema);
     },
   };
+}
+
+/** How often a schema's drop is tried when it deadlocks or waits too long for a lock. */
+const DROP_ATTEMPTS = 5;
+
+/**
+ * Drops a test's schema and everything in it. `drop schema … cascade` locks each of the schema's
+ * tables in turn; a transaction still running there — the server side of a connection whose
+ * process a test killed, which runs until it next talks to its client — can hold one table while
+ * it waits for another the drop already holds: PostgreSQL ends one of the two with
+ * deadlock_detected (40P01). The drop then tries again after a pause, and never waits more than
+ * 2 s for a lock (lock_timeout, 55P03) at a time; before it tries again it ends the sessions that
+ * still hold locks in the schema (the test is over: they are leftovers).
+ */
+async function dropSchema(schema: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query("set lock_timeout = '2s'");
+      if (attempt > 1) {
+        await client.query(
+          `select pg_terminate_backend(l.pid) from pg_locks l join pg_class c on c.oid = l.relation join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = $1 and l.pid <> pg_backend_pid() group by l.pid`,
+          [schema],
+        );
+      }
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      return;
+    } catch (error) {
+      const code = error instanceof Error && 'code' in error ? error.code : undefined;
+      if (attempt >= DROP_ATTEMPTS || (code !== '40P01' && code !== '55P03')) throw error;
+    } finally {
+      await client.end();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt * (0.5 + Math.random())));
+  }
 }
 
 /** Inserts an API key row directly (as the store would), for states the API refuses to create. */
