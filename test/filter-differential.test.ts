@@ -14,7 +14,8 @@ import { filterSchema } from './helpers/filter-schema.js';
  * not, every operator on every field type, belongsTo and hasMany paths) over random rows (nulls,
  * non-ASCII text, LIKE metacharacters) give the same rows in the same order through REST `filter=`
  * (SQL on the suite's database), through GraphQL `where:` (the same expression's tree written as
- * a where input: {@link whereOf}) and through the in-memory evaluator.
+ * a where input: {@link whereOf}) and through the in-memory evaluator; and the aggregate of the
+ * same filter (`/<resource>/aggregate?groupBy=…&count=true&filter=…`) counts exactly those rows.
  */
 
 type Row = Record<string, unknown>;
@@ -111,7 +112,7 @@ function expression(resource: 'users' | 'posts', depth: number): fc.Arbitrary<st
   );
 }
 
-describe('filter= over SQL and the in-memory evaluator find the same rows in the same order', () => {
+describe('filter= over SQL and the in-memory evaluator find the same rows in the same order, and aggregates count them', () => {
   let t: TestApp;
   let allUsers: Row[];
   let allPosts: Row[];
@@ -163,6 +164,14 @@ describe('filter= over SQL and the in-memory evaluator find the same rows in the
       variables: { where: whereOf(condition) },
     });
     expect(dataOf(reply)[list]?.map((r) => Number(r.id)), `where: ${text}`).toEqual(expected);
+    // The aggregate of the same filter counts those rows, per group of a field of every row's.
+    const groupField = resource === users ? 'active' : 'published';
+    const aggregate = await t.app.inject({ method: 'GET', url: `/${resource.name}/aggregate?groupBy=${groupField}&count=true&filter=${encodeURIComponent(text)}` });
+    expect(aggregate.statusCode, `${text}: ${aggregate.body}`).toBe(200);
+    const counts = new Map<unknown, number>();
+    for (const row of rows.filter((r) => matchesFilter(condition, r, resource, related))) counts.set(row[groupField] ?? null, (counts.get(row[groupField] ?? null) ?? 0) + 1);
+    const groups = [null, false, true].filter((v) => counts.has(v)).map((v) => ({ group: { [groupField]: v }, count: counts.get(v) }));
+    expect(json<Row[]>(aggregate), `aggregate: ${text}`).toEqual(groups);
   }
 
   it('on users (every field type, posts.any / posts.none)', async () => {
