@@ -19,6 +19,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { requester } from './lib/check-requests.js';
 import { canPin, runJsonWorker } from './lib/proc.js';
 import { describeFailures, failures, fmtCount, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, renderTable } from './lib/report.js';
 import { exportText, makeQueryData } from './queries/data.js';
@@ -68,19 +69,6 @@ function runCli(args, env) {
     });
   });
 }
-
-/** A JSON client for the checks. */
-const requester = (url) => async (method, path) => {
-  const res = await fetch(url + path, { method, signal: AbortSignal.timeout(60_000) });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, json };
-};
 
 const median = (xs) => {
   const v = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);

@@ -100,6 +100,7 @@ import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
 import { computeRatios, describeFailures, failures, fmtCount, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, printTable } from './lib/report.js';
 import { makeUsers } from './lib/seed.js';
+import { requester } from './lib/check-requests.js';
 import { scenarioFor, scenarios as allScenarios } from './scenarios.js';
 import { SERVER_CPU, servers as allServers } from './servers.js';
 
@@ -206,26 +207,6 @@ async function runLoad({ url, pid, scenario, server, size, headers, dbProcessMat
     timeoutMs: (config.warmup + config.duration + 90) * 1000,
     what: 'load generator',
   });
-}
-
-/** A tiny HTTP client for the scenario checks. */
-function requester(url, serverHeaders = {}) {
-  return async (method, path, body) => {
-    const res = await fetch(url + path, {
-      method,
-      headers: { ...serverHeaders, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    let json;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, json };
-  };
 }
 
 // ---------------------------------------------------------------- one size
