@@ -2,7 +2,7 @@ import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel
 import { reverseSort, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import { authorize, ownerReadFilter } from './access-policy.js';
-import { filtersForReader } from './filter-access.js';
+import { readerFilters } from './filter-access.js';
 import type { ListQuery } from './list-query.js';
 import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
@@ -33,7 +33,6 @@ export class BatchReads {
   ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
-    const owner = ownerReadFilter(ctx.principal, target);
     const backward = query.backward === true;
     const lower = backward ? query.before : query.after;
     const upper = backward ? query.after : query.before;
@@ -41,7 +40,7 @@ export class BatchReads {
     const rows = await this.#store.listByKeys(target, relation.foreignKey, [...new Set(parentIds)], {
       sort: backward ? reverseSort(query.sort) : query.sort,
       perKeyLimit: query.limit + 1,
-      filters: this.#readerFilters(ctx, target, query.filters, owner),
+      filters: readerFilters(ctx.principal, this.#schema, target, query.filters).filters,
       ...(lower === undefined ? {} : { after: lower }),
       ...(upper === undefined ? {} : { before: upper }),
     });
@@ -60,8 +59,7 @@ export class BatchReads {
   async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
-    const owner = ownerReadFilter(ctx.principal, target);
-    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], this.#readerFilters(ctx, target, filters, owner));
+    return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], readerFilters(ctx.principal, this.#schema, target, filters).filters);
   }
 
   /**
@@ -72,20 +70,10 @@ export class BatchReads {
   async relatedAggregates(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], query: AggregateQuery): Promise<Map<number, AggregateGroup[]>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
-    const owner = ownerReadFilter(ctx.principal, target);
-    const filters = this.#readerFilters(ctx, target, query.filters, owner);
+    const { filters } = readerFilters(ctx.principal, this.#schema, target, query.filters);
     const byKey = await this.#store.aggregateByKeys(target, relation.foreignKey, [...new Set(parentIds)], { ...query, filters });
     const empty = query.groupBy.length > 0 ? [] : [{ group: [], count: 0, values: query.measures.map((m) => (m.fn === 'countDistinct' ? 0 : null)) }];
     return new Map(parentIds.map((id) => [id, aggregateGroups(query, byKey.get(id) ?? empty)]));
-  }
-
-  /**
-   * The filters as the principal may apply them (relation paths under their targets' read and owner
-   * rules: filtersForReader), with the target's own owner rule.
-   */
-  #readerFilters(ctx: OperationContext, target: ResourceModel, filters: ListQuery['filters'], owner: ListQuery['filters'][number] | undefined): ListQuery['filters'] {
-    const own = filtersForReader(ctx.principal, this.#schema, target, filters);
-    return owner === undefined ? [...own] : [...own, owner];
   }
 
   /** The rows with these ids that the principal may read, by id (one query). */

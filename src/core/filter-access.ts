@@ -47,3 +47,15 @@ function scopedCondition(principal: Principal, schema: SchemaModel, resource: Re
       return filter;
   }
 }
+
+/**
+ * What a principal's read of `resource` runs under, all of it compiled into the one statement: its
+ * filters as {@link filtersForReader} scopes them, and the resource's owner rule. `restricted`: the
+ * owner rule hides rows of the table from this principal.
+ * @throws AuthenticationRequiredError, ForbiddenError
+ */
+export function readerFilters(principal: Principal, schema: SchemaModel, resource: ResourceModel, filters: readonly FilterCondition[]): { filters: FilterCondition[]; restricted: boolean } {
+  const owner = ownerReadFilter(principal, resource);
+  const own = filtersForReader(principal, schema, resource, filters);
+  return { filters: owner === undefined ? [...own] : [...own, owner], restricted: owner !== undefined };
+}

@@ -15,7 +15,8 @@ import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, ValidateOptions, WriteKind } from './record-validator.js';
 import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
 import type { OperationContext } from './principal.js';
-import { filtersForReader } from './filter-access.js';
+import { readerFilters } from './filter-access.js';
+import { neededColumns, project } from './field-projection.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
@@ -90,10 +91,8 @@ export class ResourceOperations {
   async list(ctx: OperationContext, resource: ResourceModel, query: ListQuery): Promise<ListResult> {
     authorize(ctx.principal, resource, 'read');
     this.#authorizeEmbeds(ctx, resource, query.include);
-    const owner = ownerReadFilter(ctx.principal, resource);
-    const own = filtersForReader(ctx.principal, this.schema, resource, query.filters);
-    const filters = owner === undefined ? own : [...own, owner];
-    const columns = query.fields === undefined ? undefined : this.#neededColumns(resource, query);
+    const { filters, restricted } = readerFilters(ctx.principal, this.schema, resource, query.filters);
+    const columns = query.fields === undefined ? undefined : neededColumns(resource, query);
     // Backward pages (Relay's `last`) read the reverse order from the far bound, then turn round.
     const backward = query.backward === true;
     const lower = backward ? query.before : query.after;
@@ -106,7 +105,7 @@ export class ResourceOperations {
       ...(lower === undefined ? {} : { after: lower }),
       ...(upper === undefined ? {} : { before: upper }),
       ...(columns === undefined ? {} : { columns }),
-      ...(query.relevance === undefined ? {} : { relevance: query.relevance, restricted: owner !== undefined }),
+      ...(query.relevance === undefined ? {} : { relevance: query.relevance, restricted }),
     });
     const more = rows.length > query.limit;
     const page = more ? rows.slice(0, query.limit) : rows;
@@ -124,9 +123,7 @@ export class ResourceOperations {
   /** How many rows the principal may read match the filters (one query). */
   async count(ctx: OperationContext, resource: ResourceModel, filters: ListQuery['filters']): Promise<number> {
     authorize(ctx.principal, resource, 'read');
-    const owner = ownerReadFilter(ctx.principal, resource);
-    const own = filtersForReader(ctx.principal, this.schema, resource, filters);
-    return this.#store.count(resource, owner === undefined ? own : [...own, owner]);
+    return this.#store.count(resource, readerFilters(ctx.principal, this.schema, resource, filters).filters);
   }
 
   /**
@@ -135,11 +132,8 @@ export class ResourceOperations {
    */
   async aggregate(ctx: OperationContext, resource: ResourceModel, query: AggregateQuery): Promise<AggregateGroup[]> {
     authorize(ctx.principal, resource, 'read');
-    const owner = ownerReadFilter(ctx.principal, resource);
-    const own = filtersForReader(ctx.principal, this.schema, resource, query.filters);
-    const filters = owner === undefined ? own : [...own, owner];
     const rows = await this.#store.aggregate(resource, {
-      filters,
+      filters: readerFilters(ctx.principal, this.schema, resource, query.filters).filters,
       groupBy: query.groupBy,
       measures: query.measures,
       sort: query.sort,
@@ -385,22 +379,6 @@ export class ResourceOperations {
     }
     return whole || sent !== undefined ? { ...body, [owner]: value } : body;
   }
-
-  #neededColumns(resource: ResourceModel, query: ListQuery): string[] {
-    const needed = new Set<string>(['id', ...(query.fields ?? []), ...query.sort.map((k) => k.field)]);
-    for (const name of query.include) {
-      const relation = resource.relations.get(name);
-      if (relation?.kind === 'belongsTo') needed.add(relation.foreignKey);
-    }
-    return [...needed];
-  }
-}
-
-function project(record: StoredRecord, fields: readonly string[], include: readonly string[]): StoredRecord {
-  const out: StoredRecord = {};
-  for (const name of fields) out[name] = record[name];
-  for (const name of include) out[name] = record[name];
-  return out;
 }
 
 function notFound(resource: ResourceModel, id: number): NotFoundError {

@@ -1,7 +1,5 @@
 import {
-  GraphQLBoolean,
   GraphQLEnumType,
-  GraphQLFloat,
   GraphQLID,
   GraphQLInputObjectType,
   GraphQLInt,
@@ -17,7 +15,7 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
-import { filterLimitsOf, OPERATORS_BY_TYPE, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
+import { filterLimitsOf, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
 import { resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
@@ -26,15 +24,13 @@ import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { singletonMutations, singletonQuery } from './singleton-fields.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { OPERATOR_DESCRIPTIONS, bodyOf, camel, connectionOf, constantCase, describe, idOf, pascal } from './schema-parts.js';
-import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
+import { bodyOf, camel, connectionOf, constantCase, describe, idOf, pageInfoType } from './schema-parts.js';
+import { DateScalar } from './scalars.js';
 import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import type { GraphqlLimits } from './query-limits.js';
+import { FieldTypes } from './field-types.js';
 import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
 
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
-const NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
 interface RowArgs {
@@ -88,19 +84,8 @@ export function relationPageSizeOf(limits: Pick<GraphqlLimits, 'relationPageSize
  * its extensions ({@link DEFAULT_PAGE_SIZE}), where the cost reads it, and says it in its description.
  */
 export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relationPageSize: number): GraphQLSchema {
-  const filterInputs = new Map<string, GraphQLInputObjectType>();
-  const enums = new Map<string, GraphQLEnumType>();
   const types = new Map<string, TypesOfResource>();
-  const pageInfo = new GraphQLObjectType({
-    name: 'PageInfo',
-    description: 'Where a page lies in its list (Relay cursor connections).',
-    fields: {
-      hasNextPage: { type: new GraphQLNonNull(GraphQLBoolean) },
-      hasPreviousPage: { type: new GraphQLNonNull(GraphQLBoolean) },
-      startCursor: { type: GraphQLString },
-      endCursor: { type: GraphQLString },
-    },
-  });
+  const pageInfo = pageInfoType();
 
   const typeOf = (resource: ResourceModel): TypesOfResource => {
     const found = types.get(resource.name);
@@ -108,64 +93,9 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     return found;
   };
 
-  const enumOf = (resource: ResourceModel, field: FieldModel): GraphQLEnumType | undefined => {
-    const values = field.values ?? [];
-    // Enum values that are not GraphQL names (`in-progress`) stay strings, checked by the core.
-    if (values.length === 0 || !values.every((v) => NAME.test(v) && !['true', 'false', 'null'].includes(v))) return undefined;
-    const name = `${resource.typeName}${pascal(field.name)}`;
-    let type = enums.get(name);
-    if (type === undefined) {
-      type = new GraphQLEnumType({ name, values: Object.fromEntries(values.map((v) => [v, { value: v }])) });
-      enums.set(name, type);
-    }
-    return type;
-  };
-
-  const scalarOf = (resource: ResourceModel, field: FieldModel): GraphQLScalarType | GraphQLEnumType => {
-    if (field.name === 'id' || field.references !== undefined) return GraphQLID;
-    switch (field.type) {
-      case 'string':
-        return GraphQLString;
-      case 'integer':
-        return (field.min ?? -Infinity) >= INT32_MIN && (field.max ?? Infinity) <= INT32_MAX ? GraphQLInt : SafeIntScalar;
-      case 'number':
-        return GraphQLFloat;
-      case 'boolean':
-        return GraphQLBoolean;
-      case 'datetime':
-        return DateTimeScalar;
-      case 'date':
-        return DateScalar;
-      case 'enum':
-        return enumOf(resource, field) ?? GraphQLString;
-      case 'json':
-        return JsonScalar;
-    }
-  };
-
-  const filterInputOf = (resource: ResourceModel, field: FieldModel): GraphQLInputObjectType => {
-    const scalar = scalarOf(resource, field);
-    const name = `${scalar.name}Filter`;
-    let input = filterInputs.get(name);
-    if (input === undefined) {
-      // One input type per scalar, so its operators follow the scalar (an enum kept as a String
-      // takes the string operators; the core refuses those that do not apply to enums).
-      const operators =
-        scalar === GraphQLID ? OPERATORS_BY_TYPE.integer : scalar === GraphQLString ? OPERATORS_BY_TYPE.string : OPERATORS_BY_TYPE[field.type];
-      const fields: GraphQLInputFieldConfigMap = {};
-      for (const op of operators) {
-        fields[op] =
-          op === 'isNull'
-            ? { type: GraphQLBoolean, description: 'true: only rows where the field is null; false: only rows where it is not.' }
-            : op === 'in'
-              ? { type: new GraphQLList(new GraphQLNonNull(scalar)), description: 'Any of these values.' }
-              : { type: scalar, description: OPERATOR_DESCRIPTIONS[op] };
-      }
-      input = new GraphQLInputObjectType({ name, description: `Conditions on ${withIndefiniteArticle(scalar.name)} field; all must hold.`, fields });
-      filterInputs.set(name, input);
-    }
-    return input;
-  };
+  const fieldTypes = new FieldTypes();
+  const scalarOf = (resource: ResourceModel, field: FieldModel): GraphQLScalarType | GraphQLEnumType => fieldTypes.scalarOf(resource, field);
+  const filterInputOf = (resource: ResourceModel, field: FieldModel): GraphQLInputObjectType => fieldTypes.filterInputOf(resource, field);
 
   // GraphQL serves the latest version: its resources and fields, with its deprecations.
   const served = resourcesIn(model, model.latestVersion);

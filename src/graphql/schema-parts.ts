@@ -1,3 +1,4 @@
+import { GraphQLBoolean, GraphQLNonNull, GraphQLObjectType, GraphQLString } from 'graphql';
 import type { ListQuery } from '../core/list-query.js';
 import { NotFoundError } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
@@ -107,4 +108,18 @@ export function constantCase(name: string): string {
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/[^A-Za-z0-9]+/g, '_')
     .toUpperCase();
+}
+
+/** The `PageInfo` type of connections (Relay): where a page lies in its list. */
+export function pageInfoType(): GraphQLObjectType {
+  return new GraphQLObjectType({
+    name: 'PageInfo',
+    description: 'Where a page lies in its list (Relay cursor connections).',
+    fields: {
+      hasNextPage: { type: new GraphQLNonNull(GraphQLBoolean) },
+      hasPreviousPage: { type: new GraphQLNonNull(GraphQLBoolean) },
+      startCursor: { type: GraphQLString },
+      endCursor: { type: GraphQLString },
+    },
+  });
 }
