@@ -106,13 +106,11 @@ export class ForbiddenError extends RestgraphError {
   readonly status = 403;
   readonly title = 'Forbidden';
   /** With `requiredScopes`, says which would do (RFC 6750 insufficient_scope); without, no scope would. */
-  constructor(detail: string, requiredScopes: readonly string[] = []) {
-    super(
-      detail,
-      requiredScopes.length > 0
-        ? { headers: { 'www-authenticate': `Bearer realm="restgraph", error="insufficient_scope", scope="${requiredScopes.join(' ')}"` } }
-        : {},
-    );
+  constructor(detail: string, requiredScopes: readonly string[] = [], errors?: ErrorDetail[]) {
+    super(detail, {
+      ...(requiredScopes.length > 0 ? { headers: { 'www-authenticate': `Bearer realm="restgraph", error="insufficient_scope", scope="${requiredScopes.join(' ')}"` } } : {}),
+      ...(errors === undefined ? {} : { errors }),
+    });
   }
 }
 

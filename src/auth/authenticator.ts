@@ -243,7 +243,7 @@ export class Authenticator {
     }
     const scopes = readScopes(payload, jwt.scopesClaim ?? 'scope');
     const subject = readSubject(payload);
-    return { kind: 'jwt', scopes, credentialId: jwtCredentialId(token, subject, payload.jti), ...(subject === undefined ? {} : { subject }) };
+    return { kind: 'jwt', scopes, claims: payload, credentialId: jwtCredentialId(token, subject, payload.jti), ...(subject === undefined ? {} : { subject }) };
   }
 
   async #verifyAsymmetric(token: string, alg: string, options: Parameters<typeof jwtVerify>[2]): Promise<JWTPayload> {

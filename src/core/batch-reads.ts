@@ -1,8 +1,8 @@
 import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
-import { authorize, ownerReadFilter } from './access-policy.js';
-import { readerFilters } from './filter-access.js';
+import { authorize } from './access-policy.js';
+import { readerFilters, visibleRowFilters } from './filter-access.js';
 import type { ListQuery } from './list-query.js';
 import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
@@ -81,9 +81,8 @@ export class BatchReads {
     authorize(ctx.principal, resource, 'read');
     const keys = [...new Set(ids)];
     if (keys.length === 0) return new Map();
-    const owner = ownerReadFilter(ctx.principal, resource);
     const rows = await this.#store.list(resource, {
-      filters: [{ field: 'id', op: 'in', value: keys }, ...(owner === undefined ? [] : [owner])],
+      filters: [{ field: 'id', op: 'in', value: keys }, ...visibleRowFilters(ctx.principal, resource, 'read')],
       sort: [{ field: 'id', direction: 'asc' }],
       limit: keys.length,
     });

@@ -1,6 +1,7 @@
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
-import { canRead, ownerReadFilter, rowPasses } from './access-policy.js';
+import { canRead } from './access-policy.js';
+import { rowVisible } from './filter-access.js';
 import type { Principal } from './principal.js';
 import type { WorkerLog } from '../retry-backoff.js';
 import { DeliveryQueue } from './delivery-queue.js';
@@ -155,11 +156,11 @@ export class EventDispatcher {
     };
   }
 
-  /** Whether `principal` may see `event` (read rule of its resource, and the owner rule). */
+  /** Whether `principal` may see `event` (read access to its resource, the owner rule and the read rule on its row). */
   visibleTo(principal: Principal, event: StoredEvent): boolean {
     const resource = this.#schema.resources.get(event.resource);
     if (resource === undefined || !canRead(principal, resource)) return false;
-    return rowPasses(event.data.object, ownerReadFilter(principal, resource));
+    return rowVisible(principal, resource, event.data.object);
   }
 
   /** Ends every subscription (with reason 'shutdown') and stops reading. */

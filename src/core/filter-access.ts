@@ -1,6 +1,7 @@
 import { resourceNamed, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import type { FilterCondition } from '../store/list-spec.js';
-import { authorize, ownerReadFilter } from './access-policy.js';
+import type { FilterCondition, StoredRecord } from '../store/list-spec.js';
+import { authorize, ownerReadFilter, rowPasses } from './access-policy.js';
+import { passesRule, ruleFilter } from './access-rules/access-rules.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -40,8 +41,8 @@ function scopedCondition(principal: Principal, schema: SchemaModel, resource: Re
       const target = resourceNamed(schema, relation.target);
       authorize(principal, target, 'read');
       const inner = scopedCondition(principal, schema, target, filter.value as FilterCondition);
-      const owner = ownerReadFilter(principal, target);
-      return { ...filter, value: owner === undefined ? inner : { field: '', op: 'all', value: [inner, owner] } };
+      const visible = visibleRowFilters(principal, target, 'list');
+      return { ...filter, value: visible.length === 0 ? inner : { field: '', op: 'all', value: [inner, ...visible] } };
     }
     default:
       return filter;
@@ -49,13 +50,28 @@ function scopedCondition(principal: Principal, schema: SchemaModel, resource: Re
 }
 
 /**
+ * The conditions that keep rows of `resource` out of `principal`'s sight: the owner rule and the
+ * row rule of `operation` (`list` for lists, `read` for one row). Empty when every row is visible.
+ */
+export function visibleRowFilters(principal: Principal, resource: ResourceModel, operation: 'list' | 'read'): FilterCondition[] {
+  const owner = ownerReadFilter(principal, resource);
+  const rule = ruleFilter(principal, resource, operation);
+  return owner === undefined ? (rule === undefined ? [] : [rule]) : rule === undefined ? [owner] : [owner, rule];
+}
+
+/** Whether `principal` may see `record` as one row (GET by id, a write's target, an event): owner and read rules. */
+export function rowVisible(principal: Principal, resource: ResourceModel, record: StoredRecord): boolean {
+  return rowPasses(record, ownerReadFilter(principal, resource)) && passesRule(principal, resource, 'read', record);
+}
+
+/**
  * What a principal's read of `resource` runs under, all of it compiled into the one statement: its
- * filters as {@link filtersForReader} scopes them, and the resource's owner rule. `restricted`: the
- * owner rule hides rows of the table from this principal.
+ * filters as {@link filtersForReader} scopes them, the owner rule and the list rule. `restricted`:
+ * the rules hide rows of the table from this principal.
  * @throws AuthenticationRequiredError, ForbiddenError
  */
 export function readerFilters(principal: Principal, schema: SchemaModel, resource: ResourceModel, filters: readonly FilterCondition[]): { filters: FilterCondition[]; restricted: boolean } {
-  const owner = ownerReadFilter(principal, resource);
+  const visible = visibleRowFilters(principal, resource, 'list');
   const own = filtersForReader(principal, schema, resource, filters);
-  return { filters: owner === undefined ? [...own] : [...own, owner], restricted: owner !== undefined };
+  return { filters: visible.length === 0 ? [...own] : [...own, ...visible], restricted: visible.length > 0 };
 }

@@ -8,6 +8,11 @@ export interface Principal {
   /** The subject (JWT `sub`, or the API key's subject): what owner fields are compared with. */
   readonly subject?: string;
   readonly scopes: ReadonlySet<string>;
+  /**
+   * Values access rules may read as `@auth.claims.<name>`: a JWT's payload, an API key's claims
+   * (docs/auth.md#rules). Absent: none.
+   */
+  readonly claims?: Readonly<Record<string, unknown>>;
   /** Stable id of the credential (API key id, JWT `jti`/`sub`), for rate limits and idempotency scopes. */
   readonly credentialId: string;
 }

@@ -13,9 +13,10 @@ import { aggregateGroups, tooManyGroups, type AggregateGroup, type AggregateQuer
 import { EventedWrites } from './evented-writes.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, ValidateOptions, WriteKind } from './record-validator.js';
-import { authorize, ownerReadFilter, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
+import { authorize, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
+import { checkAccessRules, enforceRule, rulesOf } from './access-rules/access-rules.js';
 import type { OperationContext } from './principal.js';
-import { readerFilters } from './filter-access.js';
+import { readerFilters, rowVisible, visibleRowFilters } from './filter-access.js';
 import { neededColumns, project } from './field-projection.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
@@ -79,6 +80,7 @@ export class ResourceOperations {
     onEventsCommitted?: (events: readonly StoredEvent[]) => void;
   }) {
     this.schema = options.schema;
+    checkAccessRules(this.schema);
     this.#store = options.store;
     this.#validator = options.validator;
     this.#limits = options.limits;
@@ -172,7 +174,7 @@ export class ResourceOperations {
 
   /** The row, when there is one and the owner rule lets the principal see it. @throws NotFoundError */
   #visible(ctx: OperationContext, resource: ResourceModel, id: number, record: StoredRecord | undefined): StoredRecord {
-    if (record === undefined || !rowPasses(record, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
+    if (record === undefined || !rowVisible(ctx.principal, resource, record)) throw notFound(resource, id);
     return record;
   }
 
@@ -195,7 +197,8 @@ export class ResourceOperations {
     const values = this.#validated(ctx, resource, 'create', body, undefined, options);
     const now = new Date().toISOString();
     const chosenId = values.id as number | undefined;
-    if (options.beforeCommit === undefined && chosenId === undefined && !this.#references.needsCheck(resource, values)) {
+    const checked = rulesOf(resource).rows.create !== undefined;
+    if (options.beforeCommit === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
       const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
       if (created !== undefined) return created;
     }
@@ -204,6 +207,8 @@ export class ResourceOperations {
       await this.#references.check(tx, resource, values);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      // The create rule decides on the row as stored (its id, defaults): refused, nothing is written.
+      if (checked) enforceRule(ctx.principal, resource, 'create', record);
       emit(eventOf('created', resource, record));
       await options.beforeCommit?.(tx, record);
       return record;
@@ -221,15 +226,17 @@ export class ResourceOperations {
         await this.#references.check(tx, resource, values);
         const now = new Date().toISOString();
         const created = await this.#store.insert(tx, resource, { ...values, id, createdAt: now, updatedAt: now });
+        enforceRule(ctx.principal, resource, 'create', created);
         emit(eventOf('created', resource, created));
         await options.beforeCommit?.(tx, created);
         return created;
       }
-      const current = await this.#currentForWrite(ctx, resource, id, tx);
+      const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
       options.precondition?.(current);
       await this.#references.check(tx, resource, values);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
+      enforceRule(ctx.principal, resource, 'update', record, id);
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
       await options.beforeCommit?.(tx, record);
       return record;
@@ -240,7 +247,7 @@ export class ResourceOperations {
   async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const values = this.#validated(ctx, resource, 'update', patch, id);
     return this.#writes.run(resource, async (tx, emit) => {
-      const current = await this.#currentForWrite(ctx, resource, id, tx);
+      const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
       options.precondition?.(current);
       const changed: StoredRecord = {};
       for (const [name, value] of Object.entries(values)) {
@@ -257,6 +264,8 @@ export class ResourceOperations {
       await this.#references.check(tx, resource, changed);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
+      // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
+      enforceRule(ctx.principal, resource, 'update', record, id);
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
       await options.beforeCommit?.(tx, record);
       return record;
@@ -270,7 +279,7 @@ export class ResourceOperations {
   async delete(ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
     authorize(ctx.principal, resource, 'delete');
     await this.#writes.run(resource, async (tx, emit) => {
-      const current = await this.#currentForWrite(ctx, resource, id, tx);
+      const current = await this.#currentForWrite(ctx, resource, id, tx, 'delete');
       options.precondition?.(current);
       await this.#references.deleteCascading(tx, emit, resource, id);
       await options.beforeCommit?.(tx, undefined);
@@ -293,7 +302,7 @@ export class ResourceOperations {
     authorize(ctx.principal, resource, 'read');
     authorize(ctx.principal, target, 'read');
     const parent = await this.#store.findById(resource, id);
-    if (parent === undefined || !rowPasses(parent, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
+    if (parent === undefined || !rowVisible(ctx.principal, resource, parent)) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
       const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: relation.foreignKey, op: 'eq', value: id }] });
       return { kind: 'many', target, page };
@@ -327,8 +336,8 @@ export class ResourceOperations {
       const relation = resource.relations.get(name);
       if (relation === undefined) continue;
       const target = resourceNamed(this.schema, relation.target);
-      const owner = ownerReadFilter(ctx.principal, target);
-      const filters = owner === undefined ? [] : [owner];
+      // A list of related rows under the list rule, one related row under the read rule.
+      const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
       if (relation.kind === 'hasMany') {
         const parentIds = records.map((r) => r.id as number);
         const children = await this.#store.listByKeys(target, relation.foreignKey, parentIds, {
@@ -356,12 +365,13 @@ export class ResourceOperations {
    * The row a write applies to, as the principal may see it: 404 when it does not exist or is
    * not visible, 403 when visible (public reads) but owned by someone else.
    */
-  async #currentForWrite(ctx: OperationContext, resource: ResourceModel, id: number, tx: SqlExecutor): Promise<StoredRecord> {
+  async #currentForWrite(ctx: OperationContext, resource: ResourceModel, id: number, tx: SqlExecutor, operation: 'update' | 'delete'): Promise<StoredRecord> {
     const current = await this.#store.findById(resource, id, tx, { forUpdate: true });
-    if (current === undefined || !rowPasses(current, ownerReadFilter(ctx.principal, resource))) throw notFound(resource, id);
+    if (current === undefined || !rowVisible(ctx.principal, resource, current)) throw notFound(resource, id);
     if (!rowPasses(current, ownerWriteFilter(ctx.principal, resource))) {
       throw new ForbiddenError(`${capitalize(resource.singular)} ${id} belongs to someone else; only its owner may change it.`);
     }
+    enforceRule(ctx.principal, resource, operation, current, id);
     return current;
   }
 

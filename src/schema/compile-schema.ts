@@ -129,7 +129,13 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
       access: compileAccess(resource.access ?? {}),
       rateLimits: compileResourceRateLimits(name, resource.rateLimits ?? {}, `${at}.rateLimits`, problems),
       ...(resource.owner === undefined ? {} : { owner: resource.owner }),
+      rules: Object.freeze({ ...resource.rules }),
+      presets: Object.freeze({ ...resource.set }),
     });
+    for (const preset of Object.keys(resource.set ?? {})) {
+      const field = fields.get(preset);
+      if (field === undefined || field.system) problems.push({ path: `${at}.set.${preset}`, message: `"${preset}" is not a declared field of ${name}; set fills declared fields` });
+    }
   }
 
   // Relations need every resource's fields, so they come second.

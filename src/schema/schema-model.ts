@@ -44,7 +44,18 @@ export interface FieldDefinition {
   renamedFrom?: string;
   /** The version that introduced the current name (with `renamedFrom`). */
   renamedIn?: string;
+  /** Who may see the field: an access rule, or a rule expression over the record (docs/auth.md#field-access). */
+  read?: FieldAccessDefinition;
+  /** Who may set the field: an access rule, or a rule expression over the record as stored. */
+  write?: FieldAccessDefinition;
 }
+
+/** An access rule (`public`, `authenticated`, a list of scopes), or a rule expression (any other string). */
+export type FieldAccessDefinition = string | string[];
+
+/** The operations row rules are written for (docs/auth.md#rules). */
+export type RuleOperation = 'list' | 'read' | 'create' | 'update' | 'delete';
+export const RULE_OPERATIONS: readonly RuleOperation[] = ['list', 'read', 'create', 'update', 'delete'];
 
 export interface RelationDefinition {
   hasMany?: string;
@@ -75,6 +86,10 @@ export interface ResourceDefinition {
   singular?: string;
   access?: Partial<Record<AccessOperation | 'write', AccessRuleDefinition>>;
   owner?: string;
+  /** Row rules per operation: filter expressions over the record and the credential. */
+  rules?: Partial<Record<RuleOperation, string>>;
+  /** Presets: fields filled from the credential on create (`orgId: "@auth.claims.org"`). */
+  set?: Record<string, string>;
   fields?: Record<string, FieldDefinition>;
   relations?: Record<string, RelationDefinition>;
   /** Quotas of this resource's REST operations, on top of the server-wide ones. */
@@ -141,6 +156,10 @@ export interface ResourceModel {
   access: Readonly<Record<AccessOperation, AccessRule>>;
   /** Field holding the owner's subject, when rows belong to tokens. */
   owner?: string;
+  /** Row rules as written (compiled and checked at start by core/access-rules; `read` defaults to `list`). */
+  rules: Readonly<Partial<Record<RuleOperation, string>>>;
+  /** Presets as written: field name → reference (`@auth.sub`). */
+  presets: Readonly<Record<string, string>>;
   /** One record (id {@link SINGLETON_ID}), served at `/<name>` with GET, PUT and PATCH: no list, create or delete. */
   singleton: boolean;
   /** Quotas of REST operations on this resource (named `<resource>.<operation or group>`). */

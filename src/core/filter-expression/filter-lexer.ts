@@ -3,7 +3,8 @@
  * character offset where it starts. One pass, no backtracking: linear in the input.
  */
 
-export type TokenKind = 'name' | 'number' | 'string' | 'operator' | 'punctuation' | 'end';
+/** `reference`: `@auth.sub`, `@auth.claims.org`, `@now` (access rules only: see core/access-rules). */
+export type TokenKind = 'name' | 'number' | 'string' | 'reference' | 'operator' | 'punctuation' | 'end';
 
 export interface Token {
   kind: TokenKind;
@@ -40,6 +41,14 @@ export function tokenize(text: string): Token[] {
     if (/[A-Za-z_$]/.test(c)) {
       while (i < text.length && /[A-Za-z0-9_$]/.test(text.charAt(i))) i++;
       tokens.push({ kind: 'name', text: text.slice(start, i), offset: start });
+      continue;
+    }
+    if (c === '@') {
+      i++;
+      while (i < text.length && /[A-Za-z0-9_.]/.test(text.charAt(i))) i++;
+      const path = text.slice(start + 1, i);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(path)) throw new FilterSyntaxError(`malformed reference at ${start}; expected a name such as @auth.sub after "@"`, start);
+      tokens.push({ kind: 'reference', text: path, offset: start });
       continue;
     }
     if (/[0-9]/.test(c) || (c === '-' && /[0-9]/.test(text.charAt(i + 1)))) {

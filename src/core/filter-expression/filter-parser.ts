@@ -3,6 +3,7 @@ import { canonicalFields, type FieldModel, type RelationModel, type ResourceMode
 import type { FilterCondition, QueryOperator } from '../../store/list-spec.js';
 import { OPERATORS_BY_TYPE, parseFilterValue } from '../filter-values.js';
 import { FilterSyntaxError, tokenize, type Token } from './filter-lexer.js';
+import { AuthReference, isPlainFilter, referenceProblem, type AuthTest, type RuleCondition } from './auth-references.js';
 
 /**
  * Filter expressions (`filter=author.name ~ 'al' and (published = true or views >= 100)`): parsed
@@ -52,7 +53,28 @@ export type FilterReading = { condition: FilterCondition; problem?: undefined } 
 export function readFilterExpression(text: string, resource: ResourceModel, resources: FilterResources | undefined, limits: FilterLimits = DEFAULT_FILTER_LIMITS): FilterReading {
   if (text.length > limits.maxLength) return { problem: `is ${text.length} characters long; at most ${limits.maxLength} are allowed`, offset: limits.maxLength };
   try {
-    return { condition: new FilterParser(tokenize(text), resources, limits).parse(resource) };
+    const condition = new FilterParser(tokenize(text), resources, limits, false).parse(resource);
+    if (!isPlainFilter(condition)) throw new Error('a filter without references holds one');
+    return { condition };
+  } catch (error) {
+    if (error instanceof FilterSyntaxError) return { problem: error.message, offset: error.offset };
+    throw error;
+  }
+}
+
+/** What an access rule means (a filter expression that may name the credential's values), or its first problem. */
+export type RuleReading = { rule: RuleCondition; problem?: undefined } | { rule?: undefined; problem: string; offset: number };
+
+/**
+ * Reads an access rule over `resource` (docs/auth.md#rules): a filter expression whose values may
+ * be references (`authorId = @auth.sub`), with tests of the credential alone (`'x' in @auth.scopes`,
+ * `@auth.kind = 'jwt'`). Relation paths are not allowed: a rule decides on the record's own fields,
+ * so it has the same answer in SQL and on an event's row. Never throws for any input.
+ */
+export function readRuleExpression(text: string, resource: ResourceModel, limits: FilterLimits = DEFAULT_FILTER_LIMITS): RuleReading {
+  if (text.length > limits.maxLength) return { problem: `is ${text.length} characters long; at most ${limits.maxLength} are allowed`, offset: limits.maxLength };
+  try {
+    return { rule: new FilterParser(tokenize(text), undefined, limits, true).parse(resource) };
   } catch (error) {
     if (error instanceof FilterSyntaxError) return { problem: error.message, offset: error.offset };
     throw error;
@@ -82,17 +104,20 @@ class FilterParser {
   readonly #tokens: Token[];
   readonly #resources: FilterResources | undefined;
   readonly #limits: FilterLimits;
+  /** Access rules: references (`@auth.sub`) are values, credential tests are conditions; no relation paths. */
+  readonly #rule: boolean;
   #at = 0;
   #depth = 0;
   #conditions = 0;
 
-  constructor(tokens: Token[], resources: FilterResources | undefined, limits: FilterLimits) {
+  constructor(tokens: Token[], resources: FilterResources | undefined, limits: FilterLimits, rule: boolean) {
     this.#tokens = tokens;
     this.#resources = resources;
     this.#limits = limits;
+    this.#rule = rule;
   }
 
-  parse(resource: ResourceModel): FilterCondition {
+  parse(resource: ResourceModel): RuleCondition {
     if (this.#peek().kind === 'end') throw new FilterSyntaxError('is empty; expected a condition such as name = \'x\'', 0);
     const condition = this.#or(resource, 0);
     const rest = this.#peek();
@@ -100,25 +125,25 @@ class FilterParser {
     return condition;
   }
 
-  #or(resource: ResourceModel, hops: number): FilterCondition {
+  #or(resource: ResourceModel, hops: number): RuleCondition {
     const parts = [this.#and(resource, hops)];
     while (this.#isKeyword(this.#peek(), 'or')) {
       this.#at++;
       parts.push(this.#and(resource, hops));
     }
-    return parts.length === 1 ? (parts[0] as FilterCondition) : { field: '', op: 'any', value: parts };
+    return parts.length === 1 ? (parts[0] as RuleCondition) : { field: '', op: 'any', value: parts };
   }
 
-  #and(resource: ResourceModel, hops: number): FilterCondition {
+  #and(resource: ResourceModel, hops: number): RuleCondition {
     const parts = [this.#unary(resource, hops)];
     while (this.#isKeyword(this.#peek(), 'and')) {
       this.#at++;
       parts.push(this.#unary(resource, hops));
     }
-    return parts.length === 1 ? (parts[0] as FilterCondition) : { field: '', op: 'all', value: parts };
+    return parts.length === 1 ? (parts[0] as RuleCondition) : { field: '', op: 'all', value: parts };
   }
 
-  #unary(resource: ResourceModel, hops: number): FilterCondition {
+  #unary(resource: ResourceModel, hops: number): RuleCondition {
     const token = this.#next();
     if (this.#isKeyword(token, 'not')) {
       this.#open(token);
@@ -133,15 +158,67 @@ class FilterParser {
       this.#depth--;
       return inner;
     }
+    if (this.#rule && (token.kind === 'reference' || (token.kind !== 'name' && token.kind !== 'punctuation' && token.kind !== 'end') || this.#isLiteralWord(token))) return this.#authTest(token);
+    if (token.kind === 'reference') throw new FilterSyntaxError(`the reference "@${token.text}" at ${token.offset} can only be used in access rules`, token.offset);
     if (token.kind !== 'name' || this.#isKeyword(token, 'and') || this.#isKeyword(token, 'or')) throw this.#unexpected(token, 'a field name, "not" or "("');
     return this.#test(resource, hops, token);
   }
 
+  /** `true`, `false` or `null` (the start of a credential test in a rule, not a field). */
+  #isLiteralWord(token: Token): boolean {
+    return this.#isKeyword(token, 'true') || this.#isKeyword(token, 'false');
+  }
+
+  /** A test of the credential alone, in a rule: `'x' in @auth.scopes`, `@auth.kind = 'jwt'`, `@auth.claims.plan != 'free'`. */
+  #authTest(first: Token): RuleCondition {
+    this.#conditions++;
+    if (this.#conditions > this.#limits.maxConditions) throw new FilterSyntaxError(`has more than ${this.#limits.maxConditions} conditions (the one at ${first.offset} is one too many)`, first.offset);
+    let test: AuthTest;
+    if (first.kind === 'reference') {
+      const reference = this.#reference(first);
+      const op = this.#next();
+      if (op.kind !== 'operator' || (op.text !== '=' && op.text !== '!=')) throw this.#unexpected(op, `"=" or "!=" after ${first.text === 'auth.scopes' ? '' : '@'}${first.text} (a value of the credential is compared with a literal)`);
+      if (reference.name === 'auth.scopes') throw new FilterSyntaxError(`@auth.scopes at ${first.offset} is a list; test it with 'scope' in @auth.scopes`, first.offset);
+      test = { reference, op: op.text === '=' ? 'eq' : 'ne', literal: this.#literal(this.#next()) };
+      if (reference.name === 'auth.kind' && !['anonymous', 'key', 'jwt'].includes(String(test.literal))) {
+        throw new FilterSyntaxError(`@auth.kind at ${first.offset} is one of 'anonymous', 'key', 'jwt'; ${JSON.stringify(test.literal)} is none of them`, first.offset);
+      }
+    } else {
+      const literal = this.#literal(first);
+      const keyword = this.#next();
+      if (!this.#isKeyword(keyword, 'in')) throw this.#unexpected(keyword, '"in" and @auth.scopes or an @auth.claims list after a value (a rule tests fields by name)');
+      const target = this.#next();
+      if (target.kind !== 'reference') throw this.#unexpected(target, '@auth.scopes or an @auth.claims list after "in"');
+      const reference = this.#reference(target);
+      if (reference.name !== 'auth.scopes' && reference.path[1] !== 'claims') throw new FilterSyntaxError(`"in" at ${keyword.offset} needs a list: @auth.scopes or an @auth.claims list, not @${reference.name}`, target.offset);
+      test = { reference, op: 'has', literal };
+    }
+    return { field: '', op: 'authTest', value: test };
+  }
+
+  #literal(token: Token): string | number | boolean {
+    if (token.kind === 'string') return token.text;
+    if (token.kind === 'number' && Number.isFinite(Number(token.text))) return Number(token.text);
+    if (this.#isLiteralWord(token)) return token.text.toLowerCase() === 'true';
+    throw this.#unexpected(token, 'a quoted text, a number, true or false');
+  }
+
+  /** A checked reference token. */
+  #reference(token: Token): AuthReference {
+    const path = token.text.split('.');
+    const problem = referenceProblem(path);
+    if (problem !== undefined) throw new FilterSyntaxError(`@${token.text} at ${token.offset} ${problem}`, token.offset);
+    return new AuthReference(path, token.offset);
+  }
+
   /** `name …` where name is a field or a relation of `resource`. */
-  #test(resource: ResourceModel, hops: number, name: Token): FilterCondition {
+  #test(resource: ResourceModel, hops: number, name: Token): RuleCondition {
     const field = resource.fields.get(name.text);
     if (field !== undefined) return this.#comparison(resource, field, name);
     const relation = resource.relations.get(name.text);
+    if (this.#rule && relation !== undefined) {
+      throw new FilterSyntaxError(`"${name.text}" at ${name.offset} is a relation; a rule tests the record's own fields (compare ${relation.kind === 'belongsTo' ? relation.foreignKey : 'a field'} instead)`, name.offset);
+    }
     const target = relation === undefined ? undefined : this.#resources?.get(relation.target);
     if (relation === undefined || target === undefined) throw this.#unknownName(resource, name);
     if (hops + 1 > this.#limits.maxHops) throw new FilterSyntaxError(`"${name.text}" at ${name.offset} follows a relation more than ${this.#limits.maxHops} deep; at most ${this.#limits.maxHops} relations may be followed`, name.offset);
@@ -155,7 +232,7 @@ class FilterParser {
   }
 
   /** `posts.any(…)` / `posts.none(…)`, after the dot. */
-  #quantified(relation: RelationModel, target: ResourceModel, hops: number, word: Token): FilterCondition {
+  #quantified(relation: RelationModel, target: ResourceModel, hops: number, word: Token): RuleCondition {
     const quantifier = word.kind === 'name' ? word.text.toLowerCase() : '';
     if (quantifier !== 'any' && quantifier !== 'none') throw this.#unexpected(word, `any or none after "${relation.name}." (${relation.name} is a list of ${target.name})`);
     const open = this.#expect('(', `"(" after ${relation.name}.${quantifier}`);
@@ -166,7 +243,7 @@ class FilterParser {
     return { field: relation.name, op: quantifier === 'any' ? 'some' : 'noneOf', value: inner };
   }
 
-  #comparison(resource: ResourceModel, field: FieldModel, name: Token): FilterCondition {
+  #comparison(resource: ResourceModel, field: FieldModel, name: Token): RuleCondition {
     this.#conditions++;
     if (this.#conditions > this.#limits.maxConditions) {
       throw new FilterSyntaxError(`has more than ${this.#limits.maxConditions} conditions (the one at ${name.offset} is one too many)`, name.offset);
@@ -186,6 +263,11 @@ class FilterParser {
     }
     if (this.#isKeyword(token, 'in')) {
       check('in');
+      if (this.#rule && this.#peek().kind === 'reference') {
+        const reference = this.#reference(this.#next());
+        if (reference.name !== 'auth.scopes' && reference.path[1] !== 'claims') throw new FilterSyntaxError(`"in" at ${token.offset} needs a list: @auth.scopes or an @auth.claims list, not @${reference.name}`, reference.offset);
+        return { field: field.name, op: 'in', value: reference };
+      }
       const open = this.#expect('(', `"(" and a list of values after "in"`);
       const values: unknown[] = [];
       for (;;) {
@@ -206,11 +288,26 @@ class FilterParser {
       return { field: field.name, op: 'isNull', value: op === 'eq' };
     }
     check(op);
-    const value = this.#value(field, valueToken, op === 'contains' || op === 'startsWith');
+    const value = this.#rule && valueToken.kind === 'reference' ? this.#referenceValue(field, valueToken) : this.#value(field, valueToken, op === 'contains' || op === 'startsWith');
     if (token.text === '~') return { field: field.name, op: 'containsIgnoringCase', value };
     // `!~` is false on a null field, as every comparison but != is.
     if (token.text === '!~') return { field: '', op: 'all', value: [{ field: field.name, op: 'isNull', value: false }, { field: '', op: 'not', value: { field: field.name, op: 'containsIgnoringCase', value } }] };
     return { field: field.name, op, value };
+  }
+
+  /** A reference compared with `field`: one whose values can be of the field's type. */
+  #referenceValue(field: FieldModel, token: Token): AuthReference {
+    const reference = this.#reference(token);
+    const fits =
+      reference.name === 'now' ? field.type === 'datetime' || field.type === 'date' :
+      reference.name === 'auth.scopes' ? false :
+      reference.name === 'auth.kind' ? field.type === 'string' || field.type === 'enum' :
+      field.type !== 'json';
+    if (!fits) {
+      const why = reference.name === 'auth.scopes' ? "is a list; use field in @auth.scopes, or 'scope' in @auth.scopes" : `cannot be compared with ${field.name} (${field.type})`;
+      throw new FilterSyntaxError(`@${reference.name} at ${token.offset} ${why}`, token.offset);
+    }
+    return reference;
   }
 
   /** A literal as a value of `field`'s type. */
