@@ -135,9 +135,9 @@ function nowText(): string {
 }
 
 /** What the row rule of `operation` comes to for `principal`: every row (true), none, or a condition. */
-export function ruleOutcome(principal: Principal, resource: ResourceModel, operation: RuleOperation, now = nowText()): RuleOutcome {
+export function ruleOutcome(principal: Principal, resource: ResourceModel, operation: RuleOperation, now?: string): RuleOutcome {
   const rule = rulesOf(resource).rows[operation];
-  return rule === undefined ? true : instantiateRule(rule.template, resource, principal, now);
+  return rule === undefined ? true : instantiateRule(rule.template, resource, principal, now ?? nowText());
 }
 
 /** A row rule as a filter the store compiles into its statement; undefined when it admits every row. */
