@@ -204,7 +204,7 @@ export class ResourceOperations {
     }
     return this.#writes.run(resource, async (tx, emit) => {
       // The parent row first, then the table: the order a cascading delete takes them in.
-      await this.#references.check(tx, resource, values);
+      await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
       // The create rule decides on the row as stored (its id, defaults): refused, nothing is written.
@@ -223,7 +223,7 @@ export class ResourceOperations {
     return this.#writes.run(resource, async (tx, emit) => {
       if (resource.singleton && id === SINGLETON_ID && options.precondition === undefined && (await this.#store.findById(resource, id, tx, { forUpdate: true })) === undefined) {
         // A singleton that has no record yet gets it from its first PUT.
-        await this.#references.check(tx, resource, values);
+        await this.#references.check(tx, resource, values, ctx.principal);
         const now = new Date().toISOString();
         const created = await this.#store.insert(tx, resource, { ...values, id, createdAt: now, updatedAt: now });
         enforceRule(ctx.principal, resource, 'create', created);
@@ -233,7 +233,7 @@ export class ResourceOperations {
       }
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
       options.precondition?.(current);
-      await this.#references.check(tx, resource, values);
+      await this.#references.check(tx, resource, values, ctx.principal);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
@@ -261,7 +261,7 @@ export class ResourceOperations {
         await options.beforeCommit?.(tx, current);
         return current;
       }
-      await this.#references.check(tx, resource, changed);
+      await this.#references.check(tx, resource, changed, ctx.principal);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
