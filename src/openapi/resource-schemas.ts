@@ -3,6 +3,7 @@ import { fieldJsonSchema } from '../schema/field-json-schema.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import { ref, type SchemaObject } from './openapi-types.js';
+import { fieldAccessNote } from './rule-notes.js';
 import type { FieldView, ResourceView } from './versioned-view.js';
 
 /** Component schema names of a resource's representations. */
@@ -148,6 +149,7 @@ function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView
   if (field.name === resource.owner && !field.model.system) {
     notes.push("The owner: tokens without the admin scope may leave it out (it is set to the token's subject) and may not set another.");
   }
+  notes.push(fieldAccessNote(resource.model, field.model.name));
   const description = notes.filter((n) => n !== undefined).join(' ');
   const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}), ...fieldExtensions(field) };
   if (description === '') delete out.description;
