@@ -30,6 +30,8 @@ import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import type { GraphqlLimits } from './query-limits.js';
 import { FieldTypes } from './field-types.js';
 import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
+import { readRestricted, restrictedFieldResolver } from './field-reads.js';
+import { hiddenFieldError } from '../core/access-rules/field-reads.js';
 
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
@@ -243,6 +245,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
           type: t.object,
           description: `The ${target.singular} this ${resource.singular} belongs to (through ${relation.foreignKey}).`,
           resolve: async (parent, _args, ctx) => {
+            // A foreign key hidden on this row hides what it points to.
+            if (!(relation.foreignKey in parent)) throw hiddenFieldError(resource, relation.foreignKey);
             const key = parent[relation.foreignKey];
             return typeof key === 'number' ? ((await ctx.loaders.byId(target).load(key)) ?? null) : null;
           },
@@ -285,9 +289,11 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const fields: GraphQLFieldConfigMap<StoredRecord, GraphqlContext> = {};
     for (const field of shownFields(resource)) {
       const scalar = scalarOf(resource, field);
-      const required = field.system || field.required;
+      // A field the principal may not read on a row is null there (with an error).
+      const required = (field.system || field.required) && !readRestricted(field);
       fields[field.name] = {
         type: required ? new GraphQLNonNull(scalar) : scalar,
+        ...(readRestricted(field) ? { resolve: restrictedFieldResolver(resource, field) } : {}),
         ...describe(field),
         ...(deprecationOf(resource, field) === undefined ? {} : { deprecationReason: deprecationOf(resource, field) }),
       };
