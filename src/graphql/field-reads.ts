@@ -10,11 +10,6 @@ import type { GraphqlContext } from './graphql-context.js';
  * its path, so a restricted field is nullable whatever the schema says of it.
  */
 
-/** Whether a field has read access that may hide it from someone (any but `public`). */
-export function readRestricted(field: FieldModel): boolean {
-  return field.read !== undefined && field.read !== 'public';
-}
-
 /** The value of a restricted field, or, when the core left it out of the record, a `forbidden` error (null at its path). */
 export function restrictedFieldResolver(resource: ResourceModel, field: FieldModel): GraphQLFieldResolver<StoredRecord, GraphqlContext> {
   const name = field.name;

@@ -30,8 +30,8 @@ import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import type { GraphqlLimits } from './query-limits.js';
 import { FieldTypes } from './field-types.js';
 import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
-import { readRestricted, restrictedFieldResolver } from './field-reads.js';
-import { hiddenFieldError } from '../core/access-rules/field-reads.js';
+import { restrictedFieldResolver } from './field-reads.js';
+import { hiddenFieldError, readRestricted } from '../core/access-rules/field-reads.js';
 
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */

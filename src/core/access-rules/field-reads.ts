@@ -1,5 +1,5 @@
 import { ForbiddenError } from '../../errors.js';
-import { resourceNamed, searchableFields, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
+import { resourceNamed, searchableFields, type FieldModel, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
 import type { GroupKey, Measure } from '../../store/aggregate-spec.js';
 import type { FilterCondition, SortKey, StoredRecord } from '../../store/list-spec.js';
 import type { RuleCondition } from '../filter-expression/auth-references.js';
@@ -23,6 +23,11 @@ export function hasFieldReadRules(schema: SchemaModel): boolean {
     restrictedSchemas.set(schema, found);
   }
   return found;
+}
+
+/** Whether a field has read access that may hide it from someone (any but `public`): answers may leave it out. */
+export function readRestricted(field: FieldModel): boolean {
+  return field.read !== undefined && field.read !== 'public';
 }
 
 /** `records`, each without the fields `principal` may not read on it (the same array when no field is restricted). */
