@@ -29,6 +29,7 @@ resources:
       bioPublic: { type: boolean, default: false }
     relations:
       posts: { hasMany: posts, foreignKey: authorId }
+      reviews: { hasMany: reviews, foreignKey: reviewerId }
   posts:
     access: { read: public, write: authenticated }
     fields:
@@ -36,6 +37,13 @@ resources:
       authorId: { type: integer, references: users }
     relations:
       author: { belongsTo: users, foreignKey: authorId }
+  reviews:
+    access: { read: public, write: authenticated }
+    fields:
+      verdict: { type: string }
+      reviewerId: { type: integer, references: users, read: "reviewerId = @auth.sub or 'users:admin' in @auth.scopes" }
+    relations:
+      reviewer: { belongsTo: users, foreignKey: reviewerId }
 `;
 
 const USERS = [
@@ -64,6 +72,9 @@ for (const compat of ['none', 'json-server'] as const) {
       for (const user of USERS) expect((await t.app.inject({ method: 'POST', url: '/users', payload: user })).statusCode).toBe(201);
       for (const [title, authorId] of [['a1', 1], ['b1', 2], ['b2', 2]] as const) {
         expect((await t.app.inject({ method: 'POST', url: '/posts', payload: { title, authorId } })).statusCode).toBe(201);
+      }
+      for (const [verdict, reviewerId] of [['fine', 1], ['poor', 2]] as const) {
+        expect((await t.app.inject({ method: 'POST', url: '/reviews', payload: { verdict, reviewerId } })).statusCode).toBe(201);
       }
     });
     afterAll(async () => t.close());
@@ -107,6 +118,22 @@ for (const compat of ['none', 'json-server'] as const) {
       expect(users.map((u) => u.posts?.length)).toEqual([1, 2, 0]);
       expect((await get<Post[]>('/users/2/posts', alice)).map((p) => p.title)).toEqual(['b1', 'b2']);
       expect((await get<Post[]>('/users/2/posts', usersAdmin)).map((p) => p.title)).toEqual(['b1', 'b2']);
+    });
+
+    it('hides what a foreign key the principal may not read points to', async () => {
+      const reviews = await get<{ verdict: string; reviewerId?: number; reviewer?: User | null }[]>('/reviews?include=reviewer', alice);
+      expect(reviews.map((r) => [r.verdict, r.reviewerId, r.reviewer?.name])).toEqual([['fine', 1, 'alice'], ['poor', undefined, undefined]]);
+      expect(reviews[1]).not.toHaveProperty('reviewer');
+      expect((await get<User>('/reviews/1/reviewer', alice)).name).toBe('alice');
+      const refused = compat === 'none'
+        ? ['/reviews/2/reviewer', '/users/2/reviews', '/users?include=reviews', "/reviews?filter=reviewer.name = 'bob'", "/users?filter=reviews.any(verdict = 'poor')", '/reviews/aggregate?groupBy=reviewerId']
+        : ['/reviews/2/reviewer', '/users/2/reviews', '/users?_embed=reviews', '/reviews?reviewerId=2'];
+      for (const url of refused) {
+        const response = await t.app.inject({ url, headers: { authorization: alice } });
+        expect(response.statusCode, `${url}: ${response.body}`).toBe(403);
+        const admin = await t.app.inject({ url, headers: { authorization: usersAdmin } });
+        expect(admin.statusCode, `${url} (users:admin): ${admin.body}`).toBe(200);
+      }
     });
 
     it('reads the fields a rule tests under fields=, and shows only what was asked', async () => {
@@ -210,6 +237,9 @@ for (const compat of ['none', 'json-server'] as const) {
         user: { salary: null },
       });
       expect((nested.errors ?? []).map((e) => e.path?.join('.')).sort()).toEqual(['posts.1.author.email', 'posts.2.author.email', 'user.salary']);
+      const reviews = await graphql('{ reviews { verdict reviewer { name } } }', alice);
+      expect(reviews.data).toEqual({ reviews: [{ verdict: 'fine', reviewer: { name: 'alice' } }, { verdict: 'poor', reviewer: null }] });
+      expect(reviews.errors?.map((e) => [e.path?.join('.'), e.extensions?.code])).toEqual([['reviews.1.reviewer', 'forbidden']]);
       const admin = await graphql('{ users { email salary } }', usersAdmin);
       expect(admin.errors).toBeUndefined();
       expect(admin.data).toEqual({ users: USERS.map((u) => ({ email: u.email, salary: u.salary })) });
@@ -234,6 +264,9 @@ for (const compat of ['none', 'json-server'] as const) {
         '{ usersAggregate { sum { salary } } }',
         '{ posts(where: { author: { email: { eq: "bob@example.com" } } }) { id } }',
         '{ user(id: "2") { name } posts { author { posts(sort: [TITLE_ASC]) { id } } } }',
+        '{ users { reviews { id } } }',
+        '{ users { reviewsConnection { totalCount } } }',
+        '{ users { reviewsAggregate { count } } }',
       ];
       for (const query of queries) {
         const answer = await graphql(query, alice);
