@@ -16,7 +16,7 @@ import {
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
 import { filterLimitsOf, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
-import { resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
+import { fieldNamed, resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
@@ -240,13 +240,14 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const target = resourceNamed(model, relation.target);
     const t = typeOf(target);
     if (relation.kind === 'belongsTo') {
+      const hiddenKey = readRestricted(fieldNamed(resource, relation.foreignKey));
       return {
         [relation.name]: {
           type: t.object,
           description: `The ${target.singular} this ${resource.singular} belongs to (through ${relation.foreignKey}).`,
           resolve: async (parent, _args, ctx) => {
             // A foreign key hidden on this row hides what it points to.
-            if (!(relation.foreignKey in parent)) throw hiddenFieldError(resource, relation.foreignKey);
+            if (hiddenKey && !(relation.foreignKey in parent)) throw hiddenFieldError(resource, relation.foreignKey);
             const key = parent[relation.foreignKey];
             return typeof key === 'number' ? ((await ctx.loaders.byId(target).load(key)) ?? null) : null;
           },
