@@ -1,6 +1,7 @@
 import type { AccessOperation, AccessRule } from '../schema/schema-model.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { mergeFailures } from './problem-responses.js';
+import { fieldReadFailures } from './operation-security.js';
 import { BODY_FAILURES as BODY, idParameter, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE, operation, success } from './operation-builder.js';
 import { itemParameterRefs, listParameterRefs } from './list-parameters.js';
 import { ref, type OperationObject, type ParameterObject, type PathItemObject, type ReferenceObject, type ResponseObject } from './openapi-types.js';
@@ -40,7 +41,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
       { operationId: `list${capitalize(resource.name)}`, summary: `List ${resource.name}`, description: listDescription(ownerNote, ruleSentence(resource.model, 'list')), tags, parameters: listParameterRefs(resource, parameters) },
       [rule('read')],
       { 200: listResponse(resource) },
-      { 400: ['invalid-query'] },
+      mergeFailures({ 400: ['invalid-query'] }, fieldReadFailures(resource)),
       { rules: includeRules, ...reads },
     ),
     post: operation(
@@ -82,7 +83,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       { operationId: `get${T}`, summary: `Get ${withIndefiniteArticle(resource.singular)}`, description: readNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
       [rule('read')],
       itemReadResponses(resource),
-      { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+      mergeFailures({ 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
       { rules: includeRules, ...reads },
     ),
     put: operation(
@@ -139,7 +140,7 @@ function relationOperation(resource: ResourceView, relation: RelationView, param
       },
       rules,
       { 200: listResponse(target) },
-      { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+      mergeFailures({ 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
       { rules: includeRules, deprecated: common.deprecated, ...(rulesMayForbid(target.model, 'read') ? { ownerRule: true } : {}) },
     );
   }
@@ -153,7 +154,7 @@ function relationOperation(resource: ResourceView, relation: RelationView, param
     },
     rules,
     itemReadResponses(target),
-    { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+    mergeFailures({ 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
     { rules: includeRules, deprecated: common.deprecated },
   );
 }
