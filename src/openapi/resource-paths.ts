@@ -1,3 +1,4 @@
+import { writesMayBeRefused } from '../core/access-rules/write-access.js';
 import type { AccessOperation, AccessRule } from '../schema/schema-model.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { mergeFailures } from './problem-responses.js';
@@ -19,7 +20,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
   const rule = (op: AccessOperation): AccessRule => resource.model.access[op];
   const deprecated = { deprecated: resource.deprecated };
   const ownerWrites = resource.owner !== undefined;
-  const writes = { ...deprecated, ownerRule: ownerWrites };
+  const writes = { ...deprecated, ownerRule: writesMayBeRefused(resource.model) };
   const ownerNote = ownerWrites ? ownerSentence(resource) : undefined;
   // include=<relation> also needs read access to each embedded resource.
   const includeRules = resource.relations.map((r) => r.target.model.access.read);
@@ -63,7 +64,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
   const tags = [resource.name];
   const rule = (op: AccessOperation): AccessRule => resource.model.access[op];
   const deprecated = { deprecated: resource.deprecated };
-  const writes = { ...deprecated, ownerRule: resource.owner !== undefined };
+  const writes = { ...deprecated, ownerRule: writesMayBeRefused(resource.model) };
   const ownerNote = resource.owner !== undefined ? ownerSentence(resource) : undefined;
   const includeRules = resource.relations.map((r) => r.target.model.access.read);
   const T = capitalize(resource.singular);

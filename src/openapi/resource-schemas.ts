@@ -1,3 +1,4 @@
+import { filledFromCredential } from '../core/access-rules/write-access.js';
 import { MAX_CHOSEN_ID } from '../core/record-validator.js';
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
@@ -85,7 +86,7 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
     properties[field.name] = annotate(schema, field, resource);
   }
   const required =
-    kind === 'patch' ? [] : resource.writableFields.filter((f) => f.model.required && f.name !== resource.owner).map((f) => f.name);
+    kind === 'patch' ? [] : resource.writableFields.filter((f) => f.model.required && !filledFromCredential(resource.model, f.model.name)).map((f) => f.name);
   return {
     type: 'object',
     description: WRITE_DESCRIPTIONS[kind](resource),
@@ -148,6 +149,12 @@ function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView
   if (field.name === resource.owner && !field.model.system) {
     notes.push("The owner: tokens without the admin scope may leave it out (it is set to the token's subject) and may not set another.");
   }
+  const preset = resource.model.presets[field.model.name];
+  if (preset !== undefined && Object.hasOwn(resource.model.presets, field.model.name)) {
+    notes.push(`Set from the credential (${preset}) on create: it may be left out, may not name another value, and may not be changed afterwards (except with the admin scope).`);
+  }
+  const write = field.model.write;
+  if (write !== undefined) notes.push(`Written only with this access: ${Array.isArray(write) ? `one of the scopes ${write.join(', ')}` : write} (else 403).`);
   const description = notes.filter((n) => n !== undefined).join(' ');
   const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}), ...fieldExtensions(field) };
   if (description === '') delete out.description;
