@@ -6,6 +6,8 @@ import type { StoredRecord } from '../store/list-spec.js';
 import type { SqlExecutor } from '../store/sql-database.js';
 import { laterThan } from './later-than.js';
 import { changedFrom, eventOf } from './change-events.js';
+import { passesRule, rulesOf } from './access-rules/access-rules.js';
+import { isAdmin, type Principal } from './principal.js';
 
 interface Reference {
   resource: ResourceModel;
@@ -36,7 +38,6 @@ export class ReferentialRules {
     }
   }
 
-  /** @throws ValidationError when a reference names no row. */
   /** Whether {@link check} has anything to look up for these values (a reference to a row). */
   needsCheck(resource: ResourceModel, values: StoredRecord): boolean {
     for (const [name, value] of Object.entries(values)) {
@@ -45,16 +46,28 @@ export class ReferentialRules {
     return false;
   }
 
-  async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<void> {
+  /**
+   * A row the read rule of its resource hides from `principal` is one it may not refer to, and is
+   * answered as a row that does not exist (no answer tells another tenant's ids from free ones);
+   * a reference `current` already holds is kept as it is.
+   * @throws ValidationError when a reference names no row (that the principal may read).
+   */
+  async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord, principal?: Principal, current?: StoredRecord): Promise<void> {
     const problems = [];
     for (const [name, value] of Object.entries(values)) {
       const field = fieldNamed(resource, name);
       if (field.references === undefined || typeof value !== 'number') continue;
       const target = resourceNamed(this.#schema, field.references);
       const found = await this.#store.existingIds(tx, target, [value], { forShare: true });
-      if (!found.has(value)) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
+      if (!found.has(value) || (current?.[name] !== value && !(await this.#readable(tx, target, value, principal)))) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
     }
     if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
+  }
+
+  async #readable(tx: SqlExecutor, target: ResourceModel, id: number, principal: Principal | undefined): Promise<boolean> {
+    if (principal === undefined || isAdmin(principal) || rulesOf(target).rows.read === undefined) return true;
+    const row = await this.#store.findById(target, id, tx);
+    return row !== undefined && passesRule(principal, target, 'read', row);
   }
 
   /** Deletes a row and applies the onDelete rules. @throws ReferenceConflictError (restrict) */

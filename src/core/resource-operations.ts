@@ -204,7 +204,7 @@ export class ResourceOperations {
     }
     return this.#writes.run(resource, async (tx, emit) => {
       // The parent row first, then the table: the order a cascading delete takes them in.
-      await this.#references.check(tx, resource, values);
+      await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
       // The create rule and field write rules decide on the row as stored (its id, defaults): refused, nothing is written.
@@ -225,7 +225,7 @@ export class ResourceOperations {
     return this.#writes.run(resource, async (tx, emit) => {
       if (resource.singleton && id === SINGLETON_ID && options.precondition === undefined && (await this.#store.findById(resource, id, tx, { forUpdate: true })) === undefined) {
         // A singleton that has no record yet gets it from its first PUT.
-        await this.#references.check(tx, resource, whole);
+        await this.#references.check(tx, resource, whole, ctx.principal);
         const now = new Date().toISOString();
         const fieldChecks = createFieldChecks(ctx.principal, resource, body);
         const created = await this.#store.insert(tx, resource, { ...whole, id, createdAt: now, updatedAt: now });
@@ -240,7 +240,7 @@ export class ResourceOperations {
       options.precondition?.(current);
       const changed = changedFields(current, values);
       enforceFieldChanges(ctx.principal, resource, changed, current, 'before');
-      await this.#references.check(tx, resource, values);
+      await this.#references.check(tx, resource, values, ctx.principal, current);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
@@ -271,7 +271,7 @@ export class ResourceOperations {
       }
       const names = Object.keys(changed); // presets and field write access: before and after, as the update rule
       enforceFieldChanges(ctx.principal, resource, names, current, 'before');
-      await this.#references.check(tx, resource, changed);
+      await this.#references.check(tx, resource, changed, ctx.principal);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
