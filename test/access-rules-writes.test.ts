@@ -35,6 +35,7 @@ resources:
       status: { type: string, write: "authorId = @auth.sub" }
       publishedAt: { type: datetime, write: [posts:editor] }
       score: { type: number, write: [posts:editor] }
+      priority: { type: integer, write: "priority < 5" }
     relations:
       comments: { hasMany: comments, foreignKey: postId }
   comments:
@@ -44,6 +45,12 @@ resources:
       text: { type: string }
       authorId: { type: string, required: true }
       postId: { type: integer, references: posts, onDelete: cascade }
+  profiles:
+    access: { read: public, write: authenticated }
+    set: { userId: "@auth.sub" }
+    fields:
+      userId: { type: integer, required: true }
+      bio: { type: string }
   settings:
     singleton: true
     access: { read: public, write: authenticated }
@@ -147,6 +154,19 @@ describe('presets and field write access through REST', () => {
     expect((await send('PUT', `/posts/${String(id)}`, p.carol, { title: 'echo', orgId: 'acme', authorId: 'alice' })).statusCode).toBe(200);
   });
 
+  it('converts the credential value to the field type, and refuses one that does not convert', async () => {
+    const seven = await token({ sub: '7' });
+    const created = await send('POST', '/profiles', seven, { bio: 'b' });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(json<Row>(created).userId).toBe(7);
+    expect((await send('POST', '/profiles', seven, { userId: 7 })).statusCode).toBe(201);
+    expect(json<Row>(await send('POST', '/profiles', seven, { userId: '7' })).userId).toBe(7);
+    expectRefusal(await send('POST', '/profiles', seven, { userId: 8 }), 'userId');
+    const refused = expectRefusal(await send('POST', '/profiles', p.alice, { bio: 'b' }), 'userId');
+    expect(refused.detail).toContain('has @auth.sub "alice", which is not a valid userId (integer)');
+    expect(json<Row[]>(await t.app.inject({ url: '/profiles' })).map((r) => r.userId)).toEqual([7, 7, 7]);
+  });
+
   it('lets admin set and change preset fields', async () => {
     const chosen = await send('POST', '/posts', p.orgAdmin, { title: 'for zed', orgId: 'globex', authorId: 'zed' });
     expect(chosen.statusCode, chosen.body).toBe(201);
@@ -174,6 +194,20 @@ describe('presets and field write access through REST', () => {
     expect((await send('PATCH', `/posts/${String(own)}`, p.alice, { featured: false, title: 'plain 2' })).statusCode).toBe(200);
     expect((await send('PATCH', `/posts/${String(own)}`, p.editor, { featured: true })).statusCode).toBe(200);
     expect((await send('PATCH', `/posts/${String(own)}`, p.orgAdmin, { featured: false })).statusCode).toBe(200);
+  });
+
+  it('checks a field write rule on the created row in the transaction, and on the row before and after a change', async () => {
+    const before = (await allPosts()).length;
+    expectRefusal(await send('POST', '/posts', p.alice, { title: 'urgent', priority: 7 }), 'priority');
+    expect((await allPosts()).length).toBe(before);
+    const id = String(json<Row>(await send('POST', '/posts', p.alice, { title: 'calm', priority: 3 })).id);
+    expectRefusal(await send('PATCH', `/posts/${id}`, p.alice, { priority: 9 }), 'priority');
+    expectRefusal(await send('PUT', `/posts/${id}`, p.alice, { title: 'calm', priority: 9 }), 'priority');
+    expect((await postOf(id)).priority).toBe(3);
+    expect((await send('PATCH', `/posts/${id}`, p.orgAdmin, { priority: 9 })).statusCode).toBe(200);
+    // The row before fails the rule: no lowering it either.
+    expectRefusal(await send('PATCH', `/posts/${id}`, p.alice, { priority: 2 }), 'priority');
+    expect((await postOf(id)).priority).toBe(9);
   });
 
   it('lets a replace echo what a read returned (GET, edit, PUT) without writing restricted fields', async () => {
@@ -279,6 +313,10 @@ describe('presets, field write access and row rules through GraphQL mutations', 
     expect(json<Row>(await t.app.inject({ url: `/posts/${String(id)}` })).title).toBe('acme only');
     const read = await graphql(p.bob, `query($id: ID!) { post(id: $id) { id } }`, { id });
     expect(read.data?.post ?? null).toBeNull();
+    const before = await count();
+    refusedAt(await graphql(p.bob, CREATE, { input: { title: 'into acme', orgId: 'acme' } }), 'orgId');
+    expect(await count()).toBe(before);
+    expect((await graphql(p.bob, CREATE, { input: { title: 'own tenant' } })).data?.createPost).toMatchObject({ orgId: 'globex', authorId: 'bob' });
   });
 
   it('fills a preset through a singleton mutation', async () => {
