@@ -8,7 +8,7 @@ import { isAdmin, type Principal } from '../principal.js';
 import type { WriteKind } from '../record-validator.js';
 import { ownerValue } from '../access-policy.js';
 import { fieldAccessOutcome, presetValue, rulesOf, type FieldAccess } from './access-rules.js';
-import { referenceValue } from './rule-instances.js';
+import { fieldValue, referenceValue } from './rule-instances.js';
 
 /**
  * The write side of access rules (docs/auth.md#presets, #field-access), for every adapter:
@@ -142,18 +142,11 @@ export function withOwner(principal: Principal, resource: ResourceModel, body: u
   return whole || sent !== undefined ? { ...body, [owner]: value } : body;
 }
 
-/** A body's value is the preset's: the same once converted to the field's type ("3" is 3). */
+/** A body's value is the preset's: the same once converted to the field's type, as the credential's is ("3" is 3). */
 function sameValue(field: FieldModel, sent: unknown, value: unknown): boolean {
   if (JSON.stringify(sent) === JSON.stringify(value)) return true;
-  const given = typeof sent === 'object' ? undefined : presetComparable(field, sent);
+  const given = fieldValue(field, sent);
   return given !== undefined && JSON.stringify(given) === JSON.stringify(value);
-}
-
-function presetComparable(field: FieldModel, sent: unknown): unknown {
-  if (typeof sent !== 'string' && typeof sent !== 'number' && typeof sent !== 'boolean') return undefined;
-  const text = String(sent);
-  if (field.type === 'integer' || field.type === 'number') return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
-  return text;
 }
 
 function noPresetValue(principal: Principal, resource: ResourceModel, field: FieldModel, reference: AuthReference): ForbiddenError {
