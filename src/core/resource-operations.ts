@@ -219,9 +219,9 @@ export class ResourceOperations {
   /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
   async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const validated = this.#validated(ctx, resource, 'replace', body, id);
-    // Fields another API version lacks keep their stored values; so do preset fields left out (once there is a row).
-    const whole = without(validated, options.keep);
-    const values = without(whole, presetsLeftOut(resource, body));
+    const presets = presetsLeftOut(resource, body); // kept as stored, as fields another API version lacks (keep)
+    const whole = without(validated, options.keep?.filter((name) => !presets.includes(name)));
+    const values = without(validated, [...(options.keep ?? []), ...presets]);
     return this.#writes.run(resource, async (tx, emit) => {
       if (resource.singleton && id === SINGLETON_ID && options.precondition === undefined && (await this.#store.findById(resource, id, tx, { forUpdate: true })) === undefined) {
         // A singleton that has no record yet gets it from its first PUT.
