@@ -404,6 +404,13 @@ resources:
       text: { type: string }
       team: { type: string, required: true, renamedFrom: org, renamedIn: v2 }
       pinned: { type: boolean, write: [notes:pin], renamedFrom: sticky, renamedIn: v2 }
+  prefs:
+    singleton: true
+    access: { read: public, write: authenticated }
+    set: { ownerId: "@auth.sub" }
+    fields:
+      colour: { type: string }
+      ownerId: { type: string, addedIn: v2 }
 `;
     t = await startTestApp({ schema: parseSchemaText(schema), jwt: { secret: SECRET } });
     p = await principals();
@@ -421,5 +428,8 @@ resources:
     expectRefusal(await send('PUT', `/v2/notes/${id}`, { text: 'y', team: 'globex' }), 'team');
     const replaced = await send('PUT', `/v1/notes/${id}`, { text: 'y' });
     expect(json<Row>(replaced)).toMatchObject({ text: 'y', org: 'acme' });
+    // A singleton's first PUT through a version without the preset field still fills it.
+    expect((await send('PUT', '/v1/prefs', { colour: 'red' })).statusCode).toBe(200);
+    expect(json<Row>(await t.app.inject({ url: '/v2/prefs' }))).toMatchObject({ colour: 'red', ownerId: 'alice' });
   });
 });
