@@ -38,7 +38,6 @@ export class ReferentialRules {
     }
   }
 
-  /** @throws ValidationError when a reference names no row. */
   /** Whether {@link check} has anything to look up for these values (a reference to a row). */
   needsCheck(resource: ResourceModel, values: StoredRecord): boolean {
     for (const [name, value] of Object.entries(values)) {
@@ -47,23 +46,26 @@ export class ReferentialRules {
     return false;
   }
 
-  async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord, principal?: Principal): Promise<void> {
+  /**
+   * A row the owner or read rule of its resource hides from `principal` is one it may not refer
+   * to, and is answered as a row that does not exist (no answer tells another tenant's ids from
+   * free ones); a reference `current` already holds is kept as it is.
+   * @throws ValidationError when a reference names no row (that the principal may read).
+   */
+  async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord, principal?: Principal, current?: StoredRecord): Promise<void> {
     const problems = [];
     for (const [name, value] of Object.entries(values)) {
       const field = fieldNamed(resource, name);
       if (field.references === undefined || typeof value !== 'number') continue;
       const target = resourceNamed(this.#schema, field.references);
       const found = await this.#store.existingIds(tx, target, [value], { forShare: true });
-      // A row the writer may not read is as good as absent: no reference into another tenant's
-      // rows, and the answer tells nothing of which ids exist there.
-      if (found.has(value) && (principal === undefined || (await this.#readable(tx, principal, target, value)))) continue;
-      problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
+      if (!found.has(value) || (current?.[name] !== value && !(await this.#readable(tx, target, value, principal)))) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
     }
     if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
   }
 
-  async #readable(tx: SqlExecutor, principal: Principal, target: ResourceModel, id: number): Promise<boolean> {
-    if (visibleRowFilters(principal, target, 'read').length === 0) return true;
+  async #readable(tx: SqlExecutor, target: ResourceModel, id: number, principal: Principal | undefined): Promise<boolean> {
+    if (principal === undefined || visibleRowFilters(principal, target, 'read').length === 0) return true;
     const row = await this.#store.findById(target, id, tx);
     return row !== undefined && rowVisible(principal, target, row);
   }

@@ -13,8 +13,9 @@ import { aggregateGroups, tooManyGroups, type AggregateGroup, type AggregateQuer
 import { EventedWrites } from './evented-writes.js';
 import { applyMergePatch, isPlainObject } from './merge-patch.js';
 import type { RecordValidator, ValidateOptions, WriteKind } from './record-validator.js';
-import { authorize, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
+import { authorize, ownerWriteFilter, rowPasses } from './access-policy.js';
 import { checkAccessRules, enforceRule, rulesOf } from './access-rules/access-rules.js';
+import { changedFields, createFieldChecks, enforceFieldChanges, enforceFieldChecks, enforcePresetsOnCreate, presetsLeftOut, withOwner, withPresets } from './access-rules/write-access.js';
 import type { OperationContext } from './principal.js';
 import { readerFilters, rowVisible } from './filter-access.js';
 import { neededColumns, project } from './field-projection.js';
@@ -25,7 +26,6 @@ import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
 const NO_INCLUDE: readonly string[] = Object.freeze([]);
-
 
 export interface WriteOptions extends ValidateOptions {
   /** Replace only: fields left as they are (those the client's API version does not have). */
@@ -153,10 +153,7 @@ export class ResourceOperations {
 
   /** The opaque keyset cursor of a row in a list sorted by `sort` (see docs/cursors.md). */
   cursorOf(resource: ResourceModel, sort: readonly SortKey[], record: StoredRecord): string {
-    return encodeCursor(
-      sort,
-      sort.map((k) => record[k.field] ?? null),
-    );
+    return encodeCursor(sort, sort.map((k) => record[k.field] ?? null));
   }
 
   /**
@@ -192,7 +189,9 @@ export class ResourceOperations {
   /** The values a write stores, once the principal may write and the body is valid. @throws ForbiddenError, ValidationError */
   #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number, options?: ValidateOptions): StoredRecord {
     authorize(ctx.principal, resource, kind === 'create' ? 'create' : 'update');
-    return this.#validator.validate(resource, kind, this.#withOwner(ctx, resource, body, kind !== 'update'), id, options);
+    if (kind === 'create') createFieldChecks(ctx.principal, resource, body);
+    const filled = withPresets(ctx.principal, resource, body, kind);
+    return this.#validator.validate(resource, kind, withOwner(ctx.principal, resource, filled, kind !== 'update'), id, options);
   }
 
   /**
@@ -201,9 +200,10 @@ export class ResourceOperations {
    */
   async create(ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const values = this.#validated(ctx, resource, 'create', body, undefined, options);
+    const fieldChecks = createFieldChecks(ctx.principal, resource, body);
     const now = new Date().toISOString();
     const chosenId = values.id as number | undefined;
-    const checked = rulesOf(resource).rows.create !== undefined;
+    const checked = rulesOf(resource).rows.create !== undefined || fieldChecks.length > 0;
     if (options.beforeCommit === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
       const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
       if (created !== undefined) return rulesOf(resource).fieldRead.size === 0 ? created : created.then((record) => this.#shown(ctx, resource, record));
@@ -213,8 +213,9 @@ export class ResourceOperations {
       await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
-      // The create rule decides on the row as stored (its id, defaults): refused, nothing is written.
+      // The create rule and field write rules decide on the row as stored (its id, defaults): refused, nothing is written.
       if (checked) enforceRule(ctx.principal, resource, 'create', record);
+      enforceFieldChecks(resource, fieldChecks, record);
       emit(eventOf('created', resource, record));
       await options.beforeCommit?.(tx, this.#shown(ctx, resource, record));
       return record;
@@ -224,25 +225,32 @@ export class ResourceOperations {
   /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
   async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const validated = this.#validated(ctx, resource, 'replace', body, id);
-    const keep = options.keep;
-    const values = keep === undefined ? validated : Object.fromEntries(Object.entries(validated).filter(([name]) => !keep.includes(name)));
+    const presets = presetsLeftOut(resource, body); // kept as stored, as fields another API version lacks (keep)
+    const whole = without(validated, options.keep?.filter((name) => !presets.includes(name)));
+    const values = without(validated, [...(options.keep ?? []), ...presets]);
     return this.#writtenRow(ctx, resource, async (tx, emit) => {
       if (resource.singleton && id === SINGLETON_ID && options.precondition === undefined && (await this.#store.findById(resource, id, tx, { forUpdate: true })) === undefined) {
         // A singleton that has no record yet gets it from its first PUT.
-        await this.#references.check(tx, resource, values, ctx.principal);
+        await this.#references.check(tx, resource, whole, ctx.principal);
         const now = new Date().toISOString();
-        const created = await this.#store.insert(tx, resource, { ...values, id, createdAt: now, updatedAt: now });
+        const fieldChecks = createFieldChecks(ctx.principal, resource, body);
+        const created = await this.#store.insert(tx, resource, { ...whole, id, createdAt: now, updatedAt: now });
+        enforcePresetsOnCreate(ctx.principal, resource, created);
         enforceRule(ctx.principal, resource, 'create', created);
+        enforceFieldChecks(resource, fieldChecks, created);
         emit(eventOf('created', resource, created));
         await options.beforeCommit?.(tx, this.#shown(ctx, resource, created));
         return created;
       }
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
       options.precondition?.(this.#shown(ctx, resource, current));
-      await this.#references.check(tx, resource, values, ctx.principal);
+      const changed = changedFields(current, values);
+      enforceFieldChanges(ctx.principal, resource, changed, current, 'before');
+      await this.#references.check(tx, resource, values, ctx.principal, current);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
+      enforceFieldChanges(ctx.principal, resource, changed, record, 'after');
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
       await options.beforeCommit?.(tx, this.#shown(ctx, resource, record));
       return record;
@@ -267,11 +275,14 @@ export class ResourceOperations {
         await options.beforeCommit?.(tx, this.#shown(ctx, resource, current));
         return current;
       }
+      const names = Object.keys(changed); // presets and field write access: before and after, as the update rule
+      enforceFieldChanges(ctx.principal, resource, names, current, 'before');
       await this.#references.check(tx, resource, changed, ctx.principal);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
       enforceRule(ctx.principal, resource, 'update', record, id);
+      enforceFieldChanges(ctx.principal, resource, names, record, 'after');
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
       await options.beforeCommit?.(tx, this.#shown(ctx, resource, record));
       return record;
@@ -353,25 +364,14 @@ export class ResourceOperations {
     enforceRule(ctx.principal, resource, operation, current, id);
     return current;
   }
-
-  /**
-   * Under an owner rule, a principal's writes carry its own subject in the owner field, never
-   * another's: the field is filled in when absent (always, for whole representations).
-   */
-  #withOwner(ctx: OperationContext, resource: ResourceModel, body: unknown, whole: boolean): unknown {
-    const owner = resource.owner;
-    const value = ownerValue(ctx.principal, resource);
-    if (owner === undefined || value === undefined || !isPlainObject(body)) return body;
-    const sent = body[owner];
-    if (sent !== undefined && JSON.stringify(sent) !== JSON.stringify(value) && sent !== String(value)) {
-      throw new ForbiddenError(`${owner} must be your own subject (${String(value)}); ${resource.name} cannot be created for or given to someone else.`);
-    }
-    return whole || sent !== undefined ? { ...body, [owner]: value } : body;
-  }
 }
 
 function notFound(resource: ResourceModel, id: number): NotFoundError {
   return new NotFoundError(`There is no ${resource.singular} with id ${id}.`);
+}
+
+function without(record: StoredRecord, names: readonly string[] | undefined): StoredRecord {
+  return names === undefined || names.length === 0 ? record : Object.fromEntries(Object.entries(record).filter(([name]) => !names.includes(name)));
 }
 
 function capitalize(text: string): string {

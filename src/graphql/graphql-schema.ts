@@ -15,6 +15,7 @@ import {
   type GraphQLFieldConfigMap,
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
+import { filledFromCredential } from '../core/access-rules/write-access.js';
 import { filterLimitsOf, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
 import { fieldNamed, resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
@@ -163,8 +164,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       Object.fromEntries(
         resource.writableFields.filter((field) => latest(resource).apiNameOf.has(field.name)).map((field) => {
           const scalar = scalarOf(resource, field);
-          // The owner field is filled in from the token, so it may be left out even when required.
-          const required = forCreate && field.required && field.default === undefined && field.name !== resource.owner;
+          // The owner field and preset fields are filled in from the credential, so they may be left out even when required.
+          const required = forCreate && field.required && field.default === undefined && !filledFromCredential(resource, field.name);
           // GraphQL deprecates only optional input fields.
           const reason = deprecationOf(resource, field);
           const deprecated = reason !== undefined && !required ? { deprecationReason: reason } : {};

@@ -1,3 +1,4 @@
+import { writesMayBeRefused } from '../core/access-rules/write-access.js';
 import { BODY_FAILURES, operation, success } from './operation-builder.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { mergeFailures } from './problem-responses.js';
@@ -131,7 +132,7 @@ function nestedCreate(resource: ResourceView, relationName: string, target: Reso
     [target.model.access.create],
     { 201: success(`The created ${target.singular}.`, ref('schemas', names.record), [['Location', true], ['ETag', true]]) },
     mergeFailures(BODY_FAILURES, { 404: ['not-found'], 409: ['unique-conflict'], 422: ['validation-failed'] }),
-    { deprecated: resource.deprecated || target.deprecated },
+    { deprecated: resource.deprecated || target.deprecated, ownerRule: writesMayBeRefused(target.model) },
   );
 }
 

@@ -1,3 +1,4 @@
+import { filledFromCredential } from '../core/access-rules/write-access.js';
 import { MAX_CHOSEN_ID } from '../core/record-validator.js';
 import { readRestricted } from '../core/access-rules/field-reads.js';
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
@@ -90,7 +91,7 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
     properties[field.name] = annotate(schema, field, resource);
   }
   const required =
-    kind === 'patch' ? [] : resource.writableFields.filter((f) => f.model.required && f.name !== resource.owner).map((f) => f.name);
+    kind === 'patch' ? [] : resource.writableFields.filter((f) => f.model.required && !filledFromCredential(resource.model, f.model.name)).map((f) => f.name);
   return {
     type: 'object',
     description: WRITE_DESCRIPTIONS[kind](resource),
@@ -159,6 +160,10 @@ function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView
     notes.push("The owner: tokens without the admin scope may leave it out (it is set to the token's subject) and may not set another.");
   }
   notes.push(fieldAccessNote(resource.model, field.model.name));
+  const preset = resource.model.presets[field.model.name];
+  if (preset !== undefined && Object.hasOwn(resource.model.presets, field.model.name)) {
+    notes.push(`Set from the credential (${preset}) on create: it may be left out, may not name another value, and may not be changed afterwards (except with the admin scope).`);
+  }
   const description = notes.filter((n) => n !== undefined).join(' ');
   const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}), ...fieldExtensions(field) };
   if (description === '') delete out.description;

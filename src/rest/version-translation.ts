@@ -1,5 +1,5 @@
 import type { RawQuery } from '../core/list-query.js';
-import { InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } from '../errors.js';
+import { ForbiddenError, InvalidQueryError, RestgraphError, ValidationError, type ErrorDetail } from '../errors.js';
 import { resourceNamed, type FieldModel, type RelationModel, type SchemaModel } from '../schema/schema-model.js';
 import { viewOf, type ResourceView } from '../schema/version-view.js';
 import type { StoredRecord } from '../store/list-spec.js';
@@ -171,6 +171,8 @@ export class VersionTranslator {
       const errors = error.errors.map(rename);
       return new ValidationError(`The ${this.view.resource.singular} is not valid: ${errors.map((p) => `${p.pointer ?? ''} ${p.detail}`).join('; ')}`, { errors });
     }
+    // A field a preset fills or the principal may not write (core/access-rules/write-access.ts).
+    if (error instanceof ForbiddenError && error.headers === undefined) return new ForbiddenError(error.message, [], error.errors.map(rename));
     return error;
   }
 }
