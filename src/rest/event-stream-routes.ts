@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize } from '../core/access-policy.js';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
-import type { SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
+import { assertEventFilterUsable } from '../core/access-rules/event-access.js';
 import { readFilterExpression, type FilterLimits } from '../core/filter-expression/filter-parser.js';
 import { matchesFilter } from '../core/filter-expression/filter-evaluator.js';
 import type { FilterCondition } from '../store/list-spec.js';
@@ -97,6 +98,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       const resource = schema.resources.get(known.get(type) ?? '');
       if (resource !== undefined) authorize(request.principal, resource, 'read');
     }
+    // As is a filter on a field it may not read on every row (which events arrive would tell what it holds).
+    for (const [name, condition] of conditions ?? []) assertEventFilterUsable(request.principal, resourceNamed(schema, name), condition, 'filter the event stream');
 
     const headers = {
       'content-type': 'text/event-stream; charset=utf-8',
