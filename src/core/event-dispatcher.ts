@@ -1,5 +1,6 @@
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
+import { visibilityKey } from './access-policy.js';
 import { eventSeenBy } from './access-rules/event-access.js';
 import type { Principal } from './principal.js';
 import type { WorkerLog } from '../retry-backoff.js';
@@ -57,6 +58,8 @@ export class EventDispatcher {
   #stopped = false;
   /** Subscribers whose catching up failed: fed again at the next retry. */
   readonly #stalled = new Set<Entry>();
+  /** The views of the event handed out last that hide something, by visibility key (see seenBy). */
+  #views: { id: number; byKey: Map<string, StoredEvent> } = { id: 0, byKey: new Map() };
 
   constructor(store: EventStore, schema: SchemaModel, options: EventDispatcherOptions = {}) {
     this.#store = store;
@@ -161,7 +164,16 @@ export class EventDispatcher {
    */
   seenBy(principal: Principal, event: StoredEvent): StoredEvent | undefined {
     const resource = this.#schema.resources.get(event.resource);
-    return resource === undefined ? undefined : eventSeenBy(principal, resource, event);
+    const seen = resource === undefined ? undefined : eventSeenBy(principal, resource, event);
+    if (seen === undefined || seen === event) return seen;
+    // Principals with the same visibility key see the same view: the one object for all of them,
+    // so a transport encodes it once (an event stream's frame), not once per subscriber.
+    if (this.#views.id !== event.id) this.#views = { id: event.id, byKey: new Map() };
+    const key = visibilityKey(principal, this.#schema);
+    const known = this.#views.byKey.get(key);
+    if (known !== undefined) return known;
+    this.#views.byKey.set(key, seen);
+    return seen;
   }
 
   /** Ends every subscription (with reason 'shutdown') and stops reading. */

@@ -53,15 +53,20 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
 
   /**
    * Each event's SSE frame, encoded once however many streams it goes to: the dispatcher hands an
-   * event to every live stream in one go (its visibility decides only whether a stream gets it),
-   * so the last frame made is kept, and only that one (frames of recent events would double the
-   * memory the dispatcher bounds).
+   * event to every live stream in one go, as each stream's credential may see it (the event itself,
+   * or one view per visibility where the rules hide something), so the frames of the last event
+   * are kept, and only those (frames of recent events would double the memory the dispatcher bounds).
    */
-  let last: { event: StoredEvent; frame: Buffer } | undefined;
+  let last: { id: number; frames: Map<StoredEvent, Buffer> } = { id: 0, frames: new Map() };
   const frameOf = (event: StoredEvent): Buffer => {
-    // In UTF-8 once: each stream's write then only copies the bytes.
-    if (last?.event !== event) last = { event, frame: Buffer.from(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`, 'utf8') };
-    return last.frame;
+    if (last.id !== event.id) last = { id: event.id, frames: new Map() };
+    let frame = last.frames.get(event);
+    if (frame === undefined) {
+      // In UTF-8 once: each stream's write then only copies the bytes.
+      frame = Buffer.from(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`, 'utf8');
+      last.frames.set(event, frame);
+    }
+    return frame;
   };
 
   async function stream(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
