@@ -35,8 +35,9 @@ interface Entry {
  * feeds every subscriber in event-id order, each from its own position: a new subscriber may start
  * from any past id (SSE `Last-Event-ID`) and is caught up from memory or the outbox, then continues live.
  * Live subscribers are indexed by event type, so an event costs only the subscribers that want
- * it. Each subscriber sees only the events its principal may read, as it may read them. A subscriber that cannot take
- * more is paused, and closed once too far behind; it never holds up writes or other subscribers.
+ * it. Each subscriber sees only the events its principal may read, as it may read them (see
+ * seenBy). A subscriber that cannot take more is paused, and closed once too far behind; it never
+ * holds up writes or other subscribers.
  */
 export class EventDispatcher {
   readonly #store: EventStore;
