@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
 import { visibilityKey } from './access-policy.js';
@@ -59,8 +60,13 @@ export class EventDispatcher {
   #stopped = false;
   /** Subscribers whose catching up failed: fed again at the next retry. */
   readonly #stalled = new Set<Entry>();
-  /** The views of the event handed out last that hide something, by visibility key (see seenBy). */
-  #views: { id: number; byKey: Map<string, StoredEvent> } = { id: 0, byKey: new Map() };
+  /**
+   * The views of the event handed out last that hide something, by visibility key (see seenBy): the
+   * ones used last (per-subject views, one per subscriber, share nothing).
+   */
+  readonly #views = new LRUCache<string, StoredEvent>({ max: 64 });
+  /** The id of the event #views are of. */
+  #viewsOf = 0;
 
   constructor(store: EventStore, schema: SchemaModel, options: EventDispatcherOptions = {}) {
     this.#store = store;
@@ -169,11 +175,14 @@ export class EventDispatcher {
     if (seen === undefined || seen === event) return seen;
     // Principals with the same visibility key see the same view: the one object for all of them,
     // so a transport encodes it once (an event stream's frame), not once per subscriber.
-    if (this.#views.id !== event.id) this.#views = { id: event.id, byKey: new Map() };
+    if (this.#viewsOf !== event.id) {
+      this.#viewsOf = event.id;
+      this.#views.clear();
+    }
     const key = visibilityKey(principal, this.#schema);
-    const known = this.#views.byKey.get(key);
+    const known = this.#views.get(key);
     if (known !== undefined) return known;
-    this.#views.byKey.set(key, seen);
+    this.#views.set(key, seen);
     return seen;
   }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { authorize } from '../core/access-policy.js';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
@@ -26,6 +27,9 @@ export interface EventStreamOptions {
   /** Bounds on `filter=` expressions (those of lists). */
   filterLimits?: FilterLimits;
 }
+
+/** Frames of one event kept for the streams still to get it: the event itself and its views (see frameOf). */
+const FRAMES_KEPT = 32;
 
 /** How long a stream being ended may take to flush its last comment before it is cut. */
 const END_GRACE_MS = 1000;
@@ -55,16 +59,21 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
    * Each event's SSE frame, encoded once however many streams it goes to: the dispatcher hands an
    * event to every live stream in one go, as each stream's credential may see it (the event itself,
    * or one view per visibility where the rules hide something), so the frames of the last event
-   * are kept, and only those (frames of recent events would double the memory the dispatcher bounds).
+   * are kept, and only those (frames of recent events would double the memory the dispatcher bounds),
+   * the {@link FRAMES_KEPT} used last (per-subject views, one per stream, share nothing).
    */
-  let last: { id: number; frames: Map<StoredEvent, Buffer> } = { id: 0, frames: new Map() };
+  const frames = new LRUCache<StoredEvent, Buffer>({ max: FRAMES_KEPT });
+  let lastId = 0;
   const frameOf = (event: StoredEvent): Buffer => {
-    if (last.id !== event.id) last = { id: event.id, frames: new Map() };
-    let frame = last.frames.get(event);
+    if (lastId !== event.id) {
+      lastId = event.id;
+      frames.clear();
+    }
+    let frame = frames.get(event);
     if (frame === undefined) {
       // In UTF-8 once: each stream's write then only copies the bytes.
       frame = Buffer.from(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`, 'utf8');
-      last.frames.set(event, frame);
+      frames.set(event, frame);
     }
     return frame;
   };
