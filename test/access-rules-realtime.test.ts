@@ -1,6 +1,8 @@
 import { SignJWT, type JWTPayload } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
+import type { Principal } from '../src/core/principal.js';
+import type { StoredEvent } from '../src/store/event-store.js';
 import { ADMIN, eventsUrl, send, SseReader, waitUntil, type StreamEvent } from './helpers/event-stream.js';
 import { listeningServer } from './helpers/listening-server.js';
 import { codes, refusalOf, sseClient, wsClient, type Recorder, type SubscriptionClient, type TransportName } from './helpers/subscription-clients.js';
@@ -276,5 +278,29 @@ describe('access rules in realtime delivery', () => {
         return active() === before + 2;
       }, 'the allowed subscriptions to run');
     }
+  });
+
+  it('subscribers with the same visibility are handed the one view of an event (encoded once), others their own', () => {
+    const events = running.server.app.restgraph.events;
+    const event: StoredEvent = {
+      id: 1_000_000,
+      type: 'post.created',
+      resource: 'posts',
+      recordId: 1,
+      data: { object: { id: 1, title: 't', published: true, authorId: 'alice', notes: 'n' } },
+      occurredAt: new Date().toISOString(),
+    };
+    const jwtOf = (subject: string, id: string): Principal => ({ kind: 'jwt', subject, scopes: new Set(), claims: { sub: subject }, credentialId: id });
+    const anonymous = (): Principal => ({ kind: 'anonymous', scopes: new Set(), credentialId: 'anonymous' });
+    const first = events.seenBy(anonymous(), event);
+    expect(first?.data.object).toEqual({ id: 1, title: 't', published: true, authorId: 'alice' });
+    expect(events.seenBy(anonymous(), event)).toBe(first);
+    // Bob sees what anonymous sees, but his visibility key differs (the rules read the subject).
+    const bob = events.seenBy(jwtOf('bob', 'b1'), event);
+    expect(bob).toEqual(first);
+    expect(bob).not.toBe(first);
+    expect(events.seenBy(jwtOf('bob', 'b2'), event)).toBe(bob);
+    // Alice hides nothing: the event itself.
+    expect(events.seenBy(jwtOf('alice', 'a'), event)).toBe(event);
   });
 });
