@@ -73,7 +73,9 @@
 //
 // Then the query benchmarks (bench/queries.js: filtered lists with `or`, relation paths and
 // `any()`, an aggregate and a full-text search on 100,000 orders, each against the plain sorted
-// list of the same run; BENCH_QUERIES=0 skips them, BENCH_QUERY_SCENARIOS picks some), and the
+// list of the same run; BENCH_QUERIES=0 skips them, BENCH_QUERY_SCENARIOS picks some), the rule
+// benchmarks (bench/rules.js: get-by-id and a sorted list with a row rule on the resource against
+// the same without it, one JWT; BENCH_RULES=0 skips them), and the
 // event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
 // to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached,
 // and realtime: 10,000 graphql-ws subscribers and 1,000 SSE consumers under a write load, also
@@ -81,11 +83,11 @@
 // select: BENCH_EVENTS=0 skips them, BENCH_EVENT_SCENARIOS picks some (e.g. realtime; the
 // names: webhooks, fanout, writes-with-subscribers, realtime, realtime-pg); their other
 // settings are described at the top of bench/events.js. So `BENCH_SCENARIOS=none BENCH_EVENTS=0`
-// runs only the query benchmarks, and `BENCH_QUERIES=0 BENCH_EVENTS=0` only REST.
+// runs only the query and rule benchmarks, and `BENCH_QUERIES=0 BENCH_RULES=0 BENCH_EVENTS=0` only REST.
 //
 // Results: printed tables, and bench/results/latest.json (`sizes`: REST, the PostgreSQL pair's
 // results and ratios next to the others, under their own server names, and `postgresVersion`;
-// `queries`: the query benchmarks;
+// `queries`: the query benchmarks; `rules`: the rule benchmarks;
 // `events`: the event benchmarks). A part not run this time is kept from the previous file, with
 // its own generatedAt (the top-level one for REST, events.generatedAt for the events, an event
 // scenario's own generatedAt when it was kept from an earlier run than the others).
@@ -96,6 +98,7 @@ import { fileURLToPath } from 'node:url';
 import { DBJSON_SCENARIOS, DBJSON_SERVERS } from './dbjson-scenarios.js';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
 import { queryConfig, queryPlannedSeconds, runQueries } from './queries.js';
+import { ruleConfig, rulePlannedSeconds, runRules } from './rules.js';
 import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
 import { computeRatios, describeFailures, failures, fmtCount, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, printTable } from './lib/report.js';
@@ -132,9 +135,11 @@ const servers = selectedServers.filter((server) => scenarios.some((s) => scenari
 const idleServers = selectedServers.filter((server) => !servers.includes(server)).map((s) => s.name);
 let events;
 let queries;
+let rules;
 try {
   events = eventConfig(env);
   queries = queryConfig(env);
+  rules = ruleConfig(env);
 } catch (error) {
   fail(error.message);
 }
@@ -146,7 +151,7 @@ if (!['wrk', 'autocannon'].includes(config.engine)) fail(`BENCH_LOADGEN must be 
 if (config.engine === 'wrk' && !hasCommand('wrk', ['-v'])) fail('BENCH_LOADGEN=wrk but wrk is not on PATH');
 if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, db.json, or none)`);
 if (!restOff && (!servers.length || !scenarios.length)) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
-if (restOff && !events.enabled && !queries.enabled) fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0 and BENCH_EVENTS=0: nothing to run');
+if (restOff && !events.enabled && !queries.enabled && !rules.enabled) fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0 and BENCH_EVENTS=0: nothing to run');
 
 function fail(message) {
   console.error(`bench: ${message}`);
@@ -174,6 +179,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const plannedSeconds =
   (scenarios.length ? config.sizes.length * config.rounds * (servers.length * scenarios.length * (config.warmup + config.duration + 30) + 180) : 0) +
   queryPlannedSeconds(queries) +
+  rulePlannedSeconds(rules) +
   eventPlannedSeconds(events);
 const timeoutSeconds = Number(env.BENCH_TIMEOUT ?? Math.ceil(plannedSeconds * 1.5));
 setTimeout(() => {
@@ -403,6 +409,7 @@ async function main() {
   if (scenarios.length) for (const n of config.sizes) results.sizes.push(await benchSize(n));
   if (postgresVersion()) results.postgresVersion = postgresVersion();
   if (queries.enabled) results.queries = await runQueries({ config: queries, sessionDir, engine: config.engine, connections: config.connections });
+  if (rules.enabled) results.rules = await runRules({ config: rules, sessionDir, engine: config.engine, connections: config.connections });
   if (events.enabled) {
     results.events = await runEvents({ config: events, sessionDir, engine: config.engine, connections: config.connections, keep: config.keep });
   }
@@ -421,10 +428,11 @@ function mergePrevious(file, results) {
   } catch {
     return results;
   }
-  const { events: previousEvents, queries: previousQueries, ...previousRest } = previous;
-  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries };
+  const { events: previousEvents, queries: previousQueries, rules: previousRules, ...previousRest } = previous;
+  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules };
   if (!events.enabled && previousEvents) merged.events = previousEvents;
   if (!queries.enabled && previousQueries) merged.queries = previousQueries;
+  if (!rules.enabled && previousRules) merged.rules = previousRules;
   // Event scenarios not run this time are kept from the previous run, each with its own generatedAt.
   if (events.enabled && previousEvents?.scenarios) {
     for (const [name, result] of Object.entries(previousEvents.scenarios)) {

@@ -227,6 +227,9 @@ describe('access rules in realtime delivery', () => {
           const want = expected[who].filter((e) => e.type === `post.${kind}`).map((e) => ({ [field]: { title: e.object.title, published: e.object.published, authorId: e.object.authorId, notes: e.object.notes ?? null } }));
           await recorder.waitFor((r) => r.data?.[field]?.title === 'end2' || (kind === 'created' && r.data?.[field]?.title === 'end'), `the last ${kind} on ${who}'s ${transport}`);
           expect(recorder.results.map((r) => r.data), `${who} on ${transport} ${field}`).toEqual(want);
+          // A hidden field is null with a forbidden error at its path, as in queries.
+          const errors = expected[who].filter((e) => e.type === `post.${kind}`).map((e) => ('notes' in e.object ? [] : [{ code: 'forbidden', path: [field, 'notes'] }]));
+          expect(recorder.results.map((r) => (r.errors ?? []).map((e) => ({ code: e.extensions?.code, path: e.path }))), `${who} on ${transport} ${field}: errors`).toEqual(errors);
         }
       }
     }

@@ -138,7 +138,7 @@ describe('row rules', () => {
 describe('rules refused at start', () => {
   const cases: [string, RegExp][] = [
     ['list: "nope = 1"', /resources\.posts\.rules\.list.*unknown field "nope" at 0/],
-    ['list: "title = "', /resources\.posts\.rules\.list.*character 8/],
+    ['list: "title = "', /<schema>:4:7 at resources\.posts\.rules\.list: in the rule "title = ": the end of the expression at 8/],
     ['list: "title ~ 1"', /resources\.posts\.rules\.list/],
     ['read: "published = @auth.sub and level ~ \'x\'"', /resources\.posts\.rules\.read/],
     ['list: "createdAt = @auth.scopes"', /@auth.scopes/],
@@ -151,4 +151,46 @@ describe('rules refused at start', () => {
       await expect(buildApp({ schema, databaseUrl: 'sqlite::memory:' })).rejects.toThrow(problem);
     });
   }
+});
+
+describe('references under rules', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({
+      jwt: { secret: SECRET },
+      schema: parseSchemaText(`
+resources:
+  projects:
+    access: { read: authenticated, write: authenticated }
+    rules: { list: "orgId = @auth.claims.org", create: "orgId = @auth.claims.org" }
+    fields:
+      name: { type: string }
+      orgId: { type: string }
+  tasks:
+    access: { read: authenticated, write: authenticated }
+    rules: { list: "orgId = @auth.claims.org", create: "orgId = @auth.claims.org", update: "orgId = @auth.claims.org" }
+    fields:
+      title: { type: string }
+      orgId: { type: string }
+      projectId: { type: integer, references: projects, onDelete: cascade }
+`),
+    });
+    expect((await t.app.inject({ method: 'POST', url: '/projects', payload: { name: 'acme', orgId: 'acme' } })).statusCode).toBe(201);
+    expect((await t.app.inject({ method: 'POST', url: '/projects', payload: { name: 'globex', orgId: 'globex' } })).statusCode).toBe(201);
+  });
+  afterAll(async () => t.close());
+
+  it('treats a row the writer cannot read as absent: no reference into another tenant, no oracle of its ids', async () => {
+    const globex = await token({ sub: 'g', org: 'globex' });
+    const into = await t.app.inject({ method: 'POST', url: '/tasks', headers: { authorization: globex }, payload: { title: 'x', orgId: 'globex', projectId: 1 } });
+    const missing = await t.app.inject({ method: 'POST', url: '/tasks', headers: { authorization: globex }, payload: { title: 'x', orgId: 'globex', projectId: 99 } });
+    expect(into.statusCode).toBe(422);
+    expect(json<{ errors: unknown }>(into).errors).toEqual(json<{ errors: { detail: string }[] }>(missing).errors.map((e) => ({ ...e, detail: e.detail.replace('99', '1') })));
+    const own = await t.app.inject({ method: 'POST', url: '/tasks', headers: { authorization: globex }, payload: { title: 'x', orgId: 'globex', projectId: 2 } });
+    expect(own.statusCode).toBe(201);
+    const moved = await t.app.inject({ method: 'PATCH', url: `/tasks/${json<{ id: number }>(own).id}`, headers: { authorization: globex }, payload: { projectId: 1 } });
+    expect(moved.statusCode).toBe(422);
+    // Admin reads every row, so it may link across.
+    expect((await t.app.inject({ method: 'POST', url: '/tasks', payload: { title: 'y', orgId: 'globex', projectId: 1 } })).statusCode).toBe(201);
+  });
 });

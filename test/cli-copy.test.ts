@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
+import { SYSTEM_MIGRATIONS } from '../src/store/system-tables.js';
 import { CLI_TEST_TIMEOUT_MS, type CliFolder, itWithFolder } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, fetch, run, serve, writeSchema } from './helpers/cli-serve.js';
 import { createDatabaseOf, createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
@@ -277,22 +278,24 @@ describe.concurrent('restgraph copy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       expect(unreachable.stderr).toMatch(/^restgraph: Invalid configuration --to: cannot reach the database postgres:\/\/127\.0\.0\.1:1\/nothing: .* \[RG_CONFIG_INVALID\]\n$/);
       expect(unreachable.code).toBe(1);
 
-      // Internal tables of an older release (as if version 2 had not run) and of a newer one: the source is only read.
-      await a.run('delete from "_restgraph_system_migrations" where "version" = 2');
+      // Internal tables of an older release (as if the latest migration had not run) and of a newer one: the source is only read.
+      const latest = SYSTEM_MIGRATIONS.length;
+      const before = Array.from({ length: latest - 1 }, (_, i) => ({ version: i + 1 }));
+      await a.run('delete from "_restgraph_system_migrations" where "version" = ?', [latest]);
       const older = await copy(dir, a, empty);
-      expect(older.stderr).toMatch(/has its internal tables at version 1, older than this release's \(2\)\. A copy only reads its source: .* \[RG_SYSTEM_TABLES_VERSION\]\n$/);
-      expect(await a.query('select "version" from "_restgraph_system_migrations"')).toEqual([{ version: 1 }]);
-      await a.run('insert into "_restgraph_system_migrations" ("version", "name", "appliedAt") values (2, ?, ?), (3, ?, ?)', ['two', 'now', 'from the future', 'now']);
+      expect(older.stderr).toMatch(new RegExp(`has its internal tables at version ${latest - 1}, older than this release's \\(${latest}\\)\\. A copy only reads its source: .* \\[RG_SYSTEM_TABLES_VERSION\\]\n$`));
+      expect(await a.query('select "version" from "_restgraph_system_migrations" order by "version"')).toEqual(before);
+      await a.run('insert into "_restgraph_system_migrations" ("version", "name", "appliedAt") values (?, ?, ?), (?, ?, ?)', [latest, 'latest', 'now', latest + 1, 'from the future', 'now']);
       const newer = await copy(dir, a, empty);
-      expect(newer.stderr).toMatch(/has its internal tables at version 3, newer than this release knows \(up to 2\): .* \[RG_SYSTEM_TABLES_VERSION\]\n$/);
+      expect(newer.stderr).toMatch(new RegExp(`has its internal tables at version ${latest + 1}, newer than this release knows \\(up to ${latest}\\): .* \\[RG_SYSTEM_TABLES_VERSION\\]\n$`));
       expect(await empty.tables()).toEqual([]);
 
       // A target a newer release has upgraded is refused before anything is written to it.
-      await a.run('delete from "_restgraph_system_migrations" where "version" = 3');
+      await a.run('delete from "_restgraph_system_migrations" where "version" = ?', [latest + 1]);
       expect((await run(dir, ['migrate', schema, '-d', empty.url])).code).toBe(0);
-      await empty.run('insert into "_restgraph_system_migrations" ("version", "name", "appliedAt") values (3, ?, ?)', ['from the future', 'now']);
+      await empty.run('insert into "_restgraph_system_migrations" ("version", "name", "appliedAt") values (?, ?, ?)', [latest + 1, 'from the future', 'now']);
       const newerTarget = await copy(dir, a, empty);
-      expect(newerTarget.stderr).toMatch(/internal tables are at version 3, newer than this release of restgraph knows .* \[RG_MIGRATION_FAILED\]\n$/);
+      expect(newerTarget.stderr).toMatch(new RegExp(`internal tables are at version ${latest + 1}, newer than this release of restgraph knows .* \\[RG_MIGRATION_FAILED\\]\n$`));
       expect(await empty.query('select "id" from "_restgraph_migrations"')).toHaveLength(1);
     } finally {
       await a.drop();

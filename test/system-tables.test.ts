@@ -22,6 +22,7 @@ import { UNVERSIONED_SYSTEM_TABLES_DDL } from './fixtures/system-tables-unversio
 const EXPECTED_VERSIONS = [
   { version: 1, name: 'internal tables as first released' },
   { version: 2, name: 'idempotency claims carry a fencing token' },
+  { version: 3, name: 'api keys carry claims' },
 ];
 
 let dir: ReturnType<typeof tempDir>;
@@ -162,7 +163,7 @@ describe('numbered internal migrations', () => {
       (e: unknown) => e,
     );
     expect(error).toBeInstanceOf(MigrationFailedError);
-    expect((error as Error).message).toMatch(/version 99.*newer.*\b2\b/s);
+    expect((error as Error).message).toMatch(new RegExp(`version 99.*newer.*\\b${EXPECTED_VERSIONS.length}\\b`, 's'));
     expect((await versions()).map((v) => v.version)).toEqual([...EXPECTED_VERSIONS.map((v) => v.version), 99]);
   });
 });

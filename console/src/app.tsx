@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { Api, ApiError } from './api.js';
 import { SessionContext, type AccessSummary, type Session } from './context.js';
+import { schemaForToken } from './field-access.js';
 import { schemaInfo, type OpenApiDocument } from './schema.js';
 import { forgetToken, storedToken, storeToken } from './session.js';
 import { Shell } from './shell.js';
@@ -10,7 +11,7 @@ import { ErrorMessage } from './ui.js';
 async function openSession(token: string, signOut: Session['signOut']): Promise<Session> {
   const api = new Api(token);
   const [me, document] = await Promise.all([api.get<AccessSummary>('/v1/auth/me'), api.get<OpenApiDocument>('/openapi.json')]);
-  return { api, me, schema: schemaInfo(document), signOut };
+  return { api, me, schema: schemaForToken(schemaInfo(document), me), signOut };
 }
 
 /** The console: the sign-in form until a token is accepted, then the console itself. */

@@ -26,6 +26,11 @@ export interface FieldInfo {
   description?: string;
   references?: string;
   onDelete?: OnDelete;
+  /**
+   * Readable by this token only on the rows a rule admits (left out of the others): it cannot be
+   * filtered, sorted or grouped by (the server refuses that with a 403).
+   */
+  readRule?: string;
 }
 
 /** A hasMany relation: the rows of `target` whose `foreignKey` holds this record's id. */

@@ -141,7 +141,11 @@ function Home({ readable }: { readable: string[] }) {
               <li key={name}>
                 <a href={href.list(name)}>{name}</a>
                 <p>{schema.resources.get(name)?.description}</p>
-                <p class="muted">This token may read{can.length > 0 ? `, ${can.join(', ')}` : ' only'}{access.owner === null ? '' : ` (its own rows: ${access.owner})`}.</p>
+                <p class="muted">
+                  This token may read{can.length > 0 ? `, ${can.join(', ')}` : ' only'}
+                  {access.owner === null ? '' : ` (its own rows: ${access.owner})`}
+                  {access.rules?.list.allowed === 'rule' ? `; it sees the rows where ${access.rules.list.rule}` : ''}.
+                </p>
               </li>
             );
           })}

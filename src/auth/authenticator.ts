@@ -29,6 +29,8 @@ interface CachedKey {
   /** When the key itself expires (ms), or Infinity. */
   expiresAt: number;
   id: number;
+  /** What the entry costs the cache besides its header (estimate): overhead, scopes and claims. */
+  bytes: number;
 }
 
 const HS_ALGORITHMS = ['HS256', 'HS384', 'HS512'];
@@ -40,7 +42,7 @@ const LAST_USED_RESOLUTION_MS = 60_000; // 1 min
  * bound is on bytes, not entries, so such a client only evicts the least recently used entries.
  */
 const KEY_CACHE_BYTES = 4 * 1024 * 1024; // 4 MiB
-/** What an entry costs besides its header's characters: the entry, its principal and scopes (estimate). */
+/** What an entry costs besides its header's characters, its scopes and its claims: the entry and its principal (estimate). */
 const KEY_ENTRY_OVERHEAD_BYTES = 512;
 /** Bytes of the last-use marks (one per key id, a fixed size each). */
 const LAST_TOUCHED_BYTES = 1024 * 1024; // 1 MiB
@@ -60,7 +62,7 @@ export class Authenticator {
   readonly #cacheMs: number;
   readonly #cache = new LRUCache<string, CachedKey>({
     maxSize: KEY_CACHE_BYTES,
-    sizeCalculation: (entry, header) => header.length + KEY_ENTRY_OVERHEAD_BYTES + [...entry.principal.scopes].reduce((n, scope) => n + scope.length, 0),
+    sizeCalculation: (entry, header) => header.length + entry.bytes,
   });
   readonly #lastTouched = new LRUCache<number, number>({ maxSize: LAST_TOUCHED_BYTES, sizeCalculation: () => LAST_TOUCHED_ENTRY_BYTES });
   readonly #onBackgroundError: (error: unknown) => void;
@@ -134,6 +136,7 @@ export class Authenticator {
       this.#cache.delete(header);
       throw new InvalidTokenError('The API key is unknown or revoked.');
     }
+    const claims = record.claims;
     const cached: CachedKey = {
       id: record.id,
       principal: {
@@ -141,9 +144,16 @@ export class Authenticator {
         scopes: new Set(record.scopes),
         credentialId: apiKeyCredentialId(record.id),
         ...(record.subject === null ? {} : { subject: record.subject }),
+        ...(claims === undefined ? {} : { claims: Object.freeze(claims) }),
       },
       checkAfter: now + this.#cacheMs,
       expiresAt: record.expiresAt === null ? Infinity : Date.parse(record.expiresAt),
+      // Claims held as objects take about twice their JSON's characters (UTF-16 strings, headers).
+      bytes:
+        KEY_ENTRY_OVERHEAD_BYTES +
+        record.scopes.reduce((n, scope) => n + scope.length, 0) +
+        (record.subject?.length ?? 0) +
+        (claims === undefined ? 0 : 2 * JSON.stringify(claims).length),
     };
     this.#cache.set(header, cached);
     if (cached.expiresAt <= now) throw new InvalidTokenError('The API key has expired.');

@@ -160,10 +160,14 @@ token
   .requiredOption('-s, --scopes <scopes>', 'comma-separated scopes, e.g. users:read,users:write or admin')
   .option('-n, --name <name>', 'a name to recognise the key by', 'cli')
   .option('--subject <subject>', 'the subject the key acts as (owner rules compare it with owner fields)')
+  .option('--claims <pairs>', 'claims access rules read as @auth.claims.<name>: name=value pairs, e.g. org=acme,plan=pro (a name repeated makes an array)')
   .option('-e, --expires <when>', 'expiry: a duration like 30d, 12h, 1y, or an RFC 3339 date-time')
   .option('-d, --database-url <url>', OPENING_DATABASE)
-  .addHelpText('after', '\nExamples:\n  KEY=$(restgraph token create --scopes users:read --name ci | tail -n 1)\n  restgraph token create my-schema.yaml --scopes admin')
-  .action(async (schemaFile: string | undefined, flags: { scopes: string; name?: string; subject?: string; expires?: string; databaseUrl?: string }) => {
+  .addHelpText(
+    'after',
+    '\nExamples:\n  KEY=$(restgraph token create --scopes users:read --name ci | tail -n 1)\n  restgraph token create my-schema.yaml --scopes admin\n  restgraph token create --scopes notes:read --subject 7 --claims org=acme,plan=pro',
+  )
+  .action(async (schemaFile: string | undefined, flags: { scopes: string; name?: string; subject?: string; claims?: string; expires?: string; databaseUrl?: string }) => {
     const { runTokenCreate } = await import('./token-command.js');
     await runTokenCreate({ schemaFile, ...flags });
   });

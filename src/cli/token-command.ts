@@ -1,7 +1,7 @@
 import { ADMIN_SCOPE, type Principal } from '../core/principal.js';
 import { TokenOperations, type TokenView } from '../core/token-operations.js';
-import { DatabaseNotFoundError } from '../errors.js';
-import { ApiKeyStore } from '../store/api-key-store.js';
+import { DatabaseNotFoundError, ValidationError } from '../errors.js';
+import { ApiKeyStore, type TokenClaims } from '../store/api-key-store.js';
 import { recordedSchema } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import { chooseSchema, databaseToOpen, sameCommandWith } from './schema-and-database.js';
@@ -40,16 +40,20 @@ async function withTokens<T>(flags: TokenFlags, work: (tokens: TokenOperations) 
 }
 
 /** `token create`: prints the key's details, then the key alone on the last line of stdout. */
-export async function runTokenCreate(flags: TokenFlags & { scopes: string; name?: string; subject?: string; expires?: string }): Promise<void> {
+export async function runTokenCreate(flags: TokenFlags & { scopes: string; name?: string; subject?: string; claims?: string; expires?: string }): Promise<void> {
+  // Malformed pairs are told before the database is opened.
+  const claims = flags.claims === undefined ? undefined : parseClaimPairs(flags.claims);
   await withTokens(flags, async (tokens) => {
     const { key, token } = await tokens.create(OPERATOR, {
       name: flags.name ?? 'cli',
       scopes: flags.scopes.split(',').map((s) => s.trim()).filter((s) => s !== ''),
       ...(flags.subject === undefined ? {} : { subject: flags.subject }),
+      ...(claims === undefined ? {} : { claims }),
       ...(flags.expires === undefined ? {} : { expires: flags.expires }),
     });
     const out = (line: string): boolean => process.stdout.write(`${line}\n`);
-    out(`Created token ${token.id} "${token.name}" (${token.prefix}…) with scopes ${token.scopes.join(' ')}${token.subject === null ? '' : `, subject ${token.subject}`}${token.expiresAt === null ? '' : `, expires ${token.expiresAt}`}.`);
+    const claimsText = token.claims === undefined ? '' : `, claims ${formatClaims(token.claims)}`;
+    out(`Created token ${token.id} "${token.name}" (${token.prefix}…) with scopes ${token.scopes.join(' ')}${token.subject === null ? '' : `, subject ${token.subject}`}${claimsText}${token.expiresAt === null ? '' : `, expires ${token.expiresAt}`}.`);
     out('This is the only time the key is shown; store it now:');
     out(key);
   });
@@ -62,7 +66,10 @@ export async function runTokenList(flags: TokenFlags & { json?: boolean }): Prom
       process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
       return;
     }
-    const rows = [['ID', 'NAME', 'PREFIX', 'SCOPES', 'SUBJECT', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'], ...list.map(row)];
+    // The CLAIMS column only when some key has claims.
+    const withClaims = list.some((token) => token.claims !== undefined);
+    const header = ['ID', 'NAME', 'PREFIX', 'SCOPES', 'SUBJECT', ...(withClaims ? ['CLAIMS'] : []), 'STATE', 'CREATED', 'LAST USED', 'EXPIRES'];
+    const rows = [header, ...list.map((token) => row(token, withClaims))];
     const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
     for (const r of rows) process.stdout.write(`${r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
   });
@@ -75,6 +82,43 @@ export async function runTokenRevoke(flags: TokenFlags & { idOrPrefix: string })
   });
 }
 
-function row(token: TokenView): string[] {
-  return [String(token.id), token.name, token.prefix, token.scopes.join(','), token.subject ?? '-', token.state, token.createdAt, token.lastUsedAt ?? '-', token.expiresAt ?? '-'];
+function row(token: TokenView, withClaims: boolean): string[] {
+  const claims = withClaims ? [token.claims === undefined ? '-' : formatClaims(token.claims)] : [];
+  return [String(token.id), token.name, token.prefix, token.scopes.join(','), token.subject ?? '-', ...claims, token.state, token.createdAt, token.lastUsedAt ?? '-', token.expiresAt ?? '-'];
+}
+
+/** Claims as `--claims` takes them: `org=acme,plan=pro`, an array as its name repeated. */
+function formatClaims(claims: TokenClaims): string {
+  return Object.entries(claims)
+    .flatMap(([name, value]) => (Array.isArray(value) ? value : [value]).map((item: string | number | boolean) => `${name}=${String(item)}`))
+    .join(',');
+}
+
+/**
+ * `--claims org=acme,plan=pro`: comma-separated `name=value` pairs, each value a string (rules
+ * convert it to the field's type); a name given again makes an array (`orgs=a,orgs=b`). The
+ * names and sizes are then checked as for `POST /v1/tokens` (src/core/token-claims.ts).
+ * @throws ValidationError naming the pair that is not `name=value`
+ */
+export function parseClaimPairs(text: string): Record<string, string | string[]> {
+  const claims: Record<string, string | string[]> = {};
+  for (const piece of text.split(',')) {
+    const pair = piece.trim();
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const name = equals < 0 ? '' : pair.slice(0, equals).trim();
+    const value = equals < 0 ? '' : pair.slice(equals + 1).trim();
+    if (equals < 0 || name === '' || value === '') {
+      const why = equals < 0 ? 'has no =' : name === '' ? 'has no name before =' : 'has no value after =';
+      throw new ValidationError(`--claims takes name=value pairs separated by commas (org=acme,plan=pro); ${JSON.stringify(pair)} ${why}.`, {
+        errors: [{ parameter: '--claims', detail: `${JSON.stringify(pair)} ${why}` }],
+      });
+    }
+    const known = claims[name];
+    claims[name] = known === undefined ? value : [...(Array.isArray(known) ? known : [known]), value];
+  }
+  if (Object.keys(claims).length === 0) {
+    throw new ValidationError('--claims takes name=value pairs separated by commas (org=acme,plan=pro); it was given none.', { errors: [{ parameter: '--claims', detail: 'holds no pair' }] });
+  }
+  return claims;
 }

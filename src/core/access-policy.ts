@@ -1,7 +1,8 @@
 import { hasNul } from './storable-text.js';
 import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
-import type { AccessOperation, ResourceModel, SchemaModel } from '../schema/schema-model.js';
+import type { AccessOperation, ResourceModel, RuleOperation, SchemaModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/list-spec.js';
+import { fieldAllowances, rowRuleAllowances, type FieldAllowance, type RuleAllowance } from './access-rules/rule-summary.js';
 import { isAdmin, type Principal } from './principal.js';
 import { ruleReferences } from './access-rules/access-rules.js';
 import { referenceValue } from './access-rules/rule-instances.js';
@@ -149,14 +150,30 @@ function verb(operation: AccessOperation): string {
   return { read: 'Reading', create: 'Creating', update: 'Changing', delete: 'Deleting' }[operation];
 }
 
+/** What a credential may do with one resource, as GET /v1/auth/me tells it. */
+export type ResourceAccessSummary = Record<AccessOperation, boolean> & {
+  owner: string | null;
+  /** Present when the resource has row rules: per operation, every row, none, or the rows its rule admits. */
+  rules?: Record<RuleOperation, RuleAllowance>;
+  /** Present when some field has a `read` or `write` access of its own: per such field. */
+  fields?: Record<string, FieldAllowance>;
+};
+
 /** What a credential is and may do, as GET /v1/auth/me tells it. */
 export interface AccessSummary {
   kind: Principal['kind'];
   subject: string | null;
   scopes: string[];
+  /** The values rules read as `@auth.claims.<name>` (a JWT's payload, an API key's claims); absent when none. */
+  claims?: Readonly<Record<string, unknown>>;
   admin: boolean;
-  /** Per resource, which operations its rules let this credential attempt, and its owner field (rows of other subjects stay out of reach). */
-  resources: Record<string, Record<AccessOperation, boolean> & { owner: string | null }>;
+  /**
+   * Per resource: whether this credential may do each operation to some row (its `access` passes
+   * and, where the resource has row rules, the rule is not false for every row), its owner field
+   * (rows of other subjects stay out of reach), and, where the schema has them, its row rules and
+   * field access as they come to for this credential.
+   */
+  resources: Record<string, ResourceAccessSummary>;
   /** API keys and webhooks are managed by admins. */
   manage: { tokens: boolean; webhooks: boolean };
 }
@@ -169,13 +186,27 @@ export function accessSummary(principal: Principal, schema: SchemaModel): Access
   const admin = isAdmin(principal);
   const resources: AccessSummary['resources'] = {};
   for (const resource of schema.resources.values()) {
+    const gate = (operation: RuleOperation): boolean => permits(principal, resource, operation === 'list' ? 'read' : operation);
+    const rules = rowRuleAllowances(principal, resource, gate);
+    const may = (operation: RuleOperation): boolean => (rules === undefined ? gate(operation) : rules[operation].allowed !== false);
+    const fields = fieldAllowances(principal, resource);
     resources[resource.name] = {
-      read: permits(principal, resource, 'read'),
-      create: permits(principal, resource, 'create'),
-      update: permits(principal, resource, 'update'),
-      delete: permits(principal, resource, 'delete'),
+      read: may('list') || may('read'),
+      create: may('create'),
+      update: may('update'),
+      delete: may('delete'),
       owner: admin ? null : (resource.owner ?? null),
+      ...(rules === undefined ? {} : { rules }),
+      ...(fields === undefined ? {} : { fields }),
     };
   }
-  return { kind: principal.kind, subject: principal.subject ?? null, scopes: [...principal.scopes].sort(), admin, resources, manage: { tokens: admin, webhooks: admin } };
+  return {
+    kind: principal.kind,
+    subject: principal.subject ?? null,
+    scopes: [...principal.scopes].sort(),
+    ...(principal.claims === undefined ? {} : { claims: principal.claims }),
+    admin,
+    resources,
+    manage: { tokens: admin, webhooks: admin },
+  };
 }

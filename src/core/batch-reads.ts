@@ -6,6 +6,7 @@ import { readerFilters, visibleRowFilters } from './filter-access.js';
 import type { ListQuery } from './list-query.js';
 import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
+import { assertAggregateUsable, assertForeignKeyUsable, assertSortUsable, shownRecords } from './access-rules/field-reads.js';
 
 /**
  * Reads for many parents or ids in one query each, under the same access rules as single reads:
@@ -33,6 +34,8 @@ export class BatchReads {
   ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
+    assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
+    assertSortUsable(ctx.principal, target, query.sort);
     const backward = query.backward === true;
     const lower = backward ? query.before : query.after;
     const upper = backward ? query.after : query.before;
@@ -46,7 +49,7 @@ export class BatchReads {
     });
     const pages = new Map<number, { records: StoredRecord[]; more: boolean }>();
     for (const id of parentIds) pages.set(id, { records: [], more: false });
-    for (const row of rows) pages.get(row[relation.foreignKey] as number)?.records.push(row);
+    for (const row of shownRecords(ctx.principal, target, rows)) pages.get(row[relation.foreignKey] as number)?.records.push(row);
     for (const page of pages.values()) {
       page.more = page.records.length > query.limit;
       if (page.more) page.records.length = query.limit;
@@ -59,6 +62,7 @@ export class BatchReads {
   async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
+    assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
     return this.#store.countByKeys(target, relation.foreignKey, [...new Set(parentIds)], readerFilters(ctx.principal, this.#schema, target, filters).filters);
   }
 
@@ -70,6 +74,8 @@ export class BatchReads {
   async relatedAggregates(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], query: AggregateQuery): Promise<Map<number, AggregateGroup[]>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
+    assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
+    assertAggregateUsable(ctx.principal, target, query);
     const { filters } = readerFilters(ctx.principal, this.#schema, target, query.filters);
     const byKey = await this.#store.aggregateByKeys(target, relation.foreignKey, [...new Set(parentIds)], { ...query, filters });
     const empty = query.groupBy.length > 0 ? [] : [{ group: [], count: 0, values: query.measures.map((m) => (m.fn === 'countDistinct' ? 0 : null)) }];
@@ -86,6 +92,6 @@ export class BatchReads {
       sort: [{ field: 'id', direction: 'asc' }],
       limit: keys.length,
     });
-    return new Map(rows.map((row) => [row.id as number, row]));
+    return new Map(shownRecords(ctx.principal, resource, rows).map((row) => [row.id as number, row]));
   }
 }

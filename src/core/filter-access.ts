@@ -4,6 +4,7 @@ import { authorize, ownerReadFilter, rowPasses } from './access-policy.js';
 import { passesRule, ruleFilter, ruleOutcome } from './access-rules/access-rules.js';
 import { matchesFilter } from './filter-expression/filter-evaluator.js';
 import type { Principal } from './principal.js';
+import { assertFiltersUsable } from './access-rules/field-reads.js';
 
 /**
  * Filters as `principal` may apply them to `resource`: a relation path (`related`, `some`,
@@ -80,10 +81,12 @@ export function rowVisibility(principal: Principal, resource: ResourceModel): ((
 /**
  * What a principal's read of `resource` runs under, all of it compiled into the one statement: its
  * filters as {@link filtersForReader} scopes them, the owner rule and the list rule. `restricted`:
- * the rules hide rows of the table from this principal.
+ * the rules hide rows of the table from this principal. A filter testing a field the principal may
+ * not read on every row is refused.
  * @throws AuthenticationRequiredError, ForbiddenError
  */
 export function readerFilters(principal: Principal, schema: SchemaModel, resource: ResourceModel, filters: readonly FilterCondition[]): { filters: FilterCondition[]; restricted: boolean } {
+  assertFiltersUsable(principal, schema, resource, filters);
   const visible = visibleRowFilters(principal, resource, 'list');
   const own = filtersForReader(principal, schema, resource, filters);
   return { filters: visible.length === 0 ? [...own] : [...own, ...visible], restricted: visible.length > 0 };

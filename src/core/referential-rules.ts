@@ -6,6 +6,8 @@ import type { StoredRecord } from '../store/list-spec.js';
 import type { SqlExecutor } from '../store/sql-database.js';
 import { laterThan } from './later-than.js';
 import { changedFrom, eventOf } from './change-events.js';
+import { rowVisible, visibleRowFilters } from './filter-access.js';
+import type { Principal } from './principal.js';
 
 interface Reference {
   resource: ResourceModel;
@@ -45,16 +47,25 @@ export class ReferentialRules {
     return false;
   }
 
-  async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord): Promise<void> {
+  async check(tx: SqlExecutor, resource: ResourceModel, values: StoredRecord, principal?: Principal): Promise<void> {
     const problems = [];
     for (const [name, value] of Object.entries(values)) {
       const field = fieldNamed(resource, name);
       if (field.references === undefined || typeof value !== 'number') continue;
       const target = resourceNamed(this.#schema, field.references);
       const found = await this.#store.existingIds(tx, target, [value], { forShare: true });
-      if (!found.has(value)) problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
+      // A row the writer may not read is as good as absent: no reference into another tenant's
+      // rows, and the answer tells nothing of which ids exist there.
+      if (found.has(value) && (principal === undefined || (await this.#readable(tx, principal, target, value)))) continue;
+      problems.push({ pointer: `/${name}`, detail: `refers to ${target.singular} ${value}, which does not exist` });
     }
     if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
+  }
+
+  async #readable(tx: SqlExecutor, principal: Principal, target: ResourceModel, id: number): Promise<boolean> {
+    if (visibleRowFilters(principal, target, 'read').length === 0) return true;
+    const row = await this.#store.findById(target, id, tx);
+    return row !== undefined && rowVisible(principal, target, row);
   }
 
   /** Deletes a row and applies the onDelete rules. @throws ReferenceConflictError (restrict) */

@@ -3,7 +3,7 @@ import { fieldNamed, resourceNamed, SINGLETON_ID, type RelationModel, type Resou
 import { reverseSort, type SortKey, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
-import type { EventStore, StoredEvent } from '../store/event-store.js';
+import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
 import { laterThan } from './later-than.js';
@@ -16,8 +16,11 @@ import type { RecordValidator, ValidateOptions, WriteKind } from './record-valid
 import { authorize, ownerValue, ownerWriteFilter, rowPasses } from './access-policy.js';
 import { checkAccessRules, enforceRule, rulesOf } from './access-rules/access-rules.js';
 import type { OperationContext } from './principal.js';
-import { readerFilters, rowVisible, visibleRowFilters } from './filter-access.js';
+import { readerFilters, rowVisible } from './filter-access.js';
 import { neededColumns, project } from './field-projection.js';
+import { RelationEmbeds } from './relation-embeds.js';
+import { assertAggregateUsable, assertSortUsable, hiddenFieldError, shownRecords } from './access-rules/field-reads.js';
+import { withoutHiddenFields } from './access-rules/field-access.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
@@ -63,7 +66,7 @@ export class ResourceOperations {
   readonly schema: SchemaModel;
   readonly #store: RecordStore;
   readonly #validator: RecordValidator;
-  readonly #limits: OperationLimits;
+  readonly #embeds: RelationEmbeds;
   readonly #writes: EventedWrites;
   readonly #references: ReferentialRules;
   /** Reads for many parents or ids at once (GraphQL's batch loaders). */
@@ -83,7 +86,7 @@ export class ResourceOperations {
     checkAccessRules(this.schema);
     this.#store = options.store;
     this.#validator = options.validator;
-    this.#limits = options.limits;
+    this.#embeds = new RelationEmbeds(this.schema, this.#store, options.limits.maxEmbedded);
     this.#writes = new EventedWrites(options.db, options.store, options.events, options.onEventsCommitted);
     this.#references = new ReferentialRules(this.schema, this.#store);
     this.batch = new BatchReads(this.schema, this.#store);
@@ -92,7 +95,8 @@ export class ResourceOperations {
   /** One page of a resource's rows. */
   async list(ctx: OperationContext, resource: ResourceModel, query: ListQuery): Promise<ListResult> {
     authorize(ctx.principal, resource, 'read');
-    this.#authorizeEmbeds(ctx, resource, query.include);
+    this.#embeds.authorize(ctx, resource, query.include);
+    assertSortUsable(ctx.principal, resource, query.sort);
     const { filters, restricted } = readerFilters(ctx.principal, this.schema, resource, query.filters);
     const columns = query.fields === undefined ? undefined : neededColumns(resource, query);
     // Backward pages (Relay's `last`) read the reverse order from the far bound, then turn round.
@@ -110,14 +114,15 @@ export class ResourceOperations {
       ...(query.relevance === undefined ? {} : { relevance: query.relevance, restricted }),
     });
     const more = rows.length > query.limit;
-    const page = more ? rows.slice(0, query.limit) : rows;
+    // Fields the principal may not read on a row are gone before anything (embeds) reads the row.
+    const page = shownRecords(ctx.principal, resource, more ? rows.slice(0, query.limit) : rows);
     if (backward) page.reverse();
     const result: ListResult = { records: page, more };
     const last = page[page.length - 1];
     if (more && query.relevance !== undefined) result.nextOffset = (query.offset ?? 0) + query.limit;
     else if (more && !backward && last !== undefined) result.next = this.cursorOf(resource, query.sort, last);
     if (query.count) result.total = await this.#store.count(resource, filters);
-    await this.#embed(ctx, resource, page, query.include);
+    await this.#embeds.embed(ctx, resource, page, query.include);
     if (query.fields !== undefined) result.records = page.map((r) => project(r, query.fields ?? [], query.include));
     return result;
   }
@@ -134,6 +139,7 @@ export class ResourceOperations {
    */
   async aggregate(ctx: OperationContext, resource: ResourceModel, query: AggregateQuery): Promise<AggregateGroup[]> {
     authorize(ctx.principal, resource, 'read');
+    assertAggregateUsable(ctx.principal, resource, query);
     const rows = await this.#store.aggregate(resource, {
       filters: readerFilters(ctx.principal, this.schema, resource, query.filters).filters,
       groupBy: query.groupBy,
@@ -166,16 +172,16 @@ export class ResourceOperations {
   }
 
   async #getEmbedding(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[]): Promise<StoredRecord> {
-    this.#authorizeEmbeds(ctx, resource, include);
+    this.#embeds.authorize(ctx, resource, include);
     const record = this.#visible(ctx, resource, id, await this.#store.findById(resource, id));
-    await this.#embed(ctx, resource, [record], include);
+    await this.#embeds.embed(ctx, resource, [record], include);
     return record;
   }
 
-  /** The row, when there is one and the owner rule lets the principal see it. @throws NotFoundError */
+  /** The row as the principal may see it, when there is one and the rules let it see it. @throws NotFoundError */
   #visible(ctx: OperationContext, resource: ResourceModel, id: number, record: StoredRecord | undefined): StoredRecord {
     if (record === undefined || !rowVisible(ctx.principal, resource, record)) throw notFound(resource, id);
-    return record;
+    return withoutHiddenFields(ctx.principal, resource, record);
   }
 
   /** Checks a body as create, replace or update would (access and validation), writing nothing. @throws ForbiddenError, ValidationError */
@@ -200,17 +206,17 @@ export class ResourceOperations {
     const checked = rulesOf(resource).rows.create !== undefined;
     if (options.beforeCommit === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
       const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
-      if (created !== undefined) return created;
+      if (created !== undefined) return rulesOf(resource).fieldRead.size === 0 ? created : created.then((record) => this.#shown(ctx, resource, record));
     }
-    return this.#writes.run(resource, async (tx, emit) => {
+    return this.#writtenRow(ctx, resource, async (tx, emit) => {
       // The parent row first, then the table: the order a cascading delete takes them in.
-      await this.#references.check(tx, resource, values);
+      await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
       const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
       // The create rule decides on the row as stored (its id, defaults): refused, nothing is written.
       if (checked) enforceRule(ctx.principal, resource, 'create', record);
       emit(eventOf('created', resource, record));
-      await options.beforeCommit?.(tx, record);
+      await options.beforeCommit?.(tx, this.#shown(ctx, resource, record));
       return record;
     });
   }
@@ -220,25 +226,25 @@ export class ResourceOperations {
     const validated = this.#validated(ctx, resource, 'replace', body, id);
     const keep = options.keep;
     const values = keep === undefined ? validated : Object.fromEntries(Object.entries(validated).filter(([name]) => !keep.includes(name)));
-    return this.#writes.run(resource, async (tx, emit) => {
+    return this.#writtenRow(ctx, resource, async (tx, emit) => {
       if (resource.singleton && id === SINGLETON_ID && options.precondition === undefined && (await this.#store.findById(resource, id, tx, { forUpdate: true })) === undefined) {
         // A singleton that has no record yet gets it from its first PUT.
-        await this.#references.check(tx, resource, values);
+        await this.#references.check(tx, resource, values, ctx.principal);
         const now = new Date().toISOString();
         const created = await this.#store.insert(tx, resource, { ...values, id, createdAt: now, updatedAt: now });
         enforceRule(ctx.principal, resource, 'create', created);
         emit(eventOf('created', resource, created));
-        await options.beforeCommit?.(tx, created);
+        await options.beforeCommit?.(tx, this.#shown(ctx, resource, created));
         return created;
       }
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
-      options.precondition?.(current);
-      await this.#references.check(tx, resource, values);
+      options.precondition?.(this.#shown(ctx, resource, current));
+      await this.#references.check(tx, resource, values, ctx.principal);
       const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
-      await options.beforeCommit?.(tx, record);
+      await options.beforeCommit?.(tx, this.#shown(ctx, resource, record));
       return record;
     });
   }
@@ -246,9 +252,9 @@ export class ResourceOperations {
   /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
   async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const values = this.#validated(ctx, resource, 'update', patch, id);
-    return this.#writes.run(resource, async (tx, emit) => {
+    return this.#writtenRow(ctx, resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
-      options.precondition?.(current);
+      options.precondition?.(this.#shown(ctx, resource, current));
       const changed: StoredRecord = {};
       for (const [name, value] of Object.entries(values)) {
         const field = fieldNamed(resource, name);
@@ -258,16 +264,16 @@ export class ResourceOperations {
         if (JSON.stringify(next) !== JSON.stringify(current[name])) changed[name] = next;
       }
       if (Object.keys(changed).length === 0) {
-        await options.beforeCommit?.(tx, current);
+        await options.beforeCommit?.(tx, this.#shown(ctx, resource, current));
         return current;
       }
-      await this.#references.check(tx, resource, changed);
+      await this.#references.check(tx, resource, changed, ctx.principal);
       const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
       enforceRule(ctx.principal, resource, 'update', record, id);
       emit(eventOf('updated', resource, record, changedFrom(current, record)));
-      await options.beforeCommit?.(tx, record);
+      await options.beforeCommit?.(tx, this.#shown(ctx, resource, record));
       return record;
     });
   }
@@ -280,7 +286,7 @@ export class ResourceOperations {
     authorize(ctx.principal, resource, 'delete');
     await this.#writes.run(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'delete');
-      options.precondition?.(current);
+      options.precondition?.(this.#shown(ctx, resource, current));
       await this.#references.deleteCascading(tx, emit, resource, id);
       await options.beforeCommit?.(tx, undefined);
       return undefined;
@@ -307,9 +313,21 @@ export class ResourceOperations {
       const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: relation.foreignKey, op: 'eq', value: id }] });
       return { kind: 'many', target, page };
     }
+    // The related row would tell what a foreign key the principal may not read holds.
+    if (!(relation.foreignKey in this.#shown(ctx, resource, parent))) throw hiddenFieldError(resource, relation.foreignKey);
     const key = parent[relation.foreignKey];
     if (typeof key !== 'number') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
     return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
+  }
+
+  /** Runs a write (events, transaction) and answers with its row as the principal may see it. */
+  async #writtenRow(ctx: OperationContext, resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<StoredRecord>): Promise<StoredRecord> {
+    return this.#shown(ctx, resource, await this.#writes.run(resource, work));
+  }
+
+  /** `record` without the fields the principal may not read on it. */
+  #shown(ctx: OperationContext, resource: ResourceModel, record: StoredRecord): StoredRecord {
+    return withoutHiddenFields(ctx.principal, resource, record);
   }
 
   /**
@@ -320,45 +338,6 @@ export class ResourceOperations {
     await this.#store.claimId(tx, resource, id);
     if ((await this.#store.findById(resource, id, tx)) === undefined) return;
     throw new UniqueConflictError(`There is already a ${resource.singular} with id ${id}.`, { errors: [{ pointer: '/id', detail: `is already used by another ${resource.singular}` }] });
-  }
-
-  /** Embedding a relation reads its target: the same rule applies, before any row is read. */
-  #authorizeEmbeds(ctx: OperationContext, resource: ResourceModel, include: readonly string[]): void {
-    for (const name of include) {
-      const relation = resource.relations.get(name);
-      if (relation !== undefined) authorize(ctx.principal, resourceNamed(this.schema, relation.target), 'read');
-    }
-  }
-
-  async #embed(ctx: OperationContext, resource: ResourceModel, records: StoredRecord[], include: readonly string[]): Promise<void> {
-    if (records.length === 0) return;
-    for (const name of include) {
-      const relation = resource.relations.get(name);
-      if (relation === undefined) continue;
-      const target = resourceNamed(this.schema, relation.target);
-      // A list of related rows under the list rule, one related row under the read rule.
-      const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
-      if (relation.kind === 'hasMany') {
-        const parentIds = records.map((r) => r.id as number);
-        const children = await this.#store.listByKeys(target, relation.foreignKey, parentIds, {
-          sort: [{ field: 'id', direction: 'asc' }],
-          perKeyLimit: this.#limits.maxEmbedded,
-          filters,
-        });
-        const byParent = new Map<unknown, StoredRecord[]>();
-        for (const child of children) {
-          const list = byParent.get(child[relation.foreignKey]) ?? [];
-          list.push(child);
-          byParent.set(child[relation.foreignKey], list);
-        }
-        for (const record of records) record[name] = byParent.get(record.id) ?? [];
-      } else {
-        const keys = [...new Set(records.map((r) => r[relation.foreignKey]).filter((k): k is number => typeof k === 'number'))];
-        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: 'id', op: 'in', value: keys }, ...filters], sort: [{ field: 'id', direction: 'asc' }], limit: keys.length });
-        const byId = new Map(parents.map((p) => [p.id, p]));
-        for (const record of records) record[name] = byId.get(record[relation.foreignKey]) ?? null;
-      }
-    }
   }
 
   /**

@@ -3,6 +3,7 @@ import { AuthenticationRequiredError, ForbiddenError, NotFoundError, ValidationE
 import type { ApiKeyRecord, ApiKeyStore } from '../store/api-key-store.js';
 import { isAdmin, type Principal } from './principal.js';
 import { isPlainObject } from './merge-patch.js';
+import { readTokenClaims, type TokenClaims } from './token-claims.js';
 
 const SCOPE = /^[A-Za-z0-9_.:-]{1,100}$/;
 const DURATION = /^(\d{1,6})(s|m|h|d|w|y)$/;
@@ -13,6 +14,8 @@ export interface TokenRequest {
   name?: unknown;
   scopes?: unknown;
   subject?: unknown;
+  /** Values access rules read as `@auth.claims.<name>` (src/core/token-claims.ts). */
+  claims?: unknown;
   /** A duration (`30d`, `12h`) or an RFC 3339 instant. */
   expires?: unknown;
 }
@@ -67,11 +70,11 @@ export function requireAdmin(principal: Principal, what = 'tokens'): void {
 }
 
 /** Checks a token request; every problem is reported at once (422). */
-export function parseTokenRequest(request: unknown, now: number): { name: string; scopes: string[]; subject?: string; expiresAt?: string } {
+export function parseTokenRequest(request: unknown, now: number): { name: string; scopes: string[]; subject?: string; claims?: TokenClaims; expiresAt?: string } {
   if (!isPlainObject(request)) throw new ValidationError('The request body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be a JSON object' }] });
   const problems: ErrorDetail[] = [];
   for (const key of Object.keys(request)) {
-    if (!['name', 'scopes', 'subject', 'expires'].includes(key)) problems.push({ pointer: `/${key}`, detail: 'is not a token property (name, scopes, subject, expires)' });
+    if (!['name', 'scopes', 'subject', 'claims', 'expires'].includes(key)) problems.push({ pointer: `/${key}`, detail: 'is not a token property (name, scopes, subject, claims, expires)' });
   }
   const name = request.name ?? 'unnamed';
   if (typeof name !== 'string' || name.length < 1 || name.length > 100) problems.push({ pointer: '/name', detail: 'must be a string of 1 to 100 characters' });
@@ -84,6 +87,7 @@ export function parseTokenRequest(request: unknown, now: number): { name: string
   if (subject !== undefined && (typeof subject !== 'string' || subject.length < 1 || subject.length > 200)) {
     problems.push({ pointer: '/subject', detail: 'must be a string of 1 to 200 characters' });
   } else if (subject !== undefined && hasNul(subject)) problems.push({ pointer: '/subject', detail: NUL_DETAIL });
+  const claims = request.claims === undefined ? undefined : readTokenClaims(request.claims, problems);
   let expiresAt: string | undefined;
   if (request.expires !== undefined) {
     expiresAt = typeof request.expires === 'string' ? parseExpiry(request.expires, now) : undefined;
@@ -94,6 +98,7 @@ export function parseTokenRequest(request: unknown, now: number): { name: string
     name: name as string,
     scopes: scopes as string[],
     ...(typeof subject === 'string' ? { subject } : {}),
+    ...(claims === undefined ? {} : { claims }),
     ...(expiresAt === undefined ? {} : { expiresAt }),
   };
 }

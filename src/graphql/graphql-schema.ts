@@ -16,7 +16,7 @@ import {
   type GraphQLInputFieldConfigMap,
 } from 'graphql';
 import { filterLimitsOf, structuredListQuery, type ListLimits, type ListQuery, type StructuredListInput } from '../core/list-query.js';
-import { resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
+import { fieldNamed, resourceNamed, searchableFields, type FieldModel, type RelationModel, type ResourceModel, type SchemaModel, canonicalFields } from '../schema/schema-model.js';
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
@@ -30,6 +30,8 @@ import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import type { GraphqlLimits } from './query-limits.js';
 import { FieldTypes } from './field-types.js';
 import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
+import { restrictedFieldResolver } from './field-reads.js';
+import { hiddenFieldError, readRestricted } from '../core/access-rules/field-reads.js';
 
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
@@ -238,11 +240,14 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const target = resourceNamed(model, relation.target);
     const t = typeOf(target);
     if (relation.kind === 'belongsTo') {
+      const hiddenKey = readRestricted(fieldNamed(resource, relation.foreignKey));
       return {
         [relation.name]: {
           type: t.object,
           description: `The ${target.singular} this ${resource.singular} belongs to (through ${relation.foreignKey}).`,
           resolve: async (parent, _args, ctx) => {
+            // A foreign key hidden on this row hides what it points to.
+            if (hiddenKey && !(relation.foreignKey in parent)) throw hiddenFieldError(resource, relation.foreignKey);
             const key = parent[relation.foreignKey];
             return typeof key === 'number' ? ((await ctx.loaders.byId(target).load(key)) ?? null) : null;
           },
@@ -285,9 +290,11 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const fields: GraphQLFieldConfigMap<StoredRecord, GraphqlContext> = {};
     for (const field of shownFields(resource)) {
       const scalar = scalarOf(resource, field);
-      const required = field.system || field.required;
+      // A field the principal may not read on a row is null there (with an error).
+      const required = (field.system || field.required) && !readRestricted(field);
       fields[field.name] = {
         type: required ? new GraphQLNonNull(scalar) : scalar,
+        ...(readRestricted(field) ? { resolve: restrictedFieldResolver(resource, field) } : {}),
         ...describe(field),
         ...(deprecationOf(resource, field) === undefined ? {} : { deprecationReason: deprecationOf(resource, field) }),
       };

@@ -4,7 +4,7 @@ import type { FilterCondition } from '../store/list-spec.js';
 import type { WhereInput } from './where-input.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { authorize } from '../core/access-policy.js';
-import { assertEventFilterUsable } from '../core/access-rules/event-access.js';
+import { assertFiltersUsable } from '../core/access-rules/field-reads.js';
 import { SlowConsumerError } from '../errors.js';
 import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { GraphqlContext } from './graphql-context.js';
@@ -138,7 +138,7 @@ export function subscriptionFields(
           authorize(ctx.operation.principal, resource, 'read');
           const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
           const condition = conditionOf(resource, args.where);
-          if (condition !== undefined) assertEventFilterUsable(ctx.operation.principal, resource, condition, 'filter a subscription');
+          if (condition !== undefined) assertFiltersUsable(ctx.operation.principal, model, resource, [condition]);
           const matches = condition === undefined ? undefined : (event: StoredEvent) => matchesFilter(condition, event.data.object, resource);
           return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), id, ctx.listeners, matches);
         },

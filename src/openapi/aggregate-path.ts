@@ -2,6 +2,8 @@ import { aggregates, groupable, MAX_GROUP_KEYS } from '../core/aggregate-query.j
 import type { ListLimits } from '../core/list-query.js';
 import { AGGREGATE_FUNCTIONS, DATE_UNITS, type AggregateFunction } from '../store/aggregate-spec.js';
 import { operation, success } from './operation-builder.js';
+import { fieldReadFailures } from './operation-security.js';
+import { mergeFailures } from './problem-responses.js';
 import { ref, type ParameterObject, type PathItemObject, type SchemaObject } from './openapi-types.js';
 import { responseValueSchema } from './resource-schemas.js';
 import type { ResourceView } from './versioned-view.js';
@@ -96,7 +98,7 @@ export function aggregatePath(resource: ResourceView, prefix: string, limits: Li
         },
         [resource.model.access.read],
         { 200: success('The groups.', { type: 'array', items: group }) },
-        { 400: ['invalid-query'], 414: ['uri-too-long'] },
+        mergeFailures({ 400: ['invalid-query'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
         { deprecated: resource.deprecated },
       ),
     },

@@ -30,7 +30,7 @@ export function success(description: string, schema?: SchemaObject, headers: [st
 export interface OperationExtras {
   /** Further rules the operation may check (`include` reads the embedded resources): their 401 and 403. */
   rules?: readonly AccessRule[];
-  /** The resource has an owner rule: writes may be refused with 403. */
+  /** The resource's owner rule or access rules (row rules, presets, field access) may refuse the request with 403. */
   ownerRule?: boolean;
   deprecated?: boolean;
   /** Credentials are ignored (health probes): no security, never a 401. */

@@ -1,7 +1,9 @@
+import { readRestricted } from '../core/access-rules/field-reads.js';
 import type { AccessRule } from '../schema/schema-model.js';
 import { BEARER } from './common-components.js';
 import type { SecurityRequirement } from './openapi-types.js';
 import type { Failures } from './problem-responses.js';
+import type { ResourceView } from './versioned-view.js';
 
 /** What an operation needs: every one of `rules` must pass (a relation route reads two resources). */
 export interface OperationAccess {
@@ -50,4 +52,17 @@ export function accessFailures(rules: readonly AccessRule[], ownerRule = false):
     401: needsToken ? ['authentication-required', 'invalid-token'] : ['invalid-token'],
     ...(scoped || ownerRule ? { 403: ['forbidden'] } : {}),
   };
+}
+
+/**
+ * The 403 of a read whose filters, sort, search, groups or relations may use a field that field
+ * access hides from some credentials: one of `resource`'s, or of a resource its relations reach.
+ */
+export function fieldReadFailures(resource: ResourceView): Failures {
+  const reached = new Set<ResourceView>([resource]);
+  for (const view of reached) {
+    if (view.fields.some((f) => readRestricted(f.model))) return { 403: ['forbidden'] };
+    for (const relation of view.relations) reached.add(relation.target);
+  }
+  return {};
 }

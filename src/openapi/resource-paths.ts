@@ -1,10 +1,12 @@
 import type { AccessOperation, AccessRule } from '../schema/schema-model.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { mergeFailures } from './problem-responses.js';
+import { fieldReadFailures } from './operation-security.js';
 import { BODY_FAILURES as BODY, idParameter, JSON_MEDIA_TYPE, MERGE_PATCH_MEDIA_TYPE, operation, success } from './operation-builder.js';
 import { itemParameterRefs, listParameterRefs } from './list-parameters.js';
 import { ref, type OperationObject, type ParameterObject, type PathItemObject, type ReferenceObject, type ResponseObject } from './openapi-types.js';
 import { schemaNames } from './resource-schemas.js';
+import { presetSentence, ruleSentence, rulesMayForbid } from './rule-notes.js';
 import type { RelationView, ResourceView } from './versioned-view.js';
 
 /**
@@ -19,7 +21,8 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
   const rule = (op: AccessOperation): AccessRule => resource.model.access[op];
   const deprecated = { deprecated: resource.deprecated };
   const ownerWrites = resource.owner !== undefined;
-  const writes = { ...deprecated, ownerRule: ownerWrites };
+  const writes = { ...deprecated, ownerRule: ownerWrites || rulesMayForbid(resource.model, 'write') };
+  const reads = { ...deprecated, ...(rulesMayForbid(resource.model, 'read') ? { ownerRule: true } : {}) };
   const ownerNote = ownerWrites ? ownerSentence(resource) : undefined;
   // include=<relation> also needs read access to each embedded resource.
   const includeRules = resource.relations.map((r) => r.target.model.access.read);
@@ -35,14 +38,18 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
   }
   paths[base] = {
     get: operation(
-      { operationId: `list${capitalize(resource.name)}`, summary: `List ${resource.name}`, description: listDescription(ownerNote), tags, parameters: listParameterRefs(resource, parameters) },
+      { operationId: `list${capitalize(resource.name)}`, summary: `List ${resource.name}`, description: listDescription(ownerNote, ruleSentence(resource.model, 'list')), tags, parameters: listParameterRefs(resource, parameters) },
       [rule('read')],
       { 200: listResponse(resource) },
-      { 400: ['invalid-query'] },
-      { rules: includeRules, ...deprecated },
+      mergeFailures({ 400: ['invalid-query'] }, fieldReadFailures(resource)),
+      { rules: includeRules, ...reads },
     ),
     post: operation(
-      { operationId: `create${T}`, summary: `Create ${withIndefiniteArticle(resource.singular)}`, description: ownerNote, tags, parameters: [ref('parameters', 'IdempotencyKey')], requestBody: jsonBody(names.create) },
+      {
+        operationId: `create${T}`,
+        summary: `Create ${withIndefiniteArticle(resource.singular)}`,
+        description: sentences(ownerNote, ruleSentence(resource.model, 'create'), presetSentence(resource.model)),
+        tags, parameters: [ref('parameters', 'IdempotencyKey')], requestBody: jsonBody(names.create) },
       [rule('create')],
       { 201: success(`The created ${resource.singular}.`, record, [['Location', true], ['ETag', true], ['Idempotent-Replayed', false]]) },
       mergeFailures(BODY, { 409: ['unique-conflict', 'idempotency-key-in-use'], 422: ['validation-failed', 'idempotency-key-reused'] }),
@@ -63,21 +70,24 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
   const tags = [resource.name];
   const rule = (op: AccessOperation): AccessRule => resource.model.access[op];
   const deprecated = { deprecated: resource.deprecated };
-  const writes = { ...deprecated, ownerRule: resource.owner !== undefined };
+  const writes = { ...deprecated, ownerRule: resource.owner !== undefined || rulesMayForbid(resource.model, 'write') };
+  const reads = { ...deprecated, ...(rulesMayForbid(resource.model, 'read') ? { ownerRule: true } : {}) };
   const ownerNote = resource.owner !== undefined ? ownerSentence(resource) : undefined;
   const includeRules = resource.relations.map((r) => r.target.model.access.read);
   const T = capitalize(resource.singular);
   const putNote = resource.model.singleton ? `Creates the ${resource.singular} when it has none yet.` : ownerNote;
+  const readNote = sentences(ownerNote, ruleSentence(resource.model, 'read'));
+  const updateNote = ruleSentence(resource.model, 'update');
   return {
     get: operation(
-      { operationId: `get${T}`, summary: `Get ${withIndefiniteArticle(resource.singular)}`, description: ownerNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
+      { operationId: `get${T}`, summary: `Get ${withIndefiniteArticle(resource.singular)}`, description: readNote, tags, parameters: [...itemParameterRefs(resource), ref('parameters', 'IfNoneMatch')] },
       [rule('read')],
       itemReadResponses(resource),
-      { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
-      { rules: includeRules, ...deprecated },
+      mergeFailures({ 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
+      { rules: includeRules, ...reads },
     ),
     put: operation(
-      { operationId: `replace${T}`, summary: `Replace ${withIndefiniteArticle(resource.singular)}`, description: putNote, tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
+      { operationId: `replace${T}`, summary: `Replace ${withIndefiniteArticle(resource.singular)}`, description: sentences(putNote, updateNote), tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
       [rule('update')],
       { 200: success(`The ${resource.singular}, wholly replaced.`, record, [['ETag', true]]) },
       mergeFailures(BODY, { 404: ['not-found'], 409: ['unique-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
@@ -87,7 +97,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       {
         operationId: `update${T}`,
         summary: `Update ${withIndefiniteArticle(resource.singular)} (JSON Merge Patch)`,
-        description: [ownerNote, 'Only the fields sent change; `null` clears a field (RFC 7396). `application/json` is read the same way.'].filter(Boolean).join(' '),
+        description: sentences(ownerNote, updateNote, 'Only the fields sent change; `null` clears a field (RFC 7396). `application/json` is read the same way.'),
         tags,
         parameters: [ref('parameters', 'IfMatch'), ref('parameters', 'IdempotencyKey')],
         requestBody: { required: true, content: { [MERGE_PATCH_MEDIA_TYPE]: { schema: ref('schemas', names.patch) }, [JSON_MEDIA_TYPE]: { schema: ref('schemas', names.patch) } } },
@@ -104,7 +114,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       writes,
     ),
     delete: operation(
-      { operationId: `delete${T}`, summary: `Delete ${withIndefiniteArticle(resource.singular)}`, description: [ownerNote, deleteSentence(resource)].filter(Boolean).join(' '), tags, parameters: [ref('parameters', 'IfMatch')] },
+      { operationId: `delete${T}`, summary: `Delete ${withIndefiniteArticle(resource.singular)}`, description: sentences(ownerNote, ruleSentence(resource.model, 'delete'), deleteSentence(resource)), tags, parameters: [ref('parameters', 'IfMatch')] },
       [rule('delete')],
       { 204: success(`Deleted.`) },
       mergeFailures(BODY, { 404: ['not-found'], 409: ['reference-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'] }),
@@ -124,27 +134,27 @@ function relationOperation(resource: ResourceView, relation: RelationView, param
       {
         operationId: `list${capitalize(resource.singular)}${capitalize(relation.name)}`,
         summary: `List ${withIndefiniteArticle(resource.singular)}'s ${relation.name}`,
-        description: `The ${target.name} whose foreign key names this ${resource.singular}; they take every list parameter of ${target.name}.`,
+        description: sentences(`The ${target.name} whose foreign key names this ${resource.singular}; they take every list parameter of ${target.name}.`, ruleSentence(target.model, 'list')),
         tags: common.tags,
         parameters: listParameterRefs(target, parameters),
       },
       rules,
       { 200: listResponse(target) },
-      { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
-      { rules: includeRules, deprecated: common.deprecated },
+      mergeFailures({ 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
+      { rules: includeRules, deprecated: common.deprecated, ...(rulesMayForbid(target.model, 'read') ? { ownerRule: true } : {}) },
     );
   }
   return operation(
     {
       operationId: `get${capitalize(resource.singular)}${capitalize(relation.name)}`,
       summary: `Get ${withIndefiniteArticle(resource.singular)}'s ${relation.name}`,
-      description: `The ${target.singular} this ${resource.singular} refers to; 404 when it refers to none.`,
+      description: sentences(`The ${target.singular} this ${resource.singular} refers to; 404 when it refers to none.`, ruleSentence(target.model, 'read')),
       tags: common.tags,
       parameters: [...itemParameterRefs(target), ref('parameters', 'IfNoneMatch')],
     },
     rules,
     itemReadResponses(target),
-    { 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] },
+    mergeFailures({ 400: ['invalid-query'], 404: ['not-found'], 414: ['uri-too-long'] }, fieldReadFailures(resource)),
     { rules: includeRules, deprecated: common.deprecated },
   );
 }
@@ -168,14 +178,19 @@ function jsonBody(schemaName: string): { required: true; content: Record<string,
   return { required: true, content: { [JSON_MEDIA_TYPE]: { schema: ref('schemas', schemaName) } } };
 }
 
-function listDescription(ownerNote: string | undefined): string {
-  return [
+function listDescription(ownerNote: string | undefined, listRule: string | undefined): string {
+  return sentences(
     'Filters are ANDed; unknown parameters, fields or operators are a 400 naming them. Page with `limit` and the `Link` header ' +
       '(`rel="next"`, a keyset cursor in `after`), or with `offset`.',
     ownerNote,
-  ]
-    .filter(Boolean)
-    .join(' ');
+    listRule,
+  ) as string;
+}
+
+/** The sentences given, in order, as one description; undefined when there are none. */
+function sentences(...parts: (string | undefined)[]): string | undefined {
+  const text = parts.filter((part) => part !== undefined && part !== '').join(' ');
+  return text === '' ? undefined : text;
 }
 
 function ownerSentence(resource: ResourceView): string {

@@ -1,8 +1,10 @@
 import { MAX_CHOSEN_ID } from '../core/record-validator.js';
+import { readRestricted } from '../core/access-rules/field-reads.js';
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import { ref, type SchemaObject } from './openapi-types.js';
+import { fieldAccessNote } from './rule-notes.js';
 import type { FieldView, ResourceView } from './versioned-view.js';
 
 /** Component schema names of a resource's representations. */
@@ -34,7 +36,9 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
   const properties: Record<string, SchemaObject> = {};
   for (const field of resource.fields) {
     const value = responseValueSchema(field.model);
-    properties[field.name] = annotate(field.model.system || field.model.required ? value : nullable(value), field, resource);
+    const shown = annotate(field.model.system || field.model.required ? value : nullable(value), field, resource);
+    const hidden = `Left out where the credential may not read it (read: ${readAccessText(field.model)}).`;
+    properties[field.name] = readRestricted(field.model) ? { ...shown, description: typeof shown.description === 'string' ? `${shown.description} ${hidden}` : hidden } : shown;
   }
   for (const relation of resource.relations) {
     const target = ref('schemas', relation.target.typeName);
@@ -49,7 +53,8 @@ function recordSchema(resource: ResourceView, maxEmbedded: number): SchemaObject
     ...(resource.deprecated ? { deprecated: true } : {}),
     'x-restgraph-resource': resource.name,
     properties,
-    required: resource.fields.map((f) => f.name),
+    // Field access may leave a field out of a row.
+    required: resource.fields.filter((f) => !readRestricted(f.model)).map((f) => f.name),
     additionalProperties: false,
   };
 }
@@ -141,6 +146,11 @@ function fieldExtensions(field: FieldView): SchemaObject {
   return { 'x-restgraph-type': model.type, 'x-restgraph-references': model.references, 'x-restgraph-on-delete': model.onDelete ?? 'restrict' };
 }
 
+/** A field's read access as the schema writes it. */
+function readAccessText(field: FieldModel): string {
+  return Array.isArray(field.read) ? `[${field.read.join(', ')}]` : String(field.read);
+}
+
 function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView): SchemaObject {
   const notes = [field.description];
   if (field.model.unique && !field.model.system) notes.push(`Unique among ${resource.name} (a taken value is a 409 unique-conflict).`);
@@ -148,6 +158,7 @@ function annotate(schema: SchemaObject, field: FieldView, resource: ResourceView
   if (field.name === resource.owner && !field.model.system) {
     notes.push("The owner: tokens without the admin scope may leave it out (it is set to the token's subject) and may not set another.");
   }
+  notes.push(fieldAccessNote(resource.model, field.model.name));
   const description = notes.filter((n) => n !== undefined).join(' ');
   const out: SchemaObject = { ...schema, ...(field.deprecated ? { deprecated: true } : {}), ...fieldExtensions(field) };
   if (description === '') delete out.description;

@@ -21,7 +21,7 @@ export function tokenPaths(): Record<string, PathItemObject> {
     '/v1/tokens': {
       get: operation({ operationId: 'listTokens', summary: 'List API keys', description: 'Every key, newest first, revoked ones included; never the keys.', tags }, admin, { 200: success('The keys.', { type: 'array', items: token }) }, {}),
       post: operation(
-        { operationId: 'createToken', summary: 'Create an API key', description: 'The answer holds the key itself, shown only this once: store it now.', tags, requestBody: jsonBody('restgraph.TokenCreate') },
+        { operationId: 'createToken', summary: 'Create an API key', description: 'The answer holds the key itself, shown only this once: store it now. `claims` (optional) are values access rules read as `@auth.claims.<name>`, as they read a JWT\'s claims.', tags, requestBody: jsonBody('restgraph.TokenCreate') },
         admin,
         { 201: success('The new key, with `key`.', ref('schemas', 'restgraph.TokenWithKey'), [['Location', true], ['Cache-Control', true]]) },
         mergeFailures(BODY, { 422: ['validation-failed'] }),
@@ -48,7 +48,9 @@ export function authPaths(): Record<string, PathItemObject> {
         {
           operationId: 'getOwnAccess',
           summary: 'What this credential is and may do',
-          description: "The credential's kind, subject and scopes, and per resource which operations the schema's access rules let it attempt (the owner rule still limits which rows). Without a token: an anonymous caller.",
+          description:
+            "The credential's kind, subject, scopes and claims, and per resource which operations the schema's access rules let it attempt (the owner rule still limits which rows); " +
+            'where the schema has row rules, per operation whether the credential may act on every row, on none, or on the rows the rule admits (with the rule\'s text), and per restricted field whether it may read and write it. Without a token: an anonymous caller.',
           tags: ['auth'],
         },
         [PUBLIC],

@@ -1,3 +1,4 @@
+import { CLAIM_NAME, MAX_CLAIM_ITEMS, MAX_CLAIM_TEXT, MAX_CLAIMS } from '../core/token-claims.js';
 import type { SchemaObject } from './openapi-types.js';
 
 const DATE_TIME: SchemaObject = { type: 'string', format: 'date-time' };
@@ -15,6 +16,25 @@ export function eventTypes(singulars: readonly string[]): string[] {
  * readiness answers (src/rest/system-routes.ts).
  */
 export function serviceSchemas(types: readonly string[]): Record<string, SchemaObject> {
+  const claimScalar: SchemaObject[] = [{ type: 'string', maxLength: MAX_CLAIM_TEXT }, { type: 'number' }, { type: 'boolean' }];
+  const claims: SchemaObject = {
+    type: 'object',
+    description:
+      'Values access rules read as `@auth.claims.<name>` (docs/auth.md#rules): each a string, a number, a boolean, or an array of those. ' +
+      `At most ${MAX_CLAIMS} claims and 4 KiB as JSON; names are identifiers.`,
+    maxProperties: MAX_CLAIMS,
+    propertyNames: { pattern: CLAIM_NAME.source },
+    additionalProperties: { anyOf: [...claimScalar, { type: 'array', items: { anyOf: claimScalar }, maxItems: MAX_CLAIM_ITEMS }] },
+    examples: [{ org: 'acme', plan: 'pro' }],
+  };
+  const allowance: SchemaObject = {
+    type: 'object',
+    description: 'true: every row (the owner rule still applies); false: none; "rule": the rows `rule` admits, as the schema writes it.',
+    properties: { allowed: { enum: [true, false, 'rule'] }, rule: { type: 'string' } },
+    required: ['allowed'],
+    additionalProperties: false,
+    examples: [{ allowed: 'rule', rule: 'published = true or authorId = @auth.sub' }],
+  };
   const token: SchemaObject = {
     type: 'object',
     description: 'An API key as admins see it: never the key itself.',
@@ -24,6 +44,7 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
       prefix: { type: 'string', description: 'The first characters of the key (`rg_` and 8 more), to recognise it.' },
       scopes: { type: 'array', items: { type: 'string' } },
       subject: { type: ['string', 'null'], description: 'The subject the key acts as (owner rules compare it with owner fields).' },
+      claims: { ...claims, description: 'Its claims, read by access rules as `@auth.claims.<name>`; absent when it has none.' },
       createdAt: DATE_TIME,
       lastUsedAt: { ...DATE_TIME_OR_NULL, description: 'Recorded at most once a minute.' },
       expiresAt: DATE_TIME_OR_NULL,
@@ -69,6 +90,7 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
         name: { type: 'string', minLength: 1, maxLength: 100, default: 'unnamed' },
         scopes: { type: 'array', items: { type: 'string', pattern: '^[A-Za-z0-9_.:-]{1,100}$' }, minItems: 1, maxItems: 100 },
         subject: { type: 'string', minLength: 1, maxLength: 200 },
+        claims,
         expires: { type: 'string', description: 'A duration (`30d`, `12h`, `1y`; units s m h d w y) or a future RFC 3339 date-time.', examples: ['90d'] },
       },
       required: ['scopes'],
@@ -119,13 +141,34 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
         kind: { enum: ['anonymous', 'api-key', 'jwt', 'admin-token'] },
         subject: { type: ['string', 'null'], description: 'What owner fields are compared with (an API key\'s subject, a JWT\'s sub).' },
         scopes: { type: 'array', items: { type: 'string' } },
+        claims: { type: 'object', description: 'The values rules read as `@auth.claims.<name>`: a JWT\'s payload, an API key\'s claims. Absent when the credential has none.' },
         admin: { type: 'boolean', description: 'Whether it has the admin scope, which passes every rule.' },
         resources: {
           type: 'object',
-          description: 'Per resource: the operations its rules let this credential attempt, and the owner field that limits it to its own rows (null: no such limit).',
+          description:
+            'Per resource: whether this credential may do each operation to some row (its access passes and no row rule refuses every row), the owner field that limits it to ' +
+            'its own rows (null: no such limit), and, where the schema has them, the row rules (`rules`) and the field access (`fields`) as they come to for this credential.',
           additionalProperties: {
             type: 'object',
-            properties: { read: { type: 'boolean' }, create: { type: 'boolean' }, update: { type: 'boolean' }, delete: { type: 'boolean' }, owner: { type: ['string', 'null'] } },
+            properties: {
+              read: { type: 'boolean' },
+              create: { type: 'boolean' },
+              update: { type: 'boolean' },
+              delete: { type: 'boolean' },
+              owner: { type: ['string', 'null'] },
+              rules: {
+                type: 'object',
+                description: 'Present when the resource has row rules: per operation, allowed on every row (true), on none (false), or on the rows `rule` admits ("rule").',
+                properties: Object.fromEntries(['list', 'read', 'create', 'update', 'delete'].map((operation) => [operation, allowance])),
+                required: ['list', 'read', 'create', 'update', 'delete'],
+                additionalProperties: false,
+              },
+              fields: {
+                type: 'object',
+                description: 'Present when some field has read or write access of its own: per such field, reading it (a hidden field is left out of answers) and writing it.',
+                additionalProperties: { type: 'object', properties: { read: allowance, write: allowance }, required: ['read', 'write'], additionalProperties: false },
+              },
+            },
             required: ['read', 'create', 'update', 'delete', 'owner'],
             additionalProperties: false,
           },

@@ -4,7 +4,7 @@ import { authorize } from '../core/access-policy.js';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
 import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
-import { assertEventFilterUsable } from '../core/access-rules/event-access.js';
+import { assertFiltersUsable } from '../core/access-rules/field-reads.js';
 import { readFilterExpression, type FilterLimits } from '../core/filter-expression/filter-parser.js';
 import { matchesFilter } from '../core/filter-expression/filter-evaluator.js';
 import type { FilterCondition } from '../store/list-spec.js';
@@ -113,7 +113,7 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       if (resource !== undefined) authorize(request.principal, resource, 'read');
     }
     // As is a filter on a field it may not read on every row (which events arrive would tell what it holds).
-    for (const [name, condition] of conditions ?? []) assertEventFilterUsable(request.principal, resourceNamed(schema, name), condition, 'filter the event stream');
+    for (const [name, condition] of conditions ?? []) assertFiltersUsable(request.principal, schema, resourceNamed(schema, name), [condition]);
 
     const headers = {
       'content-type': 'text/event-stream; charset=utf-8',

@@ -71,7 +71,13 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
       }),
     );
   }
-  return model;
+  const position = (path: string): { line: number; column: number } | undefined => {
+    const offset = locate(document, path.split('.'));
+    if (offset === undefined) return undefined;
+    const pos = lineCounter.linePos(offset);
+    return { line: pos.line, column: pos.col };
+  };
+  return Object.freeze({ ...model, source: { file, position } });
 }
 
 /** Where a path starts in the text: the key of a mapping entry, else the node itself. */

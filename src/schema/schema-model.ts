@@ -193,6 +193,14 @@ export interface SchemaModel {
   rateLimits: Readonly<Partial<Record<keyof RateLimitsDefinition, RateLimitPolicy>>>;
   /** The definition it was compiled from (recorded by migrations). */
   definition: SchemaDefinition;
+  /** The file it was read from, to place problems found after compiling (rule expressions, checked by the core). */
+  source?: SchemaSource;
+}
+
+export interface SchemaSource {
+  file: string;
+  /** Line and column where a dotted path (`resources.posts.rules.list`) is written, when known. */
+  position(path: string): { line: number; column: number } | undefined;
 }
 
 /** The id of a singleton resource's one record. */

@@ -9,6 +9,11 @@ const HASHES_PER_STATEMENT = 500;
 /** Every API key starts with this, so keys are recognisable (and secret scanners can find leaks). */
 export const API_KEY_PREFIX = 'rg_';
 
+/** A claim's value: a string, a number, a boolean, or an array of those (src/core/token-claims.ts checks them). */
+export type ClaimValue = string | number | boolean | readonly (string | number | boolean)[];
+/** An API key's claims, read by access rules as `@auth.claims.<name>`. */
+export type TokenClaims = Readonly<Record<string, ClaimValue>>;
+
 /** An API key as stored: never the key itself, only its SHA-256. */
 export interface ApiKeyRecord {
   id: number;
@@ -17,6 +22,8 @@ export interface ApiKeyRecord {
   prefix: string;
   scopes: string[];
   subject: string | null;
+  /** Its claims; absent when it has none (so keys without claims read as before claims existed). */
+  claims?: TokenClaims;
   createdAt: string;
   lastUsedAt: string | null;
   expiresAt: string | null;
@@ -27,6 +34,7 @@ export interface NewApiKey {
   name: string;
   scopes: readonly string[];
   subject?: string | undefined;
+  claims?: TokenClaims | undefined;
   expiresAt?: string | undefined;
 }
 
@@ -52,6 +60,8 @@ export class ApiKeyStore {
       hash: hashApiKey(key),
       scopes: [...new Set(input.scopes)].join(' '),
       subject: input.subject ?? null,
+      // Null for none: a key made before claims existed reads the same.
+      claims: input.claims === undefined || Object.keys(input.claims).length === 0 ? null : JSON.stringify(input.claims),
       createdAt: new Date().toISOString(),
       expiresAt: input.expiresAt ?? null,
     };
@@ -129,11 +139,20 @@ function toRecord(row: SqlRow): ApiKeyRecord {
     prefix: String(row.prefix),
     scopes: String(row.scopes).split(' ').filter((s) => s !== ''),
     subject: text(row.subject),
+    ...storedClaims(row.claims),
     createdAt: String(row.createdAt),
     lastUsedAt: text(row.lastUsedAt),
     expiresAt: text(row.expiresAt),
     revokedAt: text(row.revokedAt),
   };
+}
+
+/** Stored claims (JSON text, or null for none) as the record's `claims` member: none when there are none. */
+function storedClaims(stored: unknown): { claims?: TokenClaims } {
+  if (typeof stored !== 'string' || stored === '') return {};
+  const parsed: unknown = JSON.parse(stored);
+  const claims = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as TokenClaims) : {};
+  return Object.keys(claims).length === 0 ? {} : { claims };
 }
 
 function firstRow(rows: SqlRow[]): SqlRow {

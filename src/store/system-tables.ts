@@ -138,6 +138,13 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
     // a request whose key was taken over changes nothing (null: a claim made before version 2).
     statements: everywhere([`alter table "_restgraph_idempotency_keys" add column "claim" text`]),
   },
+  {
+    version: 3,
+    name: 'api keys carry claims',
+    // JSON of the key's claims, read by access rules as @auth.claims.<name> (null: none, as every
+    // key made before this version).
+    statements: everywhere([`alter table "_restgraph_api_keys" add column "claims" text`]),
+  },
 ];
 
 /** One of restgraph's own tables as this release lays it out (after every migration above). */
@@ -167,7 +174,7 @@ export const SYSTEM_DATA_TABLES: readonly SystemTableLayout[] = [
   },
   {
     name: '_restgraph_api_keys',
-    columns: ['id', 'name', 'prefix', 'hash', 'scopes', 'subject', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt'],
+    columns: ['id', 'name', 'prefix', 'hash', 'scopes', 'subject', 'createdAt', 'lastUsedAt', 'expiresAt', 'revokedAt', 'claims'],
     key: ['id'],
     generatedId: true,
   },

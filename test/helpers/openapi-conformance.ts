@@ -134,7 +134,7 @@ export class ResponseConformance {
     } catch {
       return [...problems, `${what}: the body is not JSON`];
     }
-    const schema = sparseFieldset(media.schema, url.searchParams, exchange.status);
+    const schema = sparseFieldset(media.schema, url.searchParams, exchange.status, compiled.document);
     const errors = this.#validate(compiled, JSON.stringify(schema), schema, body);
     if (errors !== undefined) problems.push(`${what}: the body does not match ${describeSchema(media.schema)}: ${errors}\n  body: ${exchange.body.slice(0, 600)}`);
     return problems;
@@ -180,15 +180,20 @@ function rewriteRefs(value: unknown, id: string): unknown {
 
 /**
  * With `fields=a,b` a record holds exactly those fields and the relations included: the record's
- * schema without its `required`, requiring the fields asked for instead.
+ * schema without its `required`, requiring the fields asked for instead, but for those the record
+ * may be without (field access leaves out a field the caller may not read: it is not required there).
  */
-function sparseFieldset(schema: SchemaObject, query: URLSearchParams, status: number): SchemaObject {
+function sparseFieldset(schema: SchemaObject, query: URLSearchParams, status: number, document: OpenApiDocument): SchemaObject {
   const fields = query.get('fields');
   if (fields === null || status !== 200) return schema;
-  const names = [...new Set([...fields.split(','), ...(query.get('include')?.split(',') ?? [])].map((n) => n.trim()).filter((n) => n !== ''))];
+  const include = (query.get('include')?.split(',') ?? []).map((n) => n.trim());
+  const names = [...new Set([...fields.split(','), ...include].map((n) => n.trim()).filter((n) => n !== ''))];
   const sparse = (s: unknown): SchemaObject | undefined => {
     const target = (s as ReferenceObject | undefined)?.$ref;
-    return target?.startsWith('#/components/schemas/') === true ? { type: 'object', $ref: `${target}__sparse`, required: names } : undefined;
+    if (target?.startsWith('#/components/schemas/') !== true) return undefined;
+    const record = resolve<SchemaObject>(document, { $ref: target });
+    const optional = Object.keys((record.properties as Record<string, unknown> | undefined) ?? {}).filter((n) => !((record.required as string[] | undefined) ?? []).includes(n) && !include.includes(n));
+    return { type: 'object', $ref: `${target}__sparse`, required: names.filter((n) => !optional.includes(n)) };
   };
   const apply = (s: SchemaObject): SchemaObject => {
     // A list that is an array or json-server's page envelope (`--compat json-server`): each way.

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useSession } from '../context.js';
+import { usableInQueries } from '../field-access.js';
 import { href } from '../route.js';
 import type { ResourceInfo } from '../schema.js';
 import { andExpression, nameableInExpression, quoted } from './filter-expression.js';
@@ -32,7 +33,7 @@ function narrowed(resource: string, query: URLSearchParams, field: string, value
 export function EnumCounts({ resource, query, filters }: { resource: ResourceInfo; query: URLSearchParams; filters: URLSearchParams }) {
   const { api } = useSession();
   const [counts, setCounts] = useState<FieldCounts[]>([]);
-  const enums = resource.fields.filter((field) => field.type === 'enum').map((field) => field.name);
+  const enums = resource.fields.filter((field) => field.type === 'enum' && usableInQueries(field)).map((field) => field.name);
   const scope = filters.toString();
   useEffect(() => {
     const controller = new AbortController();

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { usableInQueries } from '../field-access.js';
 import { OPERATORS, type FieldInfo, type ResourceInfo } from '../schema.js';
 
 /** A filter as a query parameter: `name=Alice` (eq) or `name[startsWith]=A`. */
@@ -41,8 +42,10 @@ function ValueInput({ field, operator, value, onInput }: { field: FieldInfo; ope
 
 /** Adds a filter on one field with one of its type's operators (docs/list-queries.md). */
 export function FilterBar({ resource, onAdd }: { resource: ResourceInfo; onAdd: (filter: Filter) => void }) {
-  const [fieldName, setFieldName] = useState(resource.fields[0]?.name ?? 'id');
-  const field = resource.fields.find((candidate) => candidate.name === fieldName) ?? resource.fields[0];
+  // A field the token reads only on some rows cannot be filtered by (a 403).
+  const usable = resource.fields.filter(usableInQueries);
+  const [fieldName, setFieldName] = useState(usable[0]?.name ?? 'id');
+  const field = usable.find((candidate) => candidate.name === fieldName) ?? usable[0];
   const operators = field === undefined ? [] : OPERATORS[field.type];
   const [operator, setOperator] = useState('eq');
   const [value, setValue] = useState('');
@@ -68,7 +71,7 @@ export function FilterBar({ resource, onAdd }: { resource: ResourceInfo; onAdd: 
       <div>
         <label for="filter-field">Field</label>
         <select id="filter-field" value={field.name} onInput={(event) => chooseField(event.currentTarget.value)}>
-          {resource.fields.map((candidate) => (
+          {usable.map((candidate) => (
             <option key={candidate.name} value={candidate.name}>
               {candidate.name}
             </option>

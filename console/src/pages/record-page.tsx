@@ -165,7 +165,13 @@ export function RecordPage({ resource, id }: { resource: ResourceInfo; id: strin
               <div key={field.name}>
                 <dt>{field.name}</dt>
                 <dd>
-                  <CellValue field={field} value={loaded.record[field.name]} />
+                  {field.readRule !== undefined && !(field.name in loaded.record) ? (
+                    <span class="muted" title={`Readable only on the rows where ${field.readRule}`}>
+                      not readable on this {resource.singular}
+                    </span>
+                  ) : (
+                    <CellValue field={field} value={loaded.record[field.name]} />
+                  )}
                 </dd>
               </div>
             ))}

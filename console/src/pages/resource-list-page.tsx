@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { nextLink } from '../api.js';
 import { accessTo, useSession } from '../context.js';
+import { usableInQueries } from '../field-access.js';
 import { compactJson } from '../format.js';
 import { href } from '../route.js';
 import type { FieldInfo, ResourceInfo } from '../schema.js';
@@ -137,6 +138,11 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
         )}
       </div>
       {resource.description !== undefined && <p class="muted">{resource.description}</p>}
+      {access.rules?.list.allowed === 'rule' && (
+        <p class="muted rule-note">
+          This token sees only the rows where <code>{access.rules.list.rule}</code>.
+        </p>
+      )}
       <ExpressionBar expression={expression} problem={expressionProblem} onApply={applyExpression} />
       <FilterBar resource={resource} onAdd={addFilter} />
       {filters.length > 0 && (
@@ -182,8 +188,11 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
             <tr>
               {resource.fields.map((field) => (
                 <th key={field.name} scope="col" aria-sort={ariaSort(field.name)}>
-                  {field.type === 'json' ? (
-                    field.name
+                  {field.type === 'json' || !usableInQueries(field) ? (
+                    <span title={field.readRule === undefined ? undefined : `Shown only on the rows where ${field.readRule}`}>
+                      {field.name}
+                      {field.readRule !== undefined && <span class="muted"> (some rows)</span>}
+                    </span>
                   ) : (
                     <button type="button" class="sort" onClick={() => sortBy(field.name)} title={`Sort by ${field.name}`}>
                       {field.name}

@@ -41,10 +41,12 @@ const NO_RULES: ResourceRules = Object.freeze({ rows: {}, fieldRead: new Map(), 
  * Compiles every resource's rules, so a server never starts with one it cannot apply.
  * @throws SchemaError naming the resource, the rule and the character position of each problem
  */
-export function checkAccessRules(schema: SchemaModel, file = 'schema'): void {
+export function checkAccessRules(schema: SchemaModel): void {
   const problems: SchemaProblem[] = [];
   for (const resource of schema.resources.values()) compileResource(resource, problems);
-  if (problems.length > 0) throw new SchemaError(file, problems);
+  if (problems.length === 0) return;
+  const source = schema.source;
+  throw new SchemaError(source?.file ?? 'schema', problems.map((p) => ({ ...p, ...source?.position(p.path) })));
 }
 
 /** The compiled rules of `resource` (compiled on first use; problems were refused at start). */
@@ -71,7 +73,8 @@ function compileResource(resource: ResourceModel, problems: SchemaProblem[]): Re
   const expression = (text: string, path: string, operation: CompiledRule['operation']): CompiledRule | undefined => {
     const reading = readRuleExpression(text, resource);
     if (reading.problem === undefined) return { operation, text, template: toNegationNormalForm(reading.rule) };
-    problems.push({ path, message: `the rule ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)} ${reading.problem} (character ${reading.offset})` });
+    const where = reading.problem.includes(` at ${reading.offset}`) ? '' : ` (at character ${reading.offset})`;
+    problems.push({ path, message: `in the rule ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)}: ${reading.problem}${where}` });
     return undefined;
   };
   const rows: Partial<Record<RuleOperation, CompiledRule>> = {};
@@ -108,7 +111,7 @@ function compileResource(resource: ResourceModel, problems: SchemaProblem[]): Re
     const reference = new AuthReference(text.replace(/^@/, '').split('.'), 0);
     const problem = !text.startsWith('@') ? 'is not a reference; expected @auth.sub or @auth.claims.<name>' : referenceProblem(reference.path);
     if (problem !== undefined || reference.name === 'auth.scopes' || reference.name === 'now' || field.type === 'json') {
-      problems.push({ path, message: `${JSON.stringify(text)} ${problem ?? `cannot fill ${name} (${field.type}); expected @auth.sub, @auth.kind or @auth.claims.<name>`} (character 0)` });
+      problems.push({ path, message: `${JSON.stringify(text)} ${problem ?? `cannot fill ${name} (${field.type}); expected @auth.sub, @auth.kind or @auth.claims.<name>`}` });
       continue;
     }
     presets.set(name, reference);
@@ -132,9 +135,9 @@ function nowText(): string {
 }
 
 /** What the row rule of `operation` comes to for `principal`: every row (true), none, or a condition. */
-export function ruleOutcome(principal: Principal, resource: ResourceModel, operation: RuleOperation, now = nowText()): RuleOutcome {
+export function ruleOutcome(principal: Principal, resource: ResourceModel, operation: RuleOperation, now?: string): RuleOutcome {
   const rule = rulesOf(resource).rows[operation];
-  return rule === undefined ? true : instantiateRule(rule.template, resource, principal, now);
+  return rule === undefined ? true : instantiateRule(rule.template, resource, principal, now ?? nowText());
 }
 
 /** A row rule as a filter the store compiles into its statement; undefined when it admits every row. */

@@ -1,10 +1,10 @@
 import type { ResourceModel } from '../../schema/schema-model.js';
 import type { StoredEvent } from '../../store/event-store.js';
-import type { FilterCondition, StoredRecord } from '../../store/list-spec.js';
+import type { StoredRecord } from '../../store/list-spec.js';
 import { canRead } from '../access-policy.js';
 import { rowVisibility } from '../filter-access.js';
 import { isAdmin, type Principal } from '../principal.js';
-import { assertFieldsUsable, fieldReadOutcomes, withoutHiddenFields } from './field-access.js';
+import { fieldReadOutcomes, withoutHiddenFields } from './field-access.js';
 
 /**
  * The access rules applied to events (docs/auth.md#events), for every consumer of the event
@@ -43,32 +43,4 @@ export function eventSeenBy(principal: Principal, resource: ResourceModel, event
   }
   if (shown === object && shownPrevious === previous) return event;
   return { ...event, data: shownPrevious === undefined ? { object: shown } : { object: shown, previous: shownPrevious } };
-}
-
-/**
- * @throws ForbiddenError (403) when `condition` (a subscription's `where:`, the event stream's
- * `filter=`: conditions on the record's own fields) tests a field `principal` may not read on every
- * row: which events arrive would tell what it holds.
- */
-export function assertEventFilterUsable(principal: Principal, resource: ResourceModel, condition: FilterCondition, use: string): void {
-  if (isAdmin(principal)) return;
-  assertFieldsUsable(principal, resource, fieldsOf(condition, new Set()), use);
-}
-
-/** The fields a condition tests (its own record's: events' filters follow no relation). */
-function fieldsOf(condition: FilterCondition, into: Set<string>): Set<string> {
-  switch (condition.op) {
-    case 'any':
-    case 'all':
-      for (const part of condition.value as readonly FilterCondition[]) fieldsOf(part, into);
-      break;
-    case 'not':
-      fieldsOf(condition.value as FilterCondition, into);
-      break;
-    case 'none':
-      break;
-    default:
-      into.add(condition.field);
-  }
-  return into;
 }

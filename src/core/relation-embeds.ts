@@ -1,0 +1,78 @@
+import { resourceNamed, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
+import type { StoredRecord } from '../store/list-spec.js';
+import type { RecordStore } from '../store/record-store.js';
+import { authorize } from './access-policy.js';
+import { assertForeignKeyUsable, shownRecords } from './access-rules/field-reads.js';
+import { visibleRowFilters } from './filter-access.js';
+import type { OperationContext } from './principal.js';
+
+/**
+ * `include`: related rows embedded in the rows of a read, one query per relation whatever the
+ * number of rows, under the target's access: its read access first, its row rules in the query
+ * (a list of related rows under the list rule, one related row under the read rule), its field
+ * access on each embedded row.
+ */
+export class RelationEmbeds {
+  readonly #schema: SchemaModel;
+  readonly #store: RecordStore;
+  /** Most related rows embedded per parent. */
+  readonly #maxEmbedded: number;
+
+  constructor(schema: SchemaModel, store: RecordStore, maxEmbedded: number) {
+    this.#schema = schema;
+    this.#store = store;
+    this.#maxEmbedded = maxEmbedded;
+  }
+
+  /**
+   * Embedding a relation reads its target: the same rule applies, before any row is read; a
+   * hasMany relation groups the target's rows by its foreign key, which the principal must be
+   * able to read on every row. @throws AuthenticationRequiredError, ForbiddenError
+   */
+  authorize(ctx: OperationContext, resource: ResourceModel, include: readonly string[]): void {
+    for (const name of include) {
+      const relation = resource.relations.get(name);
+      if (relation === undefined) continue;
+      const target = resourceNamed(this.#schema, relation.target);
+      authorize(ctx.principal, target, 'read');
+      if (relation.kind === 'hasMany') assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
+    }
+  }
+
+  /**
+   * Sets each relation of `include` on each of `records` (as the principal sees them: a belongsTo
+   * relation whose foreign key it may not read on a record is left out of it).
+   */
+  async embed(ctx: OperationContext, resource: ResourceModel, records: StoredRecord[], include: readonly string[]): Promise<void> {
+    if (records.length === 0) return;
+    for (const name of include) {
+      const relation = resource.relations.get(name);
+      if (relation === undefined) continue;
+      const target = resourceNamed(this.#schema, relation.target);
+      const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
+      if (relation.kind === 'hasMany') {
+        const parentIds = records.map((r) => r.id as number);
+        const children = await this.#store.listByKeys(target, relation.foreignKey, parentIds, {
+          sort: [{ field: 'id', direction: 'asc' }],
+          perKeyLimit: this.#maxEmbedded,
+          filters,
+        });
+        const byParent = new Map<unknown, StoredRecord[]>();
+        for (const child of shownRecords(ctx.principal, target, children)) {
+          const list = byParent.get(child[relation.foreignKey]) ?? [];
+          list.push(child);
+          byParent.set(child[relation.foreignKey], list);
+        }
+        for (const record of records) record[name] = byParent.get(record.id) ?? [];
+      } else {
+        const keys = [...new Set(records.map((r) => r[relation.foreignKey]).filter((k): k is number => typeof k === 'number'))];
+        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: 'id', op: 'in', value: keys }, ...filters], sort: [{ field: 'id', direction: 'asc' }], limit: keys.length });
+        const byId = new Map(shownRecords(ctx.principal, target, parents).map((p) => [p.id, p]));
+        for (const record of records) {
+          // A foreign key hidden on this record hides what it points to as well.
+          if (relation.foreignKey in record) record[name] = byId.get(record[relation.foreignKey]) ?? null;
+        }
+      }
+    }
+  }
+}
