@@ -57,8 +57,8 @@ describe('subscription groups keep apart principals that differ in one value the
   const active = (): number => running.server.app.restgraph.events.subscriberCount;
   const groups = (): number => running.server.app.restgraph.graphql.subscriptions.size;
 
-  async function apiKey(subject: string): Promise<string> {
-    const made = await send(running.server.base, 'POST', '/v1/tokens', { name: 'realtime', scopes: ['items:read'], subject });
+  async function apiKey(subject: string, claims?: Record<string, unknown>): Promise<string> {
+    const made = await send(running.server.base, 'POST', '/v1/tokens', { name: 'realtime', scopes: ['items:read'], subject, ...(claims === undefined ? {} : { claims }) });
     expect(made.status, made.text).toBe(201);
     return `Bearer ${made.json<{ key: string }>().key}`;
   }
@@ -78,6 +78,7 @@ describe('subscription groups keep apart principals that differ in one value the
     },
     { what: 'object claim team {id: t1} vs {id: t2}', first: () => jwt({ sub: 'u', team: { id: 't1' } }), second: () => jwt({ sub: 'u', team: { id: 't2' } }), firstRows: [{ teamId: 't1' }], secondRows: [{ teamId: 't2' }] },
     { what: 'scope items:extra present vs absent', first: () => jwt({ sub: 'u', scope: 'items:read items:extra' }), second: () => jwt({ sub: 'u' }), firstRows: [{ tag: 'extra' }], secondRows: [] },
+    { what: 'API key claim org acme vs globex', first: () => apiKey('u', { org: 'acme' }), second: () => apiKey('u', { org: 'globex' }), firstRows: [{ orgId: 'acme' }], secondRows: [{ orgId: 'globex' }] },
     { what: 'kind jwt vs key', first: () => jwt({ sub: 'u' }), second: () => apiKey('u'), firstRows: [{ tag: 'jwt' }], secondRows: [{ tag: 'key' }] },
   ];
 
