@@ -4,6 +4,9 @@ import type { AccessOperation, ResourceModel, RuleOperation, SchemaModel } from 
 import type { FilterCondition } from '../store/list-spec.js';
 import { fieldAllowances, rowRuleAllowances, type FieldAllowance, type RuleAllowance } from './access-rules/rule-summary.js';
 import { isAdmin, type Principal } from './principal.js';
+import { ruleReferences } from './access-rules/access-rules.js';
+import { referenceValue } from './access-rules/rule-instances.js';
+import { AuthReference } from './filter-expression/auth-references.js';
 
 
 /**
@@ -37,25 +40,54 @@ export function authorize(principal: Principal, resource: ResourceModel, operati
   }
 }
 
-/** Schemas with an owner rule on some resource (where a principal's subject decides what it sees). */
-const schemasWithOwners = new WeakMap<SchemaModel, boolean>();
+/** Which credential values decide what a principal sees under a schema, beyond its scopes (computed once per schema). */
+interface VisibilityParts {
+  /** An owner rule or a rule reads the subject. */
+  subject: boolean;
+  /** A rule reads `@auth.kind`. */
+  kind: boolean;
+  /** The claims rules read, as references (`@auth.claims.org`). */
+  claims: readonly AuthReference[];
+}
+
+const visibilityParts = new WeakMap<SchemaModel, VisibilityParts>();
+
+function visibilityPartsOf(schema: SchemaModel): VisibilityParts {
+  let parts = visibilityParts.get(schema);
+  if (parts === undefined) {
+    const references = ruleReferences(schema);
+    parts = {
+      subject: references.subject || [...schema.resources.values()].some((r) => r.owner !== undefined),
+      kind: references.kind,
+      claims: references.claims.map((path) => new AuthReference(['auth', 'claims', ...path.split('.')], 0)),
+    };
+    visibilityParts.set(schema, parts);
+  }
+  return parts;
+}
 
 /**
  * What decides which rows `principal` sees under the rules of `schema`: principals with the same
- * key pass the same access rules and get the same rows and errors from every read (so one
+ * key pass the same access rules and get the same rows, fields and errors from every read (so one
  * execution may serve them all). Admin sees everything; otherwise whether it is anonymous, its
- * scopes, and, where a resource has an owner rule, its subject.
+ * scopes, and each credential value the schema's rules read (docs/auth.md#rules): the subject
+ * (also for owner rules), the kind, each claim they name. Schemas without rules pay for none of these.
  */
 export function visibilityKey(principal: Principal, schema: SchemaModel): string {
   if (isAdmin(principal)) return 'admin';
-  let owners = schemasWithOwners.get(schema);
-  if (owners === undefined) schemasWithOwners.set(schema, (owners = [...schema.resources.values()].some((r) => r.owner !== undefined)));
+  const parts = visibilityPartsOf(schema);
   // Each part keeps apart what the rules keep apart: the scopes as a list (a JWT's array claim may
-  // hold a scope with a space in it, which is not the two scopes it spells), and an absent subject
-  // as null (it owns nothing, where the subject "" would own the rows whose owner is "").
-  const subject = owners ? (principal.subject ?? null) : null;
-  return JSON.stringify([principal.kind === 'anonymous', [...principal.scopes].sort(), subject]);
+  // hold a scope with a space in it, which is not the two scopes it spells), and an absent value
+  // as null, which no present value encodes to (a claim that is null counts as absent, as in the
+  // rules; "null" the text is a string; objects and arrays are their JSON): the absent subject owns
+  // nothing, where the subject "" would own the rows whose owner is "".
+  const key: unknown[] = [principal.kind === 'anonymous', [...principal.scopes].sort(), parts.subject ? (principal.subject ?? null) : null];
+  if (parts.kind) key.push(referenceValue(KIND, principal, ''));
+  for (const claim of parts.claims) key.push(referenceValue(claim, principal, '') ?? null);
+  return JSON.stringify(key);
 }
+
+const KIND = new AuthReference(['auth', 'kind'], 0);
 
 /** Whether the principal holds one of the scopes (a loop, not .some(): every request asks). */
 function hasAnyScope(principal: Principal, scopes: readonly string[]): boolean {

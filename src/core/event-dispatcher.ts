@@ -1,7 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { EventStore, StoredEvent } from '../store/event-store.js';
-import { canRead } from './access-policy.js';
-import { rowVisible } from './filter-access.js';
+import { visibilityKey } from './access-policy.js';
+import { eventSeenBy } from './access-rules/event-access.js';
 import type { Principal } from './principal.js';
 import type { WorkerLog } from '../retry-backoff.js';
 import { DeliveryQueue } from './delivery-queue.js';
@@ -35,8 +36,9 @@ interface Entry {
  * feeds every subscriber in event-id order, each from its own position: a new subscriber may start
  * from any past id (SSE `Last-Event-ID`) and is caught up from memory or the outbox, then continues live.
  * Live subscribers are indexed by event type, so an event costs only the subscribers that want
- * it. Each subscriber sees only the events its principal may read. A subscriber that cannot take
- * more is paused, and closed once too far behind; it never holds up writes or other subscribers.
+ * it. Each subscriber sees only the events its principal may read, as it may read them (see
+ * seenBy). A subscriber that cannot take more is paused, and closed once too far behind; it never
+ * holds up writes or other subscribers.
  */
 export class EventDispatcher {
   readonly #store: EventStore;
@@ -58,6 +60,13 @@ export class EventDispatcher {
   #stopped = false;
   /** Subscribers whose catching up failed: fed again at the next retry. */
   readonly #stalled = new Set<Entry>();
+  /**
+   * The views of the event handed out last that hide something, by visibility key (see seenBy): the
+   * ones used last (per-subject views, one per subscriber, share nothing).
+   */
+  readonly #views = new LRUCache<string, StoredEvent>({ max: 64 });
+  /** The id of the event #views are of. */
+  #viewsOf = 0;
 
   constructor(store: EventStore, schema: SchemaModel, options: EventDispatcherOptions = {}) {
     this.#store = store;
@@ -156,11 +165,25 @@ export class EventDispatcher {
     };
   }
 
-  /** Whether `principal` may see `event` (read access to its resource, the owner rule and the read rule on its row). */
-  visibleTo(principal: Principal, event: StoredEvent): boolean {
+  /**
+   * `event` as `principal` may see it (read access to its resource, the owner and read rules on its
+   * row, field access; see eventSeenBy), or undefined when it may not see it.
+   */
+  seenBy(principal: Principal, event: StoredEvent): StoredEvent | undefined {
     const resource = this.#schema.resources.get(event.resource);
-    if (resource === undefined || !canRead(principal, resource)) return false;
-    return rowVisible(principal, resource, event.data.object);
+    const seen = resource === undefined ? undefined : eventSeenBy(principal, resource, event);
+    if (seen === undefined || seen === event) return seen;
+    // Principals with the same visibility key see the same view: the one object for all of them,
+    // so a transport encodes it once (an event stream's frame), not once per subscriber.
+    if (this.#viewsOf !== event.id) {
+      this.#viewsOf = event.id;
+      this.#views.clear();
+    }
+    const key = visibilityKey(principal, this.#schema);
+    const known = this.#views.get(key);
+    if (known !== undefined) return known;
+    this.#views.set(key, seen);
+    return seen;
   }
 
   /** Ends every subscription (with reason 'shutdown') and stops reading. */
@@ -235,8 +258,10 @@ export class EventDispatcher {
   #deliverLive(entry: Entry, event: StoredEvent): void {
     // A subscriber may start ahead of this process (a Last-Event-ID seen through another instance
     // sharing the database): it already has the events up to its cursor.
-    if (entry.closed || event.id <= entry.cursor || !this.visibleTo(entry.subscriber.principal, event)) return;
-    if (!entry.subscriber.deliver(event)) {
+    if (entry.closed || event.id <= entry.cursor) return;
+    const seen = this.seenBy(entry.subscriber.principal, event);
+    if (seen === undefined) return;
+    if (!entry.subscriber.deliver(seen)) {
       // deliver() may have unsubscribed it (the consumer went away).
       if (!this.#entries.has(entry)) return;
       this.#leaveLive(entry, event.id);
@@ -310,8 +335,9 @@ export class EventDispatcher {
         const { subscriber } = entry;
         if (subscriber.types !== undefined && !subscriber.types.has(event.type)) continue;
         if (subscriber.recordId !== undefined && subscriber.recordId !== event.recordId) continue;
-        if (!this.visibleTo(subscriber.principal, event)) continue;
-        if (!subscriber.deliver(event)) {
+        const seen = this.seenBy(subscriber.principal, event);
+        if (seen === undefined) continue;
+        if (!subscriber.deliver(seen)) {
           if (!this.#entries.has(entry)) return;
           this.#pause(entry);
           return;

@@ -1,7 +1,8 @@
 import { resourceNamed, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import type { FilterCondition, StoredRecord } from '../store/list-spec.js';
 import { authorize, ownerReadFilter, rowPasses } from './access-policy.js';
-import { passesRule, ruleFilter } from './access-rules/access-rules.js';
+import { passesRule, ruleFilter, ruleOutcome } from './access-rules/access-rules.js';
+import { matchesFilter } from './filter-expression/filter-evaluator.js';
 import type { Principal } from './principal.js';
 import { assertFiltersUsable } from './access-rules/field-reads.js';
 
@@ -63,6 +64,18 @@ export function visibleRowFilters(principal: Principal, resource: ResourceModel,
 /** Whether `principal` may see `record` as one row (GET by id, a write's target, an event): owner and read rules. */
 export function rowVisible(principal: Principal, resource: ResourceModel, record: StoredRecord): boolean {
   return rowPasses(record, ownerReadFilter(principal, resource)) && passesRule(principal, resource, 'read', record);
+}
+
+/**
+ * {@link rowVisible} for several rows of one principal (an event's versions), the rules filled in
+ * once: undefined when every row is visible to it, else the test of a row.
+ */
+export function rowVisibility(principal: Principal, resource: ResourceModel): ((record: StoredRecord) => boolean) | undefined {
+  const owner = ownerReadFilter(principal, resource);
+  const rule = ruleOutcome(principal, resource, 'read');
+  if (rule === true) return owner === undefined ? undefined : (record) => rowPasses(record, owner);
+  if (rule === false) return () => false;
+  return (record) => rowPasses(record, owner) && matchesFilter(rule, record, resource);
 }
 
 /**

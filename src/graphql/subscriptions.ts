@@ -4,6 +4,7 @@ import type { FilterCondition } from '../store/list-spec.js';
 import type { WhereInput } from './where-input.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { authorize } from '../core/access-policy.js';
+import { assertFiltersUsable } from '../core/access-rules/field-reads.js';
 import { SlowConsumerError } from '../errors.js';
 import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { GraphqlContext } from './graphql-context.js';
@@ -131,11 +132,13 @@ export function subscriptionFields(
         },
         subscribe: (_root, args: { id?: string | null; where?: WhereInput | null }, ctx) => {
           if (ctx.events === undefined) throw new Error('subscriptions need the event dispatcher');
-          // The same rules as queries: refused now if the resource may not be read at all; rows
-          // the owner rule hides are never sent.
+          // The same rules as queries: refused now if the resource may not be read at all, or if
+          // where: tests a field the caller may not read on every row; rows and fields the rules
+          // hide are never sent (the event dispatcher's eventSeenBy).
           authorize(ctx.operation.principal, resource, 'read');
           const id = args.id === undefined || args.id === null ? undefined : idOf(resource, args.id);
           const condition = conditionOf(resource, args.where);
+          if (condition !== undefined) assertFiltersUsable(ctx.operation.principal, model, resource, [condition]);
           const matches = condition === undefined ? undefined : (event: StoredEvent) => matchesFilter(condition, event.data.object, resource);
           return eventIterator(ctx.events, ctx.operation.principal, new Set([type]), id, ctx.listeners, matches);
         },

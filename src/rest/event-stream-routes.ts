@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { authorize } from '../core/access-policy.js';
 import type { EventDispatcher, Subscription } from '../core/event-dispatcher.js';
 import { InvalidQueryError, type ErrorDetail } from '../errors.js';
-import type { SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
+import { assertFiltersUsable } from '../core/access-rules/field-reads.js';
 import { readFilterExpression, type FilterLimits } from '../core/filter-expression/filter-parser.js';
 import { matchesFilter } from '../core/filter-expression/filter-evaluator.js';
 import type { FilterCondition } from '../store/list-spec.js';
@@ -25,6 +27,9 @@ export interface EventStreamOptions {
   /** Bounds on `filter=` expressions (those of lists). */
   filterLimits?: FilterLimits;
 }
+
+/** Frames of one event kept for the streams still to get it: the event itself and its views (see frameOf). */
+const FRAMES_KEPT = 32;
 
 /** How long a stream being ended may take to flush its last comment before it is cut. */
 const END_GRACE_MS = 1000;
@@ -52,15 +57,25 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
 
   /**
    * Each event's SSE frame, encoded once however many streams it goes to: the dispatcher hands an
-   * event to every live stream in one go (its visibility decides only whether a stream gets it),
-   * so the last frame made is kept, and only that one (frames of recent events would double the
-   * memory the dispatcher bounds).
+   * event to every live stream in one go, as each stream's credential may see it (the event itself,
+   * or one view per visibility where the rules hide something), so the frames of the last event
+   * are kept, and only those (frames of recent events would double the memory the dispatcher bounds),
+   * the {@link FRAMES_KEPT} used last (per-subject views, one per stream, share nothing).
    */
-  let last: { event: StoredEvent; frame: Buffer } | undefined;
+  const frames = new LRUCache<StoredEvent, Buffer>({ max: FRAMES_KEPT });
+  let lastId = 0;
   const frameOf = (event: StoredEvent): Buffer => {
-    // In UTF-8 once: each stream's write then only copies the bytes.
-    if (last?.event !== event) last = { event, frame: Buffer.from(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`, 'utf8') };
-    return last.frame;
+    if (lastId !== event.id) {
+      lastId = event.id;
+      frames.clear();
+    }
+    let frame = frames.get(event);
+    if (frame === undefined) {
+      // In UTF-8 once: each stream's write then only copies the bytes.
+      frame = Buffer.from(`id: ${event.id}\nevent: ${event.type}\ndata: ${eventBody(event)}\n\n`, 'utf8');
+      frames.set(event, frame);
+    }
+    return frame;
   };
 
   async function stream(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -97,6 +112,8 @@ export function registerEventStreamRoutes(app: FastifyInstance, schema: SchemaMo
       const resource = schema.resources.get(known.get(type) ?? '');
       if (resource !== undefined) authorize(request.principal, resource, 'read');
     }
+    // As is a filter on a field it may not read on every row (which events arrive would tell what it holds).
+    for (const [name, condition] of conditions ?? []) assertFiltersUsable(request.principal, schema, resourceNamed(schema, name), [condition]);
 
     const headers = {
       'content-type': 'text/event-stream; charset=utf-8',
