@@ -16,10 +16,10 @@ import { PRINCIPALS, postWriteStatus, type Post, type User, type Who } from './m
  * written now against the documented semantics and skipped until it lands: run them with
  * RESTGRAPH_RULES_PENDING=1, and drop the `pendingIt` once they pass.
  */
-export function pendingIt(feature: string): (name: string, test: (context: TestContext) => Promise<void>) => void {
+export function pendingIt(feature: string): (name: string, test: (context: TestContext) => Promise<void>, timeout?: number) => void {
   const run = process.env.RESTGRAPH_RULES_PENDING === '1' ? it : it.skip;
-  return (name, test) => {
-    run(`${name} (pending ${feature})`, test);
+  return (name, test, timeout) => {
+    run(`${name} (pending ${feature})`, test, timeout);
   };
 }
 
