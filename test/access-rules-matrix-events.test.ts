@@ -23,6 +23,7 @@ type Write = { type: 'post.created' | 'post.updated' | 'post.deleted'; before?: 
 const FOLLOWERS: Who[] = [
   ...PRINCIPALS,
   { name: "alice's subject with globex's org claim", sub: '1', org: 'globex', scopes: [], admin: false, anonymous: false, credential: { kind: 'jwt', claims: { sub: '1', org: 'globex' } } },
+  { name: "alice's subject without an org claim", sub: '1', scopes: [], admin: false, anonymous: false, credential: { kind: 'jwt', claims: { sub: '1' } } },
 ];
 
 /** The events `who` may receive of `writes`, in order: the type, the id, and whether `previous` comes with it. */
@@ -122,6 +123,7 @@ describe('the multi-tenant matrix: subscriptions and /v1/events', () => {
   it('/v1/events: each principal receives exactly the events of the rows it may read (the new row for creates and updates, the old one for deletes)', async () => {
     const { followers, writes } = await scenario(false);
     expect(followers.length).toBe(FOLLOWERS.length - 1);
+    expect(followers.filter((f) => expectedEvents(f.who, writes).length === 0).map((f) => f.who.name)).toEqual(['anonymous', "alice's subject without an org claim"]);
     for (const { who, reader } of followers) {
       expect(reader.events.map((e) => ({ type: e.type, id: e.body.data.object.id })), `/v1/events of ${who.name}`).toEqual(expectedEvents(who, writes).map(({ type, id }) => ({ type, id })));
     }
@@ -135,8 +137,9 @@ describe('the multi-tenant matrix: subscriptions and /v1/events', () => {
     }
   }, 60_000);
 
-  // Rules on GraphQL subscriptions (issue 35 point 4) are being built on another branch.
-  pendingIt('rules on GraphQL subscriptions')('GraphQL subscriptions: each principal receives exactly the rows it may read', async () => {
+  // Principals that differ in one value the rules read only (alice and amy: the subject; alice with
+  // another org claim, or none) share no execution (issue 35 point 5).
+  it('GraphQL subscriptions: each principal receives exactly the rows it may read, none of another\'s group', async () => {
     const { followers, writes } = await scenario(true);
     for (const { who, created, updated, deleted } of followers) {
       const expected = expectedEvents(who, writes);

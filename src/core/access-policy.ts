@@ -3,6 +3,9 @@ import { AuthenticationRequiredError, ForbiddenError } from '../errors.js';
 import type { AccessOperation, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { FilterCondition } from '../store/list-spec.js';
 import { isAdmin, type Principal } from './principal.js';
+import { ruleReferences } from './access-rules/access-rules.js';
+import { referenceValue } from './access-rules/rule-instances.js';
+import { AuthReference } from './filter-expression/auth-references.js';
 
 
 /**
@@ -43,7 +46,8 @@ const schemasWithOwners = new WeakMap<SchemaModel, boolean>();
  * What decides which rows `principal` sees under the rules of `schema`: principals with the same
  * key pass the same access rules and get the same rows and errors from every read (so one
  * execution may serve them all). Admin sees everything; otherwise whether it is anonymous, its
- * scopes, and, where a resource has an owner rule, its subject.
+ * scopes, its subject where a resource has an owner rule or an access rule reads @auth.sub, and
+ * the kind and each claim the access rules read (ruleReferences).
  */
 export function visibilityKey(principal: Principal, schema: SchemaModel): string {
   if (isAdmin(principal)) return 'admin';
@@ -52,8 +56,16 @@ export function visibilityKey(principal: Principal, schema: SchemaModel): string
   // Each part keeps apart what the rules keep apart: the scopes as a list (a JWT's array claim may
   // hold a scope with a space in it, which is not the two scopes it spells), and an absent subject
   // as null (it owns nothing, where the subject "" would own the rows whose owner is "").
-  const subject = owners ? (principal.subject ?? null) : null;
-  return JSON.stringify([principal.kind === 'anonymous', [...principal.scopes].sort(), subject]);
+  // The access rules' references too (docs/auth.md#rules): the subject, the kind and each claim
+  // they read, an absent claim ([]) apart from every present value ([value]).
+  const references = ruleReferences(schema);
+  const subject = owners || references.subject ? (principal.subject ?? null) : null;
+  const kind = references.kind ? principal.kind : null;
+  const claims = references.claims.map((path) => {
+    const value = referenceValue(new AuthReference(['auth', 'claims', ...path.split('.')], 0), principal, '');
+    return value === undefined ? [] : [value];
+  });
+  return JSON.stringify([principal.kind === 'anonymous', [...principal.scopes].sort(), subject, kind, claims]);
 }
 
 /** Whether the principal holds one of the scopes (a loop, not .some(): every request asks). */
