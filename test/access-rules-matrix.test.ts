@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { dataOf, graphql, type GraphqlReply } from './helpers/graphql-request.js';
-import { json, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
-import { JWT_SECRET, PRINCIPALS, USERS, postsByOrg, postsOf, seesEmail, seesPost, seesUser, signJwt, type Post, type User, type Who } from './helpers/multi-tenant-model.js';
+import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { credentialOf, seedMultiTenant } from './helpers/multi-tenant-seed.js';
+import { JWT_SECRET, PRINCIPALS, postsByOrg, seesEmail, seesPost, seesUser, type Post, type User } from './helpers/multi-tenant-model.js';
 import { pendingIt, runWriteMatrix } from './helpers/multi-tenant-writes.js';
 
 /**
@@ -29,27 +30,11 @@ describe('the multi-tenant matrix', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ schema: 'examples/multi-tenant.yaml', jwt: { secret: JWT_SECRET } });
-    for (const user of USERS) {
-      const created = await t.app.inject({ method: 'POST', url: '/users', payload: user });
-      expect(created.statusCode, created.body).toBe(201);
-      users.push(json<User>(created));
-    }
-    // Each author writes its own posts, with the values the presets would set.
-    for (const user of users) {
-      const headers = { authorization: await signJwt({ sub: String(user.id), org: user.orgId }) };
-      for (const post of postsOf(user)) {
-        const created = await t.app.inject({ method: 'POST', url: '/posts', headers, payload: post });
-        expect(created.statusCode, created.body).toBe(201);
-        posts.push(json<Post>(created));
-      }
-    }
-    // A guest post: published in acme, written by globex's gus, whom acme cannot read (its author
-    // is null in GraphQL and include, a 404 on its relation route).
-    const guest = await t.app.inject({ method: 'POST', url: '/posts', payload: { title: 'gus guest report', body: 'a visit', published: true, views: 7, authorId: 3, orgId: 'acme' } });
-    expect(guest.statusCode, guest.body).toBe(201);
-    posts.push(json<Post>(guest));
+    const seeded = await seedMultiTenant(t.app);
+    users.push(...seeded.users);
+    posts.push(...seeded.posts);
     for (const who of PRINCIPALS) {
-      const header = await credentialOf(t, who);
+      const header = await credentialOf(t.app, who);
       if (header !== undefined) authorization.set(who.name, header);
     }
   });
@@ -218,20 +203,3 @@ describe('the multi-tenant matrix', () => {
     runWriteMatrix(() => ({ app: t.app, users, authorization }));
   });
 });
-
-/** The Authorization header of a principal: '' for none; undefined when it cannot be made (yet). */
-async function credentialOf(t: TestApp, who: Who): Promise<string | undefined> {
-  switch (who.credential.kind) {
-    case 'none':
-      return '';
-    case 'admin':
-      return `Bearer ${TEST_ADMIN_TOKEN}`;
-    case 'jwt':
-      return signJwt(who.credential.claims);
-    case 'key': {
-      const { subject, scopes, claims } = who.credential;
-      const created = await t.app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'matrix', scopes, claims, ...(subject === undefined ? {} : { subject }) } });
-      return created.statusCode === 201 ? `Bearer ${json<{ key: string }>(created).key}` : undefined;
-    }
-  }
-}
