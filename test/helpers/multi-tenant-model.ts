@@ -102,6 +102,24 @@ export function seesEmail(who: Who, user: User): boolean {
   return who.admin || isSubject(who, user.id) || who.scopes.includes('users:admin');
 }
 
+/** users.fields.email.write. */
+export function writesEmail(who: Who): boolean {
+  return who.admin || who.scopes.includes('users:admin');
+}
+
+/** The status of a REST write of a user, by the model (`email` in `change`: its field rule too). */
+export function userWriteStatus(who: Who, operation: 'create' | 'update' | 'delete', before: User | undefined, after: Partial<User>): number {
+  if (who.anonymous) return 401;
+  const admin = who.admin || who.scopes.includes('users:admin');
+  if (operation === 'create') return who.admin || (admin && sameOrg(who, after as User)) ? 201 : 403;
+  const row = before as User;
+  if (!seesUser(who, row)) return 404;
+  if (operation === 'delete') return who.admin || admin ? 204 : 403;
+  const rowRule = (user: User): boolean => who.admin || (sameOrg(who, user) && (isSubject(who, user.id) || admin));
+  if (!rowRule(row) || !rowRule({ ...row, ...after })) return 403;
+  return after.email !== undefined && !writesEmail(who) ? 403 : 200;
+}
+
 /** posts.rules.list (read defaults to it). */
 export function seesPost(who: Who, post: Post): boolean {
   return who.admin || (sameOrg(who, post) && (post.published || isSubject(who, post.authorId)));
