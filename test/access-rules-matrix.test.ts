@@ -133,6 +133,11 @@ describe('the multi-tenant matrix', () => {
         if (!who.anonymous) {
           const byAuthor = await t.app.inject({ url: `/posts?filter=${encodeURIComponent("author.name = 'amy' or author.name = 'gus'")}`, headers: h });
           expect(byAuthor.statusCode, byAuthor.body).toBe(200);
+          // A hasMany path too: the users with a draft the principal may read.
+          const withDrafts = await t.app.inject({ url: `/users?filter=${encodeURIComponent('posts.any(published = false)')}`, headers: h });
+          expect(ids(json<Row[]>(withDrafts))).toEqual(ids(users.filter((u) => seesUser(who, u) && visiblePosts().some((p) => p.authorId === u.id && !p.published))));
+          const where = await graphql<{ users: { id: string }[] }>(t.app, '{ users(where: { posts: { _some: { published: { eq: false } } } }, first: 100) { id } }', { headers: h });
+          expect(ids(dataOf(where).users)).toEqual(ids(json<Row[]>(withDrafts)));
           // A relation path sees only the related rows the principal may read (gus is not acme's).
           expect(ids(json<Row[]>(byAuthor))).toEqual(ids(visiblePosts().filter((p) => (p.authorId === 2 || p.authorId === 3) && seesUser(who, users[p.authorId - 1] as User))));
         }
