@@ -63,6 +63,8 @@ describe('the multi-tenant matrix', () => {
           url = /<([^>]+)>; rel="next"/.exec(String(page.headers.link ?? ''))?.[1]?.replace(/^https?:\/\/[^/]+/, '');
         }
         expect(pages).toEqual(ids(visiblePosts()));
+        const head = await t.app.inject({ method: 'HEAD', url: '/posts?count=true', headers: h });
+        expect(head.headers['x-total-count'], 'HEAD').toBe(String(visiblePosts().length));
         const drafts = await t.app.inject({ url: '/posts?filter=published = false&count=true', headers: h });
         expect(ids(json<Row[]>(drafts))).toEqual(ids(visiblePosts().filter((p) => !p.published)));
         const usersList = await t.app.inject({ url: '/users?count=true', headers: h });
