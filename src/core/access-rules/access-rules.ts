@@ -20,6 +20,8 @@ export interface CompiledRule {
   operation: RuleOperation | 'field';
   text: string;
   template: RuleCondition;
+  /** Whether it names `@now` (else the clock is not read for it). */
+  usesNow: boolean;
 }
 
 /** Who may see or set a field: an access rule (by credential alone), or a rule on the record. */
@@ -72,7 +74,7 @@ function compileResource(resource: ResourceModel, problems: SchemaProblem[]): Re
   const before = problems.length;
   const expression = (text: string, path: string, operation: CompiledRule['operation']): CompiledRule | undefined => {
     const reading = readRuleExpression(text, resource);
-    if (reading.problem === undefined) return { operation, text, template: toNegationNormalForm(reading.rule) };
+    if (reading.problem === undefined) return { operation, text, template: toNegationNormalForm(reading.rule), usesNow: /@now\b/.test(text) };
     const where = reading.problem.includes(` at ${reading.offset}`) ? '' : ` (at character ${reading.offset})`;
     problems.push({ path, message: `in the rule ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)}: ${reading.problem}${where}` });
     return undefined;
@@ -137,7 +139,7 @@ function nowText(): string {
 /** What the row rule of `operation` comes to for `principal`: every row (true), none, or a condition. */
 export function ruleOutcome(principal: Principal, resource: ResourceModel, operation: RuleOperation, now?: string): RuleOutcome {
   const rule = rulesOf(resource).rows[operation];
-  return rule === undefined ? true : instantiateRule(rule.template, resource, principal, now ?? nowText());
+  return rule === undefined ? true : instantiateRule(rule.template, resource, principal, now ?? (rule.usesNow ? nowText() : ''));
 }
 
 /** A row rule as a filter the store compiles into its statement; undefined when it admits every row. */
@@ -169,9 +171,9 @@ export function enforceRule(principal: Principal, resource: ResourceModel, opera
 }
 
 /** Whether a field access (read or write) holds for this principal on every row (no row decides). */
-export function fieldAccessOutcome(principal: Principal, resource: ResourceModel, access: FieldAccess | undefined, now = nowText()): RuleOutcome {
+export function fieldAccessOutcome(principal: Principal, resource: ResourceModel, access: FieldAccess | undefined, now?: string): RuleOutcome {
   if (access === undefined || isAdmin(principal)) return true;
-  if (access.kind === 'rule') return instantiateRule(access.rule.template, resource, principal, now);
+  if (access.kind === 'rule') return instantiateRule(access.rule.template, resource, principal, now ?? (access.rule.usesNow ? nowText() : ''));
   const rule = access.rule;
   if (rule.kind === 'public') return true;
   if (principal.kind === 'anonymous') return false;

@@ -17,10 +17,9 @@ import type { RuleOutcome } from './rule-instances.js';
 export function fieldReadOutcomes(principal: Principal, resource: ResourceModel): ReadonlyMap<string, RuleOutcome> {
   const access = rulesOf(resource).fieldRead;
   if (access.size === 0) return NO_OUTCOMES;
-  const now = new Date().toISOString();
   let outcomes: Map<string, RuleOutcome> | undefined;
   for (const [name, rule] of access) {
-    const outcome = fieldAccessOutcome(principal, resource, rule, now);
+    const outcome = fieldAccessOutcome(principal, resource, rule);
     if (outcome !== true) (outcomes ??= new Map()).set(name, outcome);
   }
   return outcomes ?? NO_OUTCOMES;
