@@ -21,6 +21,7 @@ import {
 } from './schema-model.js';
 import type { SchemaProblem } from '../errors.js';
 import { checkDefault } from './field-json-schema.js';
+import { compileAccounts } from './accounts-model.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from './rate-limit-policy.js';
 
 /**
@@ -172,6 +173,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
   }
 
   const rateLimits = compileRateLimits(definition.rateLimits ?? {}, problems);
+  const accounts = compileAccounts(definition.accounts, resources, problems);
   if (problems.length > 0) return { problems };
   for (const resource of resources.values()) Object.freeze(resource);
   const model: SchemaModel = Object.freeze({
@@ -180,6 +182,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     latestVersion: versions[versions.length - 1] ?? 'v1',
     resources,
     rateLimits,
+    ...(accounts === undefined ? {} : { accounts }),
     definition,
   });
   return { model, problems };

@@ -1,3 +1,4 @@
+import type { AccountsDefinition, AccountsModel } from './accounts-model.js';
 import type { RateLimitPolicy } from './rate-limit-policy.js';
 
 /**
@@ -119,6 +120,8 @@ export interface RateLimitsDefinition {
 export interface SchemaDefinition {
   versions?: VersionDefinition[];
   rateLimits?: RateLimitsDefinition;
+  /** Which resource holds end-user accounts (docs/accounts.md). */
+  accounts?: AccountsDefinition;
   resources: Record<string, ResourceDefinition>;
 }
 
@@ -191,6 +194,8 @@ export interface SchemaModel {
   resources: ReadonlyMap<string, ResourceModel>;
   /** Server-wide quotas declared in the file (named `default`, `anonymous`, `graphql`). */
   rateLimits: Readonly<Partial<Record<keyof RateLimitsDefinition, RateLimitPolicy>>>;
+  /** End-user accounts: the resource that holds them, its identifier and token claims (docs/accounts.md). */
+  accounts?: AccountsModel;
   /** The definition it was compiled from (recorded by migrations). */
   definition: SchemaDefinition;
   /** The file it was read from, to place problems found after compiling (rule expressions, checked by the core). */

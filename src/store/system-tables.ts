@@ -145,7 +145,54 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
     // key made before this version).
     statements: everywhere([`alter table "_restgraph_api_keys" add column "claims" text`]),
   },
+  {
+    version: 4,
+    name: 'end-user accounts: credentials, refresh tokens, signing keys',
+    statements: accountTables,
+  },
 ];
+
+/**
+ * Version 4: what accounts (docs/accounts.md) keep apart from the resource's fields. Credentials
+ * are keyed by the account's resource and record id, and remember the record's `createdAt`, so
+ * that a record made later under a reused id never inherits them. Refresh tokens are stored as
+ * SHA-256; signing keys as JWKs.
+ */
+function accountTables(rules: SqlDialectRules): string[] {
+  const id = rules.idColumnDefinition();
+  return [
+    `create table "_restgraph_credentials" (
+      "resource" text not null,
+      "recordId" bigint not null,
+      "recordCreatedAt" text not null,
+      "passwordHash" text,
+      "emailVerifiedAt" text,
+      "updatedAt" text not null,
+      primary key ("resource", "recordId")
+    )`,
+    `create table "_restgraph_refresh_tokens" (
+      ${id},
+      "hash" text not null unique,
+      "family" text not null,
+      "resource" text not null,
+      "recordId" bigint not null,
+      "createdAt" text not null,
+      "expiresAt" text not null,
+      "usedAt" text,
+      "revokedAt" text
+    )`,
+    `create index "rg_ix_refresh_tokens_family" on "_restgraph_refresh_tokens" ("family")`,
+    `create index "rg_ix_refresh_tokens_account" on "_restgraph_refresh_tokens" ("resource", "recordId")`,
+    `create table "_restgraph_signing_keys" (
+      "kid" text primary key,
+      "algorithm" text not null,
+      "privateKey" text not null,
+      "publicKey" text not null,
+      "createdAt" text not null,
+      "retiredAt" text
+    )`,
+  ];
+}
 
 /** One of restgraph's own tables as this release lays it out (after every migration above). */
 export interface SystemTableLayout {
@@ -194,4 +241,17 @@ export const SYSTEM_DATA_TABLES: readonly SystemTableLayout[] = [
   },
   { name: '_restgraph_webhook_attempts', columns: ['id', 'deliveryId', 'attemptedAt', 'durationMs', 'responseStatus', 'error'], key: ['id'], generatedId: true },
   { name: '_restgraph_rate_limits', columns: ['key', 'used', 'expiresAt'], key: ['key'], generatedId: false },
+  {
+    name: '_restgraph_credentials',
+    columns: ['resource', 'recordId', 'recordCreatedAt', 'passwordHash', 'emailVerifiedAt', 'updatedAt'],
+    key: ['resource', 'recordId'],
+    generatedId: false,
+  },
+  {
+    name: '_restgraph_refresh_tokens',
+    columns: ['id', 'hash', 'family', 'resource', 'recordId', 'createdAt', 'expiresAt', 'usedAt', 'revokedAt'],
+    key: ['id'],
+    generatedId: true,
+  },
+  { name: '_restgraph_signing_keys', columns: ['kid', 'algorithm', 'privateKey', 'publicKey', 'createdAt', 'retiredAt'], key: ['kid'], generatedId: false },
 ];
