@@ -100,6 +100,20 @@ export class InvalidTokenError extends RestgraphError {
   }
 }
 
+/**
+ * A sign-in, refresh or password check failed: the same answer whatever was wrong (unknown
+ * identifier, wrong password, used or revoked refresh token), so it tells nothing about accounts.
+ */
+export class InvalidCredentialsError extends RestgraphError {
+  readonly code = 'invalid-credentials';
+  readonly status = 401;
+  readonly title = 'Invalid credentials';
+  /** A 401 names its scheme (RFC 9110, section 15.5.2). */
+  constructor(detail: string) {
+    super(detail, { headers: { 'www-authenticate': 'Bearer realm="restgraph"' } });
+  }
+}
+
 /** The credential is valid but lacks a scope the operation needs. */
 export class ForbiddenError extends RestgraphError {
   readonly code = 'forbidden';

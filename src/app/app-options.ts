@@ -67,6 +67,10 @@ export interface RestgraphOptions {
   jwt?: JwtOptions;
   /** How long a verified API key is trusted before the database is asked again (revocation delay). @default 10_000 (10 s) */
   apiKeyCacheMs?: number;
+  /** How long the access tokens of accounts live, in seconds (docs/accounts.md). @default 900 (15 min) */
+  accessTokenSeconds?: number;
+  /** How long a refresh token of an account lives unused, in seconds; each refresh issues a new one. @default 2_592_000 (30 days) */
+  refreshTokenSeconds?: number;
   /**
    * How often the credentials of open streams (GraphQL over WebSocket and SSE, /v1/events) are
    * checked again against the database, not the key cache: a key revoked elsewhere (another
@@ -233,6 +237,8 @@ export interface ResolvedOptions {
   adminToken: string | undefined;
   jwt: JwtOptions | undefined;
   apiKeyCacheMs: number;
+  accessTokenSeconds: number;
+  refreshTokenSeconds: number;
   streamCredentialCheckMs: number;
   bootstrapAdminKey: boolean;
   graphql: GraphqlOptions;
@@ -273,6 +279,8 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   adminToken: undefined,
   jwt: undefined,
   apiKeyCacheMs: 10_000, // 10 s
+  accessTokenSeconds: 15 * 60, // 15 min
+  refreshTokenSeconds: 30 * 24 * 60 * 60, // 30 days
   // 5 s: a revoked key's streams end within 10 s (SECURITY.md), with room for the check's query.
   streamCredentialCheckMs: 5000,
   bootstrapAdminKey: true,
@@ -331,6 +339,8 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     adminToken: options.adminToken,
     jwt: options.jwt,
     apiKeyCacheMs: options.apiKeyCacheMs ?? DEFAULT_OPTIONS.apiKeyCacheMs,
+    accessTokenSeconds: options.accessTokenSeconds ?? DEFAULT_OPTIONS.accessTokenSeconds,
+    refreshTokenSeconds: options.refreshTokenSeconds ?? DEFAULT_OPTIONS.refreshTokenSeconds,
     streamCredentialCheckMs: options.streamCredentialCheckMs ?? DEFAULT_OPTIONS.streamCredentialCheckMs,
     bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
     graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),

@@ -28,6 +28,8 @@ import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
+import { setUpAccounts } from './account-setup.js';
+import { registerAccountRoutes } from '../rest/account-routes.js';
 import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-access.js';
 import { createAppLogging } from './app-logging.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
@@ -104,6 +106,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     onEventsCommitted: (events) => dispatcher.committed(events),
   });
   const tokens = new TokenOperations(storage.apiKeys);
+  const accountSetup = await setUpAccounts(schema, storage, options, operations);
   const logging = createAppLogging(options.logLevel, options.logDestination);
   lifecycle.add(logging.stop);
   logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
@@ -112,6 +115,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     ...(options.jwt === undefined ? {} : { jwt: options.jwt }),
     apiKeyCacheMs: options.apiKeyCacheMs,
     onBackgroundError: (error) => logging.logger.warn({ err: error }, 'recording API key use failed'),
+    ...(accountSetup === undefined ? {} : { accountTokens: accountSetup.accessTokens }),
   });
 
   // HTTP.
@@ -176,7 +180,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     streamCredentials.endCredential(apiKeyCredentialId(id));
   });
   registerWebhookRoutes(app, webhooks);
-  registerAuthRoutes(app, schema);
+  registerAuthRoutes(app, schema, accountSetup?.accounts);
+  if (accountSetup !== undefined) registerAccountRoutes(app, accountSetup.accounts, accountSetup.keys);
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
     reconnectDelayMs: options.events.reconnectDelayMs,

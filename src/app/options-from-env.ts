@@ -75,6 +75,8 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     options.idempotencyClaimTimeoutMs = integer(env, 'RESTGRAPH_IDEMPOTENCY_CLAIM_TIMEOUT_SECONDS', 60, 1, 86_400) * 1000;
   }
   if (env.RESTGRAPH_API_KEY_CACHE_SECONDS !== undefined) options.apiKeyCacheMs = integer(env, 'RESTGRAPH_API_KEY_CACHE_SECONDS', 10, 0, 3600) * 1000;
+  if (env.RESTGRAPH_ACCESS_TOKEN_SECONDS !== undefined) options.accessTokenSeconds = integer(env, 'RESTGRAPH_ACCESS_TOKEN_SECONDS', 900, 60, 86_400);
+  if (env.RESTGRAPH_REFRESH_TOKEN_SECONDS !== undefined) options.refreshTokenSeconds = integer(env, 'RESTGRAPH_REFRESH_TOKEN_SECONDS', 2_592_000, 300, 31_536_000);
   if (env.RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS !== undefined) {
     options.streamCredentialCheckMs = integer(env, 'RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS', 5, 1, 3600) * 1000;
   }

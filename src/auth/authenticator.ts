@@ -20,7 +20,17 @@ export interface AuthenticatorOptions {
   apiKeyCacheMs?: number;
   /** Called when recording a key's last use fails (it never fails a request). */
   onBackgroundError?: (error: unknown) => void;
+  /** Verifies the access tokens restgraph signs for accounts (those whose `kid` starts `rg-`): src/core/accounts. */
+  accountTokens?: AccountTokenVerifier;
 }
+
+/** What the authenticator needs of account tokens: their principal, or an InvalidTokenError. */
+export interface AccountTokenVerifier {
+  principal(token: string): Promise<Principal>;
+}
+
+/** The `kid` prefix of the keys restgraph signs account tokens with. */
+const ACCOUNT_KEY_ID_PREFIX = 'rg-';
 
 interface CachedKey {
   principal: Principal;
@@ -66,6 +76,7 @@ export class Authenticator {
   });
   readonly #lastTouched = new LRUCache<number, number>({ maxSize: LAST_TOUCHED_BYTES, sizeCalculation: () => LAST_TOUCHED_ENTRY_BYTES });
   readonly #onBackgroundError: (error: unknown) => void;
+  readonly #accountTokens: AccountTokenVerifier | undefined;
 
   constructor(apiKeys: ApiKeyStore, options: AuthenticatorOptions = {}) {
     this.#apiKeys = apiKeys;
@@ -80,6 +91,7 @@ export class Authenticator {
     }
     this.#cacheMs = options.apiKeyCacheMs ?? 10_000;
     this.#onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.#accountTokens = options.accountTokens;
   }
 
   /** Whether any JWT verification is configured. */
@@ -124,7 +136,7 @@ export class Authenticator {
   /** Verifies what memory could not: an API key against the database, or a JWT. */
   async #verify(token: string, header: string): Promise<Principal> {
     if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token, header);
-    if (token.split('.').length === 3) return this.#verifyJwt(token);
+    if (token.split('.').length === 3) return this.#accountTokens !== undefined && isAccountToken(token) ? this.#accountTokens.principal(token) : this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
   }
 
@@ -273,6 +285,15 @@ export class Authenticator {
     }
     if (this.#jwks !== undefined) return (await jwtVerify(token, this.#jwks, options)).payload;
     throw lastError;
+  }
+}
+
+/** Whether a JWT names one of restgraph's own keys (then only they may verify it, never a configured issuer's). */
+function isAccountToken(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).kid?.startsWith(ACCOUNT_KEY_ID_PREFIX) === true;
+  } catch {
+    return false;
   }
 }
 

@@ -13,6 +13,8 @@ export interface Principal {
    * (docs/auth.md#rules). Absent: none.
    */
   readonly claims?: Readonly<Record<string, unknown>>;
+  /** An access token restgraph signed for an account (docs/accounts.md): its subject is the record's id. */
+  readonly account?: boolean;
   /** Stable id of the credential (API key id, JWT `jti`/`sub`), for rate limits and idempotency scopes. */
   readonly credentialId: string;
 }

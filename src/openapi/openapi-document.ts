@@ -9,6 +9,7 @@ import { resourcePaths } from './resource-paths.js';
 import { aggregatePath } from './aggregate-path.js';
 import { dbPath, JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
 import { resourceSchemas } from './resource-schemas.js';
+import { accountPaths } from './account-paths.js';
 import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
 import { eventTypes, serviceSchemas } from './service-schemas.js';
 import { resourcesFor } from './versioned-view.js';
@@ -77,6 +78,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
       resources.map((r) => r.model.access.read),
     ),
     systemPaths(openApiDocumentUrls(schema), options.metrics),
+    schema.accounts === undefined ? {} : accountPaths(schema.accounts, resources.find((r) => r.name === schema.accounts?.resource)?.typeName),
   );
   uniqueOperationIds(paths);
   if (options.rateLimits) addRateLimits(paths);

@@ -180,6 +180,7 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
           required: ['tokens', 'webhooks'],
           additionalProperties: false,
         },
+        account: { type: ['object', 'null'], description: "With an account's access token: the account's record as the resource's read rules show it to its user (null when they hide it)." },
       },
       required: ['kind', 'subject', 'scopes', 'admin', 'resources', 'manage'],
       additionalProperties: false,

@@ -1,0 +1,39 @@
+import { AccessTokens } from '../core/accounts/access-tokens.js';
+import { AccountOperations } from '../core/accounts/account-operations.js';
+import { SigningKeys } from '../core/accounts/signing-keys.js';
+import type { ResourceOperations } from '../core/resource-operations.js';
+import type { SchemaModel } from '../schema/schema-model.js';
+import { CredentialStore } from '../store/credential-store.js';
+import { RefreshTokenStore } from '../store/refresh-token-store.js';
+import { SigningKeyStore } from '../store/signing-key-store.js';
+import type { ResolvedOptions } from './app-options.js';
+import type { Storage } from './storage.js';
+
+/** The accounts of a schema with `accounts:`, and the keys their tokens are signed with. */
+export interface AccountSetup {
+  accounts: AccountOperations;
+  keys: SigningKeys;
+  accessTokens: AccessTokens;
+}
+
+/**
+ * Sets up accounts when the schema declares them: the first start stores a signing key in the
+ * database (every instance then signs and verifies with the keys stored there).
+ */
+export async function setUpAccounts(schema: SchemaModel, storage: Storage, options: ResolvedOptions, operations: ResourceOperations): Promise<AccountSetup | undefined> {
+  const model = schema.accounts;
+  if (model === undefined) return undefined;
+  const keys = new SigningKeys(new SigningKeyStore(storage.db), options.accessTokenSeconds * 1000);
+  await keys.ensureKey();
+  const accessTokens = new AccessTokens(keys, options.accessTokenSeconds);
+  const accounts = new AccountOperations({
+    schema: { ...schema, accounts: model },
+    operations,
+    records: storage.records,
+    credentials: new CredentialStore(storage.db),
+    refreshTokens: new RefreshTokenStore(storage.db),
+    accessTokens,
+    refreshTokenSeconds: options.refreshTokenSeconds,
+  });
+  return { accounts, keys, accessTokens };
+}

@@ -1,0 +1,232 @@
+import { AuthenticationRequiredError, ForbiddenError, InvalidCredentialsError, RestgraphError, ValidationError } from '../../errors.js';
+import type { AccountsModel } from '../../schema/accounts-model.js';
+import { resourceNamed, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
+import type { AccountKey, CredentialStore } from '../../store/credential-store.js';
+import type { StoredRecord } from '../../store/list-spec.js';
+import type { RecordStore } from '../../store/record-store.js';
+import type { RefreshTokenStore } from '../../store/refresh-token-store.js';
+import { enforceRule } from '../access-rules/access-rules.js';
+import { createFieldChecks, enforceFieldChecks } from '../access-rules/write-access.js';
+import { isPlainObject } from '../merge-patch.js';
+import { isAdmin, type OperationContext, type Principal } from '../principal.js';
+import type { ResourceOperations } from '../resource-operations.js';
+import type { AccessTokens } from './access-tokens.js';
+import { AccountSessions, type SessionTokens } from './account-sessions.js';
+import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, needsRehash, passwordLength, verifyNothing, verifyPassword } from './password-hashing.js';
+
+export type { SessionTokens };
+
+/** How long refresh tokens live by default: 30 days, renewed by every refresh (each refresh issues a new one). */
+export const DEFAULT_REFRESH_TOKEN_SECONDS = 30 * 24 * 60 * 60;
+
+/** Writes the sign-up's record: every field check is made here, as the new account's own (see signUp). */
+const SIGN_UP_WRITER: Principal = Object.freeze({ kind: 'admin-token', scopes: new Set(['admin']), credentialId: 'sign-up' });
+
+/**
+ * End-user accounts (docs/accounts.md), one core for every adapter: sign-up, sign-in, refresh,
+ * sign-out, password change; and the functions the email and OpenID Connect flows build on
+ * ({@link setPassword}, {@link markEmailVerified}, {@link findByIdentifier}, {@link startSession}).
+ */
+export class AccountOperations {
+  readonly accounts: AccountsModel;
+  readonly resource: ResourceModel;
+  readonly #operations: ResourceOperations;
+  readonly #records: RecordStore;
+  readonly #credentials: CredentialStore;
+  readonly #refreshTokens: RefreshTokenStore;
+  readonly #sessions: AccountSessions;
+
+  constructor(options: {
+    schema: SchemaModel & { accounts: AccountsModel };
+    operations: ResourceOperations;
+    records: RecordStore;
+    credentials: CredentialStore;
+    refreshTokens: RefreshTokenStore;
+    accessTokens: AccessTokens;
+    refreshTokenSeconds: number;
+  }) {
+    this.accounts = options.schema.accounts;
+    this.resource = resourceNamed(options.schema, this.accounts.resource);
+    this.#operations = options.operations;
+    this.#records = options.records;
+    this.#credentials = options.credentials;
+    this.#refreshTokens = options.refreshTokens;
+    this.#sessions = new AccountSessions(this.accounts, this.resource, options.refreshTokens, options.accessTokens, options.refreshTokenSeconds * 1000);
+  }
+
+  /**
+   * Creates an account: its record from the body's profile fields and identifier, its password
+   * apart. The body may set only what the new account's own user could (the resource's field write
+   * access and create rule, judged for an anonymous caller whose subject is the new record's id);
+   * refused, nothing is written. `signUp: closed` refuses everyone; `invite`, everyone but admins.
+   * @throws ForbiddenError, ValidationError, UniqueConflictError
+   */
+  async signUp(ctx: OperationContext, body: unknown): Promise<StoredRecord | null> {
+    const admin = isAdmin(ctx.principal);
+    if (this.accounts.signUp === 'closed') throw new ForbiddenError('Sign-up is closed on this server.');
+    if (this.accounts.signUp === 'invite' && !admin) throw new ForbiddenError('Accounts on this server are created by invitation only.');
+    if (!isPlainObject(body)) throw new ValidationError('The body must be a JSON object.');
+    const { password, ...profile } = body;
+    if (typeof profile[this.accounts.identifier] !== 'string') {
+      throw new ValidationError(`Sign-up needs ${this.accounts.identifier}.`, { errors: [{ pointer: `/${this.accounts.identifier}`, detail: 'is required (a string)' }] });
+    }
+    const passwordHash = await hashPassword(checkNewPassword(password, '/password'));
+    const record = await this.#operations.create({ ...ctx, principal: SIGN_UP_WRITER }, this.resource, profile, {
+      beforeCommit: async (tx, created) => {
+        if (created === undefined) return;
+        if (!admin) {
+          const own = newAccountPrincipal(created);
+          enforceFieldChecks(this.resource, createFieldChecks(own, this.resource, profile), created);
+          enforceRule(own, this.resource, 'create', created);
+        }
+        await this.#credentials.setPassword(accountKey(this.resource, created), passwordHash, tx);
+      },
+    });
+    return this.#userView(String(record.id));
+  }
+
+  /**
+   * Signs in with identifier and password. Every failure is the same 401, after the same work (an
+   * unknown identifier verifies the password against a dummy hash), so that neither the answer nor
+   * its time tells whether the account exists. @throws InvalidCredentialsError
+   */
+  async signIn(body: unknown): Promise<SessionTokens> {
+    const identifier = isPlainObject(body) ? body[this.accounts.identifier] : undefined;
+    const password = isPlainObject(body) ? body.password : undefined;
+    if (typeof identifier !== 'string' || typeof password !== 'string' || passwordLength(password) > MAX_PASSWORD_LENGTH) {
+      throw new ValidationError(`Sign-in needs ${this.accounts.identifier} and password (strings).`);
+    }
+    const record = await this.findByIdentifier(identifier);
+    const key = record === undefined ? undefined : accountKey(this.resource, record);
+    const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
+    const valid = stored === undefined ? await verifyNothing(password) : await verifyPassword(stored, password);
+    if (!valid || record === undefined || key === undefined || stored === undefined) throw this.#wrongCredentials();
+    if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
+    return this.startSession(record);
+  }
+
+  /**
+   * Exchanges a refresh token for new tokens; the old one is used up. A used token presented again
+   * means it was copied: the whole session (its family) is revoked. @throws InvalidCredentialsError
+   */
+  async refresh(body: unknown): Promise<SessionTokens> {
+    const token = refreshTokenOf(body);
+    const found = await this.#refreshTokens.find(token);
+    const refused = new InvalidCredentialsError('The refresh token is not valid (unknown, expired, revoked or used); sign in again.');
+    if (found === undefined || found.revokedAt !== null || found.resource !== this.resource.name) throw refused;
+    if (found.usedAt !== null || !(await this.#refreshTokens.markUsed(found.id))) {
+      await this.#refreshTokens.revokeFamily(found.family);
+      throw refused;
+    }
+    if (Date.parse(found.expiresAt) <= Date.now()) throw refused;
+    const record = await this.#records.findById(this.resource, found.recordId);
+    if (record === undefined || (await this.#credentials.find(accountKey(this.resource, record))) === undefined) throw refused;
+    return this.#sessions.issue(record, (subject) => this.#userView(subject), found.family);
+  }
+
+  /** Ends the session of a refresh token (its whole family). Unknown tokens end nothing, without saying so. */
+  async signOut(body: unknown): Promise<void> {
+    const found = await this.#refreshTokens.find(refreshTokenOf(body));
+    if (found !== undefined) await this.#refreshTokens.revokeFamily(found.family);
+  }
+
+  /** Ends every session of the caller's account (access tokens already issued live out their minutes). */
+  async signOutEverywhere(principal: Principal): Promise<void> {
+    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId: accountIdOf(principal) });
+  }
+
+  /**
+   * Changes the caller's password, given the current one; every other session of the account ends.
+   * @throws InvalidCredentialsError (wrong current password), ValidationError (new one refused)
+   */
+  async changePassword(principal: Principal, body: unknown): Promise<void> {
+    const recordId = accountIdOf(principal);
+    const current = isPlainObject(body) ? body.currentPassword : undefined;
+    const next = checkNewPassword(isPlainObject(body) ? body.newPassword : undefined, '/newPassword');
+    if (typeof current !== 'string') throw new ValidationError('currentPassword is required.', { errors: [{ pointer: '/currentPassword', detail: 'is required (a string)' }] });
+    const record = await this.#records.findById(this.resource, recordId);
+    const key = record === undefined ? undefined : accountKey(this.resource, record);
+    const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
+    const valid = stored === undefined ? await verifyNothing(current) : await verifyPassword(stored, current);
+    if (!valid || key === undefined) throw new InvalidCredentialsError('The current password is wrong.');
+    await this.#credentials.setPassword(key, await hashPassword(next));
+    const session = principal.claims?.sid;
+    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId }, typeof session === 'string' ? session : undefined);
+  }
+
+  /** The record of an account token's user, as they may see it (null for other credentials, or when the rules hide it). */
+  async me(principal: Principal): Promise<StoredRecord | null> {
+    return principal.account === true && principal.subject !== undefined ? this.#userView(principal.subject) : null;
+  }
+
+  // ---- For the email and OpenID Connect flows -------------------------------------------------
+
+  /** The account with this identifier, as stored (every field). */
+  async findByIdentifier(identifier: string): Promise<StoredRecord | undefined> {
+    const rows = await this.#records.list(this.resource, { filters: [{ field: this.accounts.identifier, op: 'eq', value: identifier }], sort: [{ field: 'id', direction: 'asc' }], limit: 1 });
+    return rows[0];
+  }
+
+  /** Sets an account's password (a reset), checked against the policy; its sessions end. @throws ValidationError */
+  async setPassword(recordId: number, password: unknown, pointer = '/newPassword'): Promise<void> {
+    const hashed = await hashPassword(checkNewPassword(password, pointer));
+    const record = await this.#records.findById(this.resource, recordId);
+    if (record === undefined) throw new ValidationError(`There is no account ${recordId}.`);
+    await this.#credentials.setPassword(accountKey(this.resource, record), hashed);
+    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId });
+  }
+
+  /** Records that the account's identifier (email) was verified now. */
+  async markEmailVerified(recordId: number): Promise<void> {
+    const record = await this.#records.findById(this.resource, recordId);
+    if (record !== undefined) await this.#credentials.markEmailVerified(accountKey(this.resource, record));
+  }
+
+  /** Whether the account's identifier was verified. */
+  async isEmailVerified(recordId: number): Promise<boolean> {
+    const record = await this.#records.findById(this.resource, recordId);
+    return record !== undefined && ((await this.#credentials.find(accountKey(this.resource, record)))?.emailVerifiedAt ?? null) !== null;
+  }
+
+  /** A new session (tokens) for an account whose user proved who they are (password, or an identity provider). */
+  startSession(record: StoredRecord): Promise<SessionTokens> {
+    return this.#sessions.issue(record, (subject) => this.#userView(subject));
+  }
+
+  #wrongCredentials(): InvalidCredentialsError {
+    return new InvalidCredentialsError(`The ${this.accounts.identifier} or the password is wrong.`);
+  }
+
+  /** The record as its own user sees it under the resource's read rules; null when they do not let them. */
+  async #userView(subject: string): Promise<StoredRecord | null> {
+    const own: Principal = { kind: 'jwt', account: true, subject, scopes: new Set(), credentialId: `account:${subject}` };
+    try {
+      return await this.#operations.get({ principal: own }, this.resource, Number(subject));
+    } catch (error) {
+      if (error instanceof RestgraphError && error.status < 500) return null;
+      throw error;
+    }
+  }
+}
+
+/** The account a record is: credentials belong to it, not to a later record under its id. */
+function accountKey(resource: ResourceModel, record: StoredRecord): AccountKey {
+  return { resource: resource.name, recordId: Number(record.id), recordCreatedAt: String(record.createdAt) };
+}
+
+/** Sign-up judges the body as its new user would write it: no credential but a subject, the new record's id. */
+function newAccountPrincipal(record: StoredRecord): Principal {
+  return { kind: 'anonymous', subject: String(record.id), scopes: new Set(), credentialId: 'sign-up' };
+}
+
+function refreshTokenOf(body: unknown): string {
+  const token = isPlainObject(body) ? body.refreshToken : undefined;
+  if (typeof token !== 'string' || token === '') throw new ValidationError('refreshToken is required.', { errors: [{ pointer: '/refreshToken', detail: 'is required (a string)' }] });
+  return token;
+}
+
+/** The record id of an account token's user. @throws AuthenticationRequiredError for any other credential */
+function accountIdOf(principal: Principal): number {
+  if (principal.account !== true || principal.subject === undefined) throw new AuthenticationRequiredError('This needs an account\'s access token (from POST /v1/auth/sign-in).');
+  return Number(principal.subject);
+}

@@ -1,0 +1,68 @@
+import type { SqlDatabase, SqlExecutor } from './sql-database.js';
+
+const TABLE = '_restgraph_credentials';
+
+/** An account's credentials, kept apart from its record (never in any answer or export). */
+export interface StoredCredentials {
+  /** The `$argon2id$…` string; null: the account has no password (signs in another way). */
+  passwordHash: string | null;
+  /** When its identifier (email) was verified; null: not yet. */
+  emailVerifiedAt: string | null;
+}
+
+/** Which record an account is: its resource, id and `createdAt` (a later record under a reused id is another account). */
+export interface AccountKey {
+  resource: string;
+  recordId: number;
+  recordCreatedAt: string;
+}
+
+/** `_restgraph_credentials`: password hashes and verification marks of accounts, by record. */
+export class CredentialStore {
+  readonly #db: SqlDatabase;
+
+  constructor(db: SqlDatabase) {
+    this.#db = db;
+  }
+
+  /** The credentials of this record, or undefined when it has none (or they belonged to an earlier record with its id). */
+  async find(account: AccountKey, executor: SqlExecutor = this.#db): Promise<StoredCredentials | undefined> {
+    const row = await executor.one(
+      this.#db.builder.selectFrom(TABLE).select(['passwordHash', 'emailVerifiedAt', 'recordCreatedAt']).where('resource', '=', account.resource).where('recordId', '=', account.recordId).compile(),
+    );
+    if (row === undefined || row.recordCreatedAt !== account.recordCreatedAt) return undefined;
+    return { passwordHash: typeof row.passwordHash === 'string' ? row.passwordHash : null, emailVerifiedAt: typeof row.emailVerifiedAt === 'string' ? row.emailVerifiedAt : null };
+  }
+
+  /** Sets the password hash of an account (creating its credentials, replacing those of an earlier record with its id). */
+  async setPassword(account: AccountKey, passwordHash: string, executor: SqlExecutor = this.#db): Promise<void> {
+    await this.#upsert(account, { passwordHash }, executor);
+  }
+
+  /** Marks the account's identifier as verified (now), keeping its password. */
+  async markEmailVerified(account: AccountKey, executor: SqlExecutor = this.#db): Promise<void> {
+    await this.#upsert(account, { emailVerifiedAt: new Date().toISOString() }, executor);
+  }
+
+  async #upsert(account: AccountKey, values: Partial<StoredCredentials>, executor: SqlExecutor): Promise<void> {
+    // Alone, the read and the two writes are one transaction; in a caller's, they are part of it.
+    if (executor === this.#db) return this.#db.transaction((tx) => this.#upsert(account, values, tx));
+    const now = new Date().toISOString();
+    const current = await this.find(account, executor);
+    const where = this.#db.builder.deleteFrom(TABLE).where('resource', '=', account.resource).where('recordId', '=', account.recordId);
+    await executor.run(where.compile());
+    await executor.run(
+      this.#db.builder
+        .insertInto(TABLE)
+        .values({
+          resource: account.resource,
+          recordId: account.recordId,
+          recordCreatedAt: account.recordCreatedAt,
+          passwordHash: values.passwordHash ?? current?.passwordHash ?? null,
+          emailVerifiedAt: values.emailVerifiedAt ?? current?.emailVerifiedAt ?? null,
+          updatedAt: now,
+        })
+        .compile(),
+    );
+  }
+}
