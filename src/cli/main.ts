@@ -194,6 +194,20 @@ token
     await runTokenRevoke({ schemaFile, ...flags, idOrPrefix });
   });
 
+const keys = program
+  .command('keys')
+  .description('Manage the keys that sign the access tokens of accounts (docs/accounts.md).');
+
+keys
+  .command('rotate')
+  .description('Sign access tokens with a new key from now on; the old keys keep verifying the tokens they signed until those expire.')
+  .argument('[schema-file]', TOKEN_SCHEMA)
+  .option('-d, --database-url <url>', OPENING_DATABASE)
+  .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string }) => {
+    const { runKeysRotate } = await import('./keys-command.js');
+    await runKeysRotate({ schemaFile, ...flags });
+  });
+
 function parsePort(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('must be a port number from 0 to 65535');
   return Number(value);

@@ -8,7 +8,7 @@ export const ACCOUNT_KEY_ID_PREFIX = 'rg-';
 export const ACCOUNT_TOKEN_ALGORITHM = 'EdDSA';
 /** How long an instance trusts the keys it read before reading them again. */
 const KEYS_CACHE_MS = 60_000; // 1 min
-/** At most one read of the keys per this time on an unknown `kid` (a token signed by a key made since). */
+/** At most one read of the keys per this time for unknown `kid`s (tokens signed by a key made since, or forged). */
 const UNKNOWN_KID_RELOAD_MS = 1_000; // 1 s
 
 interface LoadedKey {
@@ -17,6 +17,10 @@ interface LoadedKey {
   publicKey: KeyObject;
   publicJwk: JWK;
   retiredAt: number | undefined;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A new Ed25519 key pair as stored. */
@@ -51,6 +55,7 @@ export class SigningKeys {
   #keys: LoadedKey[] = [];
   #loadedAt = -Infinity;
   #loading: Promise<void> | undefined;
+  #unknownKidReload: Promise<void> | undefined;
 
   constructor(store: SigningKeyStore, accessTokenMs: number) {
     this.#store = store;
@@ -82,8 +87,14 @@ export class SigningKeys {
     const now = Date.now();
     if (now - this.#loadedAt > KEYS_CACHE_MS) await this.#reload();
     let key = this.#keys.find((k) => k.kid === kid);
-    if (key === undefined && now - this.#loadedAt > UNKNOWN_KID_RELOAD_MS) {
-      await this.#reload();
+    if (key === undefined) {
+      // A key made since the last read (a rotation on another instance): read again, but at most
+      // once a second however many such tokens come (they wait for that read).
+      const wait = this.#loadedAt + UNKNOWN_KID_RELOAD_MS - now;
+      this.#unknownKidReload ??= (wait > 0 ? delay(wait) : Promise.resolve()).then(() => this.#reload()).finally(() => {
+        this.#unknownKidReload = undefined;
+      });
+      await this.#unknownKidReload;
       key = this.#keys.find((k) => k.kid === kid);
     }
     return key !== undefined && this.#verifies(key, now) ? key.publicKey : undefined;
