@@ -1,0 +1,100 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SchemaError } from '../src/errors.js';
+import { parseSchemaText } from '../src/schema/load-schema.js';
+import { ACCOUNTS_SCHEMA, accountsSchemaWith } from './helpers/accounts-schema.js';
+import { CLI_TEST_TIMEOUT_MS, finish, startCli, type Running } from './helpers/cli-process.js';
+import { dataOf, graphql } from './helpers/graphql-request.js';
+import { json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
+
+/**
+ * Accounts (docs/accounts.md): who may sign up (open, invite, closed), what `accounts:` must name
+ * (checked at start), and credentials that never leave the server: not in REST, GraphQL or
+ * `export data`.
+ */
+
+const anonymous = { authorization: '' };
+const PASSWORD = 'correct horse battery staple';
+const apps: TestApp[] = [];
+const children: Running[] = [];
+const dir = tempDir('restgraph-accounts-policies-');
+afterAll(async () => {
+  for (const app of apps) await app.close();
+  dir.cleanup();
+});
+
+async function appWith(schemaText: string): Promise<TestApp> {
+  const t = await startTestApp({ schema: parseSchemaText(schemaText) });
+  apps.push(t);
+  return t;
+}
+
+function signUp(t: TestApp, email: string, headers: Record<string, string> = anonymous) {
+  return t.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers, payload: { email, password: PASSWORD } });
+}
+
+describe('sign-up policies', () => {
+  it('closed: every sign-up is a 403, an admin\'s too', async () => {
+    const t = await appWith(accountsSchemaWith('closed'));
+    const res = await signUp(t, 'ann@example.com');
+    expect(res.statusCode).toBe(403);
+    expect(json<{ code: string }>(res).code).toBe('forbidden');
+    expect((await signUp(t, 'ann@example.com', {})).statusCode).toBe(403);
+  });
+
+  it('invite: anonymous sign-ups are a 403; an admin creates accounts, which then sign in', async () => {
+    const t = await appWith(accountsSchemaWith('invite'));
+    expect((await signUp(t, 'ann@example.com')).statusCode).toBe(403);
+    // The test app's own requests carry the admin token.
+    expect((await signUp(t, 'ann@example.com', {})).statusCode).toBe(201);
+    const signIn = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'ann@example.com', password: PASSWORD } });
+    expect(signIn.statusCode).toBe(200);
+  });
+});
+
+describe('accounts: in the schema', () => {
+  const problems = (text: string): string[] => {
+    try {
+      parseSchemaText(text);
+    } catch (error) {
+      if (error instanceof SchemaError) return error.problems.map((p) => `${p.path}: ${p.message}`);
+      throw error;
+    }
+    return [];
+  };
+  it('names an existing resource, a unique string identifier and existing claim fields', () => {
+    expect(problems(ACCOUNTS_SCHEMA)).toEqual([]);
+    expect(problems(ACCOUNTS_SCHEMA.replace('resource: users', 'resource: people'))).toEqual(['accounts.resource: unknown resource "people"']);
+    expect(problems(ACCOUNTS_SCHEMA.replace('identifier: email', 'identifier: name'))[0]).toContain('must be a unique string field');
+    expect(problems(ACCOUNTS_SCHEMA.replace('identifier: email', 'identifier: phone'))[0]).toContain('"phone" is not a declared field of users');
+    expect(problems(ACCOUNTS_SCHEMA.replace('claims: [role, orgId]', 'claims: [role, team]'))).toEqual(['accounts.claims.1: "team" is not a field of users']);
+    expect(problems(ACCOUNTS_SCHEMA.replace('signUp: open', 'signUp: sometimes')).length).toBe(1);
+  });
+});
+
+describe('credentials never leave the server', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it('not in REST answers, GraphQL or export data', async () => {
+    const t = await appWith(ACCOUNTS_SCHEMA);
+    const up = await signUp(t, 'dan@example.com');
+    expect(up.statusCode).toBe(201);
+    const session = json<{ refreshToken: string }>(await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'dan@example.com', password: PASSWORD } }));
+    const secrets = ['$argon2', 'passwordHash', 'password', PASSWORD, session.refreshToken];
+    const outputs: string[] = [up.body];
+    // As admin, who sees every field.
+    outputs.push((await t.app.inject({ method: 'GET', url: '/users' })).body);
+    outputs.push((await t.app.inject({ method: 'GET', url: '/users/1' })).body);
+    outputs.push((await t.app.inject({ method: 'GET', url: '/v1/events?after=0', headers: { accept: 'application/json' } })).body);
+    const type = dataOf(await graphql<{ __type: { fields: { name: string }[] } }>(t.app, '{ __type(name: "User") { fields { name } } }'));
+    expect(type.__type.fields.map((f) => f.name)).not.toContain('password');
+    outputs.push(JSON.stringify(dataOf(await graphql(t.app, '{ users { id email name role orgId } }'))));
+    // export data, as the CLI writes it.
+    const schemaFile = join(dir.path, 'schema.yaml');
+    writeFileSync(schemaFile, ACCOUNTS_SCHEMA);
+    const exported = await finish(startCli(dir.path, ['export', 'data', schemaFile, '-d', t.db.url], {}, children));
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toContain('dan@example.com');
+    outputs.push(exported.stdout);
+    for (const output of outputs) for (const secret of secrets) expect(output).not.toContain(secret);
+  });
+});
