@@ -134,6 +134,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const watchCredential = streamCredentials.watch.bind(streamCredentials);
   const graphql = new GraphqlService(schema, operations, {
     events: dispatcher,
+    ...(accountSetup === undefined ? {} : { accounts: accountSetup.accounts }),
     limits: options.graphql,
     listLimits: options.listLimits,
     documentCacheBytes: options.graphql.documentCacheBytes,

@@ -5,6 +5,7 @@ import type { OperationArgs } from 'graphql-http';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { OperationContext } from '../core/principal.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
+import type { AccountOperations } from '../core/accounts/account-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { ConnectionQueue } from './queued-bytes.js';
@@ -13,6 +14,8 @@ import type { SharedMessage } from './shared-message.js';
 /** What every resolver of one GraphQL request gets. */
 export interface GraphqlContext extends Record<PropertyKey, unknown> {
   operations: ResourceOperations;
+  /** The account operations, when the schema has accounts (docs/accounts.md). */
+  accounts?: AccountOperations;
   /** Who asks, and for which request: passed to every core operation. */
   operation: OperationContext;
   loaders: RequestLoaders;

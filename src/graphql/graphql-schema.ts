@@ -23,6 +23,7 @@ import { aggregateTypesOf, relationAggregateField, rootAggregateField, type Aggr
 import { resourcesIn, viewOf } from '../schema/version-view.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { singletonMutations, singletonQuery } from './singleton-fields.js';
+import { accountMutations } from './account-mutations.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { bodyOf, camel, connectionOf, constantCase, describe, idOf, pageInfoType } from './schema-parts.js';
@@ -373,6 +374,12 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
         ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
     };
     mutation[`delete${typeName}`] = deleteMutation(resource);
+  }
+
+  if (model.accounts !== undefined) {
+    const resource = resourceNamed(model, model.accounts.resource);
+    const t = typeOf(resource);
+    Object.assign(mutation, accountMutations(model.accounts, resource, t.object, t.createInput));
   }
 
   const subscription = subscriptionFields(model, (resource) => typeOf(resource).object, (resource) => whereTypes.of(resource), (resource, where) =>
