@@ -1,6 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { OpenApiDocument } from '../src/openapi/openapi-types.js';
 import { SchemaError } from '../src/errors.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { ACCOUNTS_SCHEMA, accountsSchemaWith } from './helpers/accounts-schema.js';
@@ -96,5 +98,17 @@ describe('credentials never leave the server', { timeout: CLI_TEST_TIMEOUT_MS },
     expect(exported.stdout).toContain('dan@example.com');
     outputs.push(exported.stdout);
     for (const output of outputs) for (const secret of secrets) expect(output).not.toContain(secret);
+  });
+});
+
+describe('the OpenAPI document of a schema with accounts', () => {
+  it('is valid OpenAPI 3.1 and describes the account endpoints and the JWKS', async () => {
+    const t = await appWith(ACCOUNTS_SCHEMA);
+    const document = json<OpenApiDocument>(await t.app.inject({ method: 'GET', url: '/openapi.json', headers: anonymous }));
+    const result = await validate(structuredClone(document) as unknown as Parameters<typeof validate>[0]);
+    expect(result.valid ? 'valid' : compileErrors(result)).toBe('valid');
+    expect(result.warnings).toEqual([]);
+    for (const path of ['sign-up', 'sign-in', 'refresh', 'sign-out', 'sign-out-everywhere', 'change-password']) expect(document.paths).toHaveProperty([`/v1/auth/${path}`, 'post']);
+    expect(document.paths).toHaveProperty(['/.well-known/jwks.json', 'get']);
   });
 });
