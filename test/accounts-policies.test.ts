@@ -26,8 +26,8 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-async function appWith(schemaText: string): Promise<TestApp> {
-  const t = await startTestApp({ schema: parseSchemaText(schemaText) });
+async function appWith(schemaText: string, options: { accessTokenSeconds?: number } = {}): Promise<TestApp> {
+  const t = await startTestApp({ schema: parseSchemaText(schemaText), ...options });
   apps.push(t);
   return t;
 }
@@ -110,5 +110,16 @@ describe('the OpenAPI document of a schema with accounts', () => {
     expect(result.warnings).toEqual([]);
     for (const path of ['sign-up', 'sign-in', 'refresh', 'sign-out', 'sign-out-everywhere', 'change-password']) expect(document.paths).toHaveProperty([`/v1/auth/${path}`, 'post']);
     expect(document.paths).toHaveProperty(['/.well-known/jwks.json', 'get']);
+  });
+});
+
+describe('settings', () => {
+  it('accessTokenSeconds sets the lifetime of access tokens (RESTGRAPH_ACCESS_TOKEN_SECONDS)', async () => {
+    const t = await appWith(ACCOUNTS_SCHEMA, { accessTokenSeconds: 120 });
+    expect((await signUp(t, 'fay@example.com')).statusCode).toBe(201);
+    const session = json<{ accessToken: string; expiresIn: number }>(await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'fay@example.com', password: PASSWORD } }));
+    expect(session.expiresIn).toBe(120);
+    const payload = JSON.parse(Buffer.from(session.accessToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat: number; exp: number };
+    expect(payload.exp - payload.iat).toBe(120);
   });
 });
