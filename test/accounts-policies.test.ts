@@ -123,3 +123,17 @@ describe('settings', () => {
     expect(payload.exp - payload.iat).toBe(120);
   });
 });
+
+describe('a deleted account', () => {
+  it('leaves nothing usable: its refresh tokens and its password are dead', async () => {
+    const t = await appWith(ACCOUNTS_SCHEMA);
+    const first = json<{ user: { id: number } }>(await signUp(t, 'gus@example.com')).user.id;
+    const session = json<{ refreshToken: string }>(await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'gus@example.com', password: PASSWORD } }));
+    expect((await t.app.inject({ method: 'DELETE', url: `/users/${first}` })).statusCode).toBe(204);
+    const next = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'hal@example.com', password: 'a different passphrase' } });
+    expect(next.statusCode).toBe(201);
+    const refreshed = await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', headers: anonymous, payload: { refreshToken: session.refreshToken } });
+    expect(refreshed.statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'gus@example.com', password: PASSWORD } })).statusCode).toBe(401);
+  });
+});

@@ -10,6 +10,7 @@ export interface RefreshTokenRecord {
   family: string;
   resource: string;
   recordId: number;
+  createdAt: string;
   expiresAt: string;
   usedAt: string | null;
   revokedAt: string | null;
@@ -59,6 +60,7 @@ export class RefreshTokenStore {
       family: String(row.family),
       resource: String(row.resource),
       recordId: Number(row.recordId),
+      createdAt: String(row.createdAt),
       expiresAt: String(row.expiresAt),
       usedAt: typeof row.usedAt === 'string' ? row.usedAt : null,
       revokedAt: typeof row.revokedAt === 'string' ? row.revokedAt : null,

@@ -120,7 +120,9 @@ export class AccountOperations {
     }
     if (Date.parse(found.expiresAt) <= Date.now()) throw refused;
     const record = await this.#records.findById(this.resource, found.recordId);
-    if (record === undefined || (await this.#credentials.find(accountKey(this.resource, record))) === undefined) throw refused;
+    // A token older than the record was issued to an earlier record under its id (one deleted, then its id given again by an import).
+    if (record === undefined || Date.parse(found.createdAt) < Date.parse(String(record.createdAt))) throw refused;
+    if ((await this.#credentials.find(accountKey(this.resource, record))) === undefined) throw refused;
     return this.#sessions.issue(record, (subject) => this.#userView(subject), found.family);
   }
 
