@@ -7,6 +7,7 @@ import { ADMIN_SCOPE } from '../core/principal.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { ResourceOperations } from '../core/resource-operations.js';
 import { TokenOperations } from '../core/token-operations.js';
+import type { AccountOperations } from '../core/accounts/account-operations.js';
 import { registerGraphqlRoutes } from '../graphql/graphql-routes.js';
 import { GraphqlService } from '../graphql/graphql-service.js';
 import { registerFavicon } from '../http/favicon.js';
@@ -49,6 +50,8 @@ export interface RestgraphContext {
   schema: SchemaModel;
   operations: ResourceOperations;
   tokens: TokenOperations;
+  /** End-user accounts, when the schema has them (docs/accounts.md): what email and sign-in flows build on. */
+  accounts: AccountOperations | undefined;
   authenticator: Authenticator;
   /** Where the data lives, for log lines (no credentials). */
   databaseDescription: string;
@@ -152,6 +155,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     operations,
     graphql,
     tokens,
+    accounts: accountSetup?.accounts,
     authenticator,
     databaseDescription: storage.description,
     adminAccessChecked: () => Promise.resolve(),

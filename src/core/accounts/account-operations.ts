@@ -5,6 +5,7 @@ import type { AccountKey, CredentialStore } from '../../store/credential-store.j
 import type { StoredRecord } from '../../store/list-spec.js';
 import type { RecordStore } from '../../store/record-store.js';
 import type { RefreshTokenStore } from '../../store/refresh-token-store.js';
+import type { SqlExecutor } from '../../store/sql-database.js';
 import { enforceRule } from '../access-rules/access-rules.js';
 import { createFieldChecks, enforceFieldChecks } from '../access-rules/write-access.js';
 import { isPlainObject } from '../merge-patch.js';
@@ -62,16 +63,31 @@ export class AccountOperations {
    * @throws ForbiddenError, ValidationError, UniqueConflictError
    */
   async signUp(ctx: OperationContext, body: unknown): Promise<StoredRecord | null> {
-    const admin = isAdmin(ctx.principal);
-    if (this.accounts.signUp === 'closed') throw new ForbiddenError('Sign-up is closed on this server.');
-    if (this.accounts.signUp === 'invite' && !admin) throw new ForbiddenError('Accounts on this server are created by invitation only.');
+    this.#assertMaySignUp(ctx.principal);
     if (!isPlainObject(body)) throw new ValidationError('The body must be a JSON object.');
     const { password, ...profile } = body;
     if (typeof profile[this.accounts.identifier] !== 'string') {
       throw new ValidationError(`Sign-up needs ${this.accounts.identifier}.`, { errors: [{ pointer: `/${this.accounts.identifier}`, detail: 'is required (a string)' }] });
     }
     const passwordHash = await hashPassword(checkNewPassword(password, '/password'));
-    const record = await this.#operations.create({ ...ctx, principal: SIGN_UP_WRITER }, this.resource, profile, {
+    const record = await this.#createAccount(ctx, profile, (tx, key) => this.#credentials.setPassword(key, passwordHash, tx));
+    return this.#userView(String(record.id));
+  }
+
+  /** `signUp: closed` refuses everyone; `invite`, everyone but admins. @throws ForbiddenError */
+  #assertMaySignUp(principal: Principal): void {
+    if (this.accounts.signUp === 'closed') throw new ForbiddenError('Sign-up is closed on this server.');
+    if (this.accounts.signUp === 'invite' && !isAdmin(principal)) throw new ForbiddenError('Accounts on this server are created by invitation only.');
+  }
+
+  /**
+   * Creates an account's record from `profile`, its credentials (`withCredentials`) in the same
+   * transaction. Unless an admin asks, the profile may set only what the new account's own user
+   * could write: refused, nothing is written.
+   */
+  async #createAccount(ctx: OperationContext, profile: Record<string, unknown>, withCredentials: (tx: SqlExecutor, key: AccountKey) => Promise<void>): Promise<StoredRecord> {
+    const admin = isAdmin(ctx.principal);
+    return this.#operations.create({ ...ctx, principal: SIGN_UP_WRITER }, this.resource, profile, {
       beforeCommit: async (tx, created) => {
         if (created === undefined) return;
         if (!admin) {
@@ -79,10 +95,9 @@ export class AccountOperations {
           enforceFieldChecks(this.resource, createFieldChecks(own, this.resource, profile), created);
           enforceRule(own, this.resource, 'create', created);
         }
-        await this.#credentials.setPassword(accountKey(this.resource, created), passwordHash, tx);
+        await withCredentials(tx, accountKey(this.resource, created));
       },
     });
-    return this.#userView(String(record.id));
   }
 
   /**
@@ -182,6 +197,22 @@ export class AccountOperations {
   async markEmailVerified(recordId: number): Promise<void> {
     const record = await this.#records.findById(this.resource, recordId);
     if (record !== undefined) await this.#credentials.markEmailVerified(accountKey(this.resource, record));
+  }
+
+  /**
+   * The account of an email an identity provider (or an email link) has verified: the one with
+   * that identifier, now marked verified, or a new one without a password, created as a sign-up
+   * would be (`signUp` policy, field write access) from `profile`. Only for verified emails: the
+   * caller vouches that whoever asks controls the address. @throws ForbiddenError, ValidationError
+   */
+  async findOrCreateByVerifiedEmail(ctx: OperationContext, email: string, profile: Record<string, unknown> = {}): Promise<StoredRecord> {
+    const found = await this.findByIdentifier(email);
+    if (found !== undefined) {
+      await this.markEmailVerified(Number(found.id));
+      return found;
+    }
+    this.#assertMaySignUp(ctx.principal);
+    return this.#createAccount(ctx, { ...profile, [this.accounts.identifier]: email }, (tx, key) => this.#credentials.markEmailVerified(key, tx));
   }
 
   /** Whether the account's identifier was verified. */
