@@ -2,6 +2,7 @@ import type { JwtOptions } from '../auth/authenticator.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
+import type { MailOptions } from '../mail/create-mailer.js';
 import type { CorsOptions } from '../http/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
@@ -88,6 +89,8 @@ export interface RestgraphOptions {
   rateLimits?: Partial<RateLimitOptions>;
   /** `GET /metrics` (Prometheus) and who may read it; see {@link MetricsOptions}. */
   metrics?: Partial<MetricsOptions>;
+  /** Email for accounts (SMTP, From, templates); see {@link MailOptions}. */
+  mail?: Partial<MailOptions>;
 }
 
 /** How long the database may take, and how durable SQLite's commits are. */
@@ -241,6 +244,7 @@ export interface ResolvedOptions {
   webhooks: WebhookOptions;
   rateLimits: RateLimitOptions;
   metrics: MetricsOptions;
+  mail: MailOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -305,6 +309,8 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   }),
   rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, webSocketConnections: undefined, store: undefined, redisUrl: undefined }),
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
+  // Development without SMTP writes messages (and their links) to the log; production refuses.
+  mail: Object.freeze({ smtpUrl: undefined, from: undefined, templatesDir: undefined, logWhenUnconfigured: process.env.NODE_ENV !== 'production' }),
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -339,6 +345,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
+    mail: Object.freeze({ ...DEFAULT_OPTIONS.mail, ...options.mail }),
   });
 }
 
