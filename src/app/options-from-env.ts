@@ -163,6 +163,17 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     }
     rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
   }
+  const accountQuotas = [
+    ['RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES', 'signInFailures'],
+    ['RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS', 'accountRequests'],
+    ['RESTGRAPH_RATE_LIMIT_ACCOUNT_EMAILS', 'accountEmails'],
+  ] as const;
+  for (const [name, key] of accountQuotas) {
+    const text = env[name];
+    if (!nonEmpty(text)) continue;
+    if (parseRateLimit(text, key) === undefined) throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
+    rateLimits[key] = text;
+  }
   const store = env.RESTGRAPH_RATE_LIMIT_STORE;
   if (nonEmpty(store)) {
     if (store !== 'memory' && store !== 'database' && store !== 'redis') throw new ConfigError('RESTGRAPH_RATE_LIMIT_STORE', `must be memory, database or redis, not "${store}"`);
