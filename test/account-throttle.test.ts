@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_OPTIONS, type RateLimitOptions } from '../src/app/app-options.js';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { createAccountThrottle } from '../src/app/rate-limit-setup.js';
 import type { AccountThrottle } from '../src/core/account-throttle.js';
 import { RateLimitedError } from '../src/errors.js';
+import { lingerLimits } from '../src/http/lingering-close.js';
+import { registerProblemHandlers } from '../src/http/problem-details.js';
 import { openDatabase } from '../src/store/open-database.js';
 import type { SqlDatabase } from '../src/store/sql-database.js';
 import { upgradeSystemTables } from '../src/store/system-migrations.js';
@@ -79,6 +82,32 @@ describe('failed sign-ins per identifier', () => {
     for (let i = 0; i < 5; i++) expect((await throttle.signInAllowed(email)).allowed).toBe(true);
     await throttle.assertSignInAllowed(email);
     for (let i = 1; i <= 9; i++) expect((await throttle.recordFailedSignIn(email)).allowed).toBe(true);
+  });
+
+  it('an endpoint that asks first answers 429 problem+json with Retry-After (as the HTTP adapters turn errors into problems)', async () => {
+    const throttle = await instance({ signInFailures: '2/1h' });
+    const app = Fastify({ logger: false });
+    registerProblemHandlers(app, lingerLimits(30_000));
+    app.post<{ Body: { email: string } }>('/v1/auth/sign-in', async (request) => {
+      await throttle.checkAccountRequest(request.ip);
+      await throttle.assertSignInAllowed(request.body.email);
+      await throttle.recordFailedSignIn(request.body.email);
+      return { wrong: 'password' };
+    });
+    try {
+      const email = `judy-${randomUUID()}@example.test`;
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await app.inject({ method: 'POST', url: '/v1/auth/sign-in', payload: { email } })).statusCode);
+      expect(statuses).toEqual([200, 200, 429]);
+      const refused = await app.inject({ method: 'POST', url: '/v1/auth/sign-in', payload: { email } });
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(3600);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(refused.body)).toMatchObject({ code: 'rate-limited', status: 429, detail: expect.stringMatching(/^Too many failed sign-ins for this identifier; try again in \d+ s\.$/) as string });
+    } finally {
+      await app.close();
+    }
   });
 
   it('the counters hold a hash of the identifier, never the address itself', async () => {

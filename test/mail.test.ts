@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import Fastify from 'fastify';
 import { pino } from 'pino';
 import { SMTPServer } from 'smtp-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +10,8 @@ import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { resolveOptions } from '../src/app/app-options.js';
 import type { Mailer } from '../src/core/mailer.js';
 import { ConfigError, EmailNotConfiguredError, EmailUnavailableError } from '../src/errors.js';
+import { lingerLimits } from '../src/http/lingering-close.js';
+import { registerProblemHandlers } from '../src/http/problem-details.js';
 import { createMailer, type MailOptions } from '../src/mail/create-mailer.js';
 import { captureLogs, tempDir } from './helpers/test-app.js';
 
@@ -172,6 +175,31 @@ describe('email without SMTP', () => {
     expect(error).toBeInstanceOf(EmailNotConfiguredError);
     expect(error).toMatchObject({ status: 503, code: 'email-not-configured', title: 'Email not configured', message: 'This server cannot send email: RESTGRAPH_SMTP_URL is not set.' });
     expect(JSON.stringify(captured.logs)).not.toContain('https://app.test/v?t=1');
+  });
+
+  it('an endpoint that sends through it answers 503 problem+json email-not-configured (as the HTTP adapters turn errors into problems)', async () => {
+    const production = mailer({ logWhenUnconfigured: false });
+    const app = Fastify({ logger: false });
+    registerProblemHandlers(app, lingerLimits(30_000));
+    app.post('/v1/auth/forgot-password', async () => {
+      production.assertConfigured();
+      await production.send({ template: 'reset-password', to: 'ada@example.test', link: 'https://app.test/r', expiresInMinutes: 10 });
+      return { sent: true };
+    });
+    try {
+      const response = await app.inject({ method: 'POST', url: '/v1/auth/forgot-password' });
+      expect(response.statusCode).toBe(503);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(JSON.parse(response.body)).toMatchObject({
+        type: 'urn:restgraph:problem:email-not-configured',
+        title: 'Email not configured',
+        status: 503,
+        code: 'email-not-configured',
+        detail: 'This server cannot send email: RESTGRAPH_SMTP_URL is not set.',
+      });
+    } finally {
+      await app.close();
+    }
   });
 
   it('logs only outside production by default', () => {
