@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app/build-app.js';
 import { openDatabase } from '../src/store/open-database.js';
 import { hashOneTimeToken, MAX_ONE_TIME_TOKEN_TTL_MS, OneTimeTokenStore } from '../src/store/one-time-token-store.js';
 import type { SqlDatabase } from '../src/store/sql-database.js';
 import { upgradeSystemTables } from '../src/store/system-migrations.js';
-import { tempDir } from './helpers/test-app.js';
+import { discardLogs, tempDir } from './helpers/test-app.js';
 import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 
 /**
@@ -131,5 +132,22 @@ describe('one-time tokens', () => {
     now += 24 * 60 * MINUTE;
     expect(await store.prune()).toBe(1);
     expect(await store.consume('reset-password', recent.token)).toBeUndefined();
+  });
+
+  it('a server prunes them when it starts (and hourly): the rows past the longest lifetime go, the others stay', async () => {
+    const first = await buildApp({ databaseUrl: database.url, logDestination: discardLogs(), bootstrapAdminKey: false });
+    await first.close();
+    const store = new OneTimeTokenStore(await connect(), () => Date.now() - MAX_ONE_TIME_TOKEN_TTL_MS - 60_000);
+    await store.issue('verify-email', 'old', 60 * MINUTE);
+    const recent = await new OneTimeTokenStore(await connect()).issue('reset-password', 'recent', 60 * MINUTE);
+    const app = await buildApp({ databaseUrl: database.url, logDestination: discardLogs(), bootstrapAdminKey: false });
+    try {
+      await app.ready();
+      const rows = await database.query<{ accountId: string }>('select "accountId" from "_restgraph_one_time_tokens"');
+      expect(rows.map((r) => r.accountId)).toEqual(['recent']);
+      expect(await new OneTimeTokenStore(await connect()).consume('reset-password', recent.token)).toBe('recent');
+    } finally {
+      await app.close();
+    }
   });
 });
