@@ -278,6 +278,27 @@ export class ServerTimeoutError extends RestgraphError {
   readonly title = 'Server timeout';
 }
 
+/**
+ * An account endpoint would send an email (verification, password reset), but this server has no
+ * SMTP server configured (`RESTGRAPH_SMTP_URL`) and runs in production, where the links are not
+ * written to the log. Nothing was sent or changed.
+ */
+export class EmailNotConfiguredError extends RestgraphError {
+  readonly code = 'email-not-configured';
+  readonly status = 503;
+  readonly title = 'Email not configured';
+  constructor(detail = 'This server cannot send email: RESTGRAPH_SMTP_URL is not set.') {
+    super(detail);
+  }
+}
+
+/** The SMTP server did not take a message (refused, unreachable, timed out); the log has its answer. */
+export class EmailUnavailableError extends RestgraphError {
+  readonly code = 'email-unavailable';
+  readonly status = 503;
+  readonly title = 'Email unavailable';
+}
+
 /** A client took longer than the request timeout to send its request. */
 export class RequestTimeoutError extends RestgraphError {
   readonly code = 'request-timeout';

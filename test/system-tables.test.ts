@@ -23,6 +23,7 @@ const EXPECTED_VERSIONS = [
   { version: 1, name: 'internal tables as first released' },
   { version: 2, name: 'idempotency claims carry a fencing token' },
   { version: 3, name: 'api keys carry claims' },
+  { version: 4, name: 'one-time tokens for account emails' },
 ];
 
 let dir: ReturnType<typeof tempDir>;

@@ -2,6 +2,7 @@ import type { JwtOptions } from '../auth/authenticator.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
+import type { MailOptions } from '../mail/create-mailer.js';
 import type { CorsOptions } from '../http/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
@@ -88,6 +89,8 @@ export interface RestgraphOptions {
   rateLimits?: Partial<RateLimitOptions>;
   /** `GET /metrics` (Prometheus) and who may read it; see {@link MetricsOptions}. */
   metrics?: Partial<MetricsOptions>;
+  /** Email for accounts (SMTP, From, templates); see {@link MailOptions}. */
+  mail?: Partial<MailOptions>;
 }
 
 /** How long the database may take, and how durable SQLite's commits are. */
@@ -132,7 +135,22 @@ export interface RateLimitOptions {
   store: 'memory' | 'database' | 'redis' | undefined;
   /** Redis for shared counters (`REDIS_URL`). @default none */
   redisUrl: string | undefined;
+  /** Failed sign-ins per identifier (`RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES`). @default {@link DEFAULT_ACCOUNT_RATE_LIMITS} */
+  signInFailures: string | undefined;
+  /** Account requests per client address (`RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS`). @default {@link DEFAULT_ACCOUNT_RATE_LIMITS} */
+  accountRequests: string | undefined;
+  /** Account emails per identifier (`RESTGRAPH_RATE_LIMIT_ACCOUNT_EMAILS`). @default {@link DEFAULT_ACCOUNT_RATE_LIMITS} */
+  accountEmails: string | undefined;
 }
+
+/**
+ * The throttles of the account endpoints, apart from every other quota: 10 failed sign-ins per
+ * identifier per 15 minutes (a password guesser gets 960 tries a day at most, a user who forgot
+ * theirs waits a quarter of an hour), 100 account requests per client address per minute (a
+ * shared office address signs in comfortably; a script does not), 5 emails per identifier per
+ * hour (no mailbox is flooded through the server).
+ */
+export const DEFAULT_ACCOUNT_RATE_LIMITS = Object.freeze({ signInFailures: '10/15m', accountRequests: '100/1m', accountEmails: '5/1h' });
 
 /**
  * The quota of anonymous clients when nothing else sets one: 600 requests a minute per address
@@ -241,6 +259,7 @@ export interface ResolvedOptions {
   webhooks: WebhookOptions;
   rateLimits: RateLimitOptions;
   metrics: MetricsOptions;
+  mail: MailOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -303,8 +322,20 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxResponseBytes: 1024,
     pollIntervalMs: 500,
   }),
-  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, webSocketConnections: undefined, store: undefined, redisUrl: undefined }),
+  rateLimits: Object.freeze({
+    default: undefined,
+    anonymous: undefined,
+    graphql: undefined,
+    webSocketConnections: undefined,
+    store: undefined,
+    redisUrl: undefined,
+    signInFailures: undefined,
+    accountRequests: undefined,
+    accountEmails: undefined,
+  }),
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
+  // Development without SMTP writes messages (and their links) to the log; production refuses.
+  mail: Object.freeze({ smtpUrl: undefined, from: undefined, templatesDir: undefined, logWhenUnconfigured: process.env.NODE_ENV !== 'production' }),
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -339,6 +370,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
+    mail: Object.freeze({ ...DEFAULT_OPTIONS.mail, ...options.mail }),
   });
 }
 

@@ -163,6 +163,17 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     }
     rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
   }
+  const accountQuotas = [
+    ['RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES', 'signInFailures'],
+    ['RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS', 'accountRequests'],
+    ['RESTGRAPH_RATE_LIMIT_ACCOUNT_EMAILS', 'accountEmails'],
+  ] as const;
+  for (const [name, key] of accountQuotas) {
+    const text = env[name];
+    if (!nonEmpty(text)) continue;
+    if (parseRateLimit(text, key) === undefined) throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
+    rateLimits[key] = text;
+  }
   const store = env.RESTGRAPH_RATE_LIMIT_STORE;
   if (nonEmpty(store)) {
     if (store !== 'memory' && store !== 'database' && store !== 'redis') throw new ConfigError('RESTGRAPH_RATE_LIMIT_STORE', `must be memory, database or redis, not "${store}"`);
@@ -177,6 +188,8 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (nonEmpty(env.RESTGRAPH_METRICS)) metrics.enabled = boolean(env, 'RESTGRAPH_METRICS');
   if (nonEmpty(env.RESTGRAPH_METRICS_PUBLIC)) metrics.public = boolean(env, 'RESTGRAPH_METRICS_PUBLIC');
   if (Object.keys(metrics).length > 0) options.metrics = metrics;
+  const mail = mailFromEnv(env);
+  if (Object.keys(mail).length > 0) options.mail = mail;
   return options;
 }
 
@@ -202,6 +215,21 @@ function databaseFromEnv(env: Env): NonNullable<RestgraphOptions['database']> {
     database.sqliteSynchronous = synchronous;
   }
   return database;
+}
+
+/** Email for accounts (docs/email.md): the SMTP server, the From address, the templates folder. */
+function mailFromEnv(env: Env): NonNullable<RestgraphOptions['mail']> {
+  const mail: NonNullable<RestgraphOptions['mail']> = {};
+  if (nonEmpty(env.RESTGRAPH_SMTP_URL)) {
+    if (!/^smtps?:\/\/[^/\s]/.test(env.RESTGRAPH_SMTP_URL)) throw new ConfigError('RESTGRAPH_SMTP_URL', 'must be an smtp:// or smtps:// URL');
+    mail.smtpUrl = env.RESTGRAPH_SMTP_URL;
+  }
+  if (nonEmpty(env.RESTGRAPH_MAIL_FROM)) mail.from = env.RESTGRAPH_MAIL_FROM.trim();
+  if (nonEmpty(env.RESTGRAPH_MAIL_TEMPLATES)) mail.templatesDir = env.RESTGRAPH_MAIL_TEMPLATES;
+  if (mail.smtpUrl !== undefined && mail.from === undefined) {
+    throw new ConfigError('RESTGRAPH_MAIL_FROM', 'is needed with RESTGRAPH_SMTP_URL: the address messages come from');
+  }
+  return mail;
 }
 
 function nonEmpty(value: string | undefined): value is string {

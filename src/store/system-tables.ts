@@ -145,7 +145,30 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
     // key made before this version).
     statements: everywhere([`alter table "_restgraph_api_keys" add column "claims" text`]),
   },
+  {
+    version: 4,
+    name: 'one-time tokens for account emails',
+    // Email verification and password reset links (store/one-time-token-store.ts): the token's
+    // SHA-256 only, its account and purpose, its expiry, and when it was used (null: not yet).
+    statements: oneTimeTokens,
+  },
 ];
+
+/** Version 4: the table of single-use tokens, found by their hash; pruned by id (creation order). */
+function oneTimeTokens(rules: SqlDialectRules): string[] {
+  return [
+    `create table "_restgraph_one_time_tokens" (
+      ${rules.idColumnDefinition()},
+      "purpose" text not null,
+      "accountId" text not null,
+      "hash" text not null unique,
+      "createdAt" text not null,
+      "expiresAt" text not null,
+      "usedAt" text
+    )`,
+    `create index "rg_ix_one_time_tokens_account" on "_restgraph_one_time_tokens" ("accountId", "purpose")`,
+  ];
+}
 
 /** One of restgraph's own tables as this release lays it out (after every migration above). */
 export interface SystemTableLayout {
@@ -194,4 +217,10 @@ export const SYSTEM_DATA_TABLES: readonly SystemTableLayout[] = [
   },
   { name: '_restgraph_webhook_attempts', columns: ['id', 'deliveryId', 'attemptedAt', 'durationMs', 'responseStatus', 'error'], key: ['id'], generatedId: true },
   { name: '_restgraph_rate_limits', columns: ['key', 'used', 'expiresAt'], key: ['key'], generatedId: false },
+  {
+    name: '_restgraph_one_time_tokens',
+    columns: ['id', 'purpose', 'accountId', 'hash', 'createdAt', 'expiresAt', 'usedAt'],
+    key: ['id'],
+    generatedId: true,
+  },
 ];
