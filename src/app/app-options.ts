@@ -1,4 +1,5 @@
 import type { JwtOptions } from '../auth/authenticator.js';
+import { checkOidcOptions, DEFAULT_OIDC_OPTIONS, type OidcOptions } from '../auth/oidc-settings.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
@@ -88,6 +89,8 @@ export interface RestgraphOptions {
   rateLimits?: Partial<RateLimitOptions>;
   /** `GET /metrics` (Prometheus) and who may read it; see {@link MetricsOptions}. */
   metrics?: Partial<MetricsOptions>;
+  /** OpenID Connect sign-in: providers, the redirect URL, the sign-in of a verified identity (docs/oidc.md). */
+  oidc?: Partial<OidcOptions>;
 }
 
 /** How long the database may take, and how durable SQLite's commits are. */
@@ -241,6 +244,7 @@ export interface ResolvedOptions {
   webhooks: WebhookOptions;
   rateLimits: RateLimitOptions;
   metrics: MetricsOptions;
+  oidc: OidcOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -305,6 +309,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   }),
   rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, webSocketConnections: undefined, store: undefined, redisUrl: undefined }),
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
+  oidc: DEFAULT_OIDC_OPTIONS,
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -339,7 +344,15 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
+    oidc: resolvedOidc(options.oidc),
   });
+}
+
+/** OpenID Connect options over the defaults, checked (ConfigError at start-up). */
+function resolvedOidc(options: Partial<OidcOptions> | undefined): OidcOptions {
+  const oidc: OidcOptions = Object.freeze({ ...DEFAULT_OIDC_OPTIONS, ...options });
+  checkOidcOptions(oidc);
+  return oidc;
 }
 
 /** The compatibility mode asked for, checked; `none` (or none given) is restgraph's own. */
