@@ -2,10 +2,14 @@ import { ConfigError } from '../errors.js';
 
 /**
  * One sign-in provider: an OpenID Connect issuer found by discovery (Google, Microsoft, any issuer),
- * or GitHub's OAuth 2.0 endpoints (GitHub has no OpenID Connect for users: `issuer` left out).
+ * or, for the provider named `github`, GitHub's OAuth 2.0 endpoints (GitHub has no OpenID Connect
+ * for users).
  */
 export interface OidcProviderOptions {
-  /** The issuer identifier, `https://…` (`http://` on a loopback address only). Left out for `github`. */
+  /**
+   * The issuer identifier, `https://…` (`http://` on a loopback address only). For `github`: left
+   * out for github.com, or a GitHub Enterprise Server's address (its API under /api/v3).
+   */
   issuer?: string | undefined;
   clientId: string;
   clientSecret: string;
@@ -59,7 +63,7 @@ export const DEFAULT_OIDC_OPTIONS: Readonly<OidcOptions> = Object.freeze({
   signInWithIdentity: undefined,
 });
 
-/** The provider whose known OAuth 2.0 endpoints stand in for discovery. */
+/** The provider whose known OAuth 2.0 endpoints stand in for discovery (GitHub's, or a GitHub Enterprise Server's). */
 export const GITHUB = 'github';
 
 const PROVIDER_NAME = /^[a-z][a-z0-9]{0,31}$/;

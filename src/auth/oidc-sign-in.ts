@@ -2,7 +2,7 @@ import * as client from 'openid-client';
 import { NotFoundError, OidcProviderUnavailableError, OidcSignInFailedError, RestgraphError } from '../errors.js';
 import { GITHUB, isLoopbackUrl, type OidcOptions, type OidcProviderOptions, type VerifiedIdentity } from './oidc-settings.js';
 import { PendingSignInSeal, type PendingSignIn } from './oidc-state.js';
-import { githubIdentity, GITHUB_METADATA, GITHUB_SCOPE } from './github-identity.js';
+import { githubConfiguration, githubIdentity, GITHUB_SCOPE } from './github-identity.js';
 import { verifiedIdentity } from './verified-identity.js';
 
 /** A started sign-in: where to send the browser, and the sealed state for its cookie. */
@@ -92,7 +92,7 @@ export class OidcSignIn {
     try {
       if (isGithub(provider)) {
         const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: pending.codeVerifier, expectedState: pending.state });
-        return await githubIdentity(configuration, tokens.access_token, provider.name);
+        return await githubIdentity(configuration, tokens.access_token, provider.name, provider.options.issuer);
       }
       const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
         pkceCodeVerifier: pending.codeVerifier,
@@ -143,12 +143,13 @@ export class OidcSignIn {
 }
 
 function isGithub(provider: Provider): boolean {
-  return provider.name === GITHUB && provider.options.issuer === undefined;
+  return provider.name === GITHUB;
 }
 
 async function discover(provider: Provider): Promise<client.Configuration> {
   const { clientId, clientSecret, issuer } = provider.options;
-  if (issuer === undefined) return new client.Configuration(GITHUB_METADATA, clientId, clientSecret);
+  if (isGithub(provider)) return githubConfiguration(issuer, clientId, clientSecret);
+  if (issuer === undefined) throw new Error(`${provider.name} has no issuer`);
   const url = new URL(issuer);
   const insecure = url.protocol === 'http:' && isLoopbackUrl(url);
   // Plain http only to a provider on this machine (a local one, the tests'): the library refuses it otherwise.
