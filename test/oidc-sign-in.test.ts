@@ -1,3 +1,4 @@
+import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignInTokens, VerifiedIdentity } from '../src/auth/oidc-settings.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
@@ -172,8 +173,11 @@ describe('OpenID Connect sign-in', () => {
     expect(error.get('error_description')).toContain('bob@example.com');
   });
 
-  it('documents both routes in /openapi.json', async () => {
+  it('documents both routes in /openapi.json, a valid OpenAPI 3.1 document', async () => {
     const document = json<{ paths: Record<string, { get?: { operationId?: string } }> }>(await t.app.inject({ method: 'GET', url: '/openapi.json' }));
+    const result = await validate(structuredClone(document) as unknown as Parameters<typeof validate>[0]);
+    expect(result.valid ? 'valid' : compileErrors(result)).toBe('valid');
+    expect(result.warnings).toEqual([]);
     expect(document.paths['/v1/auth/oidc/{provider}/start']?.get?.operationId).toBe('startOidcSignIn');
     expect(document.paths['/v1/auth/oidc/{provider}/callback']?.get?.operationId).toBe('finishOidcSignIn');
   });
