@@ -199,6 +199,24 @@ export class HeaderFieldsTooLargeError extends RestgraphError {
   readonly title = 'Request header fields too large';
 }
 
+/**
+ * An OpenID Connect (or GitHub OAuth) sign-in could not be completed: no sign-in in progress (the
+ * state cookie is missing, expired or altered), a state that does not match, an error the provider
+ * answered, a code or ID token the provider's checks refuse. Start again at `/start`.
+ */
+export class OidcSignInFailedError extends RestgraphError {
+  readonly code = 'oidc-sign-in-failed';
+  readonly status = 400;
+  readonly title = 'Sign-in failed';
+}
+
+/** The provider vouches for no email address, or for one it has not verified: it cannot be linked to an account. */
+export class OidcEmailNotVerifiedError extends RestgraphError {
+  readonly code = 'oidc-email-not-verified';
+  readonly status = 403;
+  readonly title = 'Email not verified';
+}
+
 // ---- GraphQL requests: refused before execution (HTTP 400 with application/graphql-response+json) ----
 
 /** The query text is not a GraphQL document. */
@@ -304,6 +322,13 @@ export class RequestTimeoutError extends RestgraphError {
   readonly code = 'request-timeout';
   readonly status = 408;
   readonly title = 'Request timeout';
+}
+
+/** The sign-in provider could not be reached, or answered something that is not OAuth (discovery, token or user endpoints). */
+export class OidcProviderUnavailableError extends RestgraphError {
+  readonly code = 'oidc-provider-unavailable';
+  readonly status = 502;
+  readonly title = 'Sign-in provider unavailable';
 }
 
 // ---- start-up: bad schema, configuration or migration ---------------------------------------

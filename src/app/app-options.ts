@@ -1,4 +1,5 @@
 import type { JwtOptions } from '../auth/authenticator.js';
+import { checkOidcOptions, DEFAULT_OIDC_OPTIONS, type OidcOptions } from '../auth/oidc-settings.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
@@ -91,6 +92,8 @@ export interface RestgraphOptions {
   metrics?: Partial<MetricsOptions>;
   /** Email for accounts (SMTP, From, templates); see {@link MailOptions}. */
   mail?: Partial<MailOptions>;
+  /** OpenID Connect sign-in: providers, the redirect URL, the sign-in of a verified identity (docs/oidc.md). */
+  oidc?: Partial<OidcOptions>;
 }
 
 /** How long the database may take, and how durable SQLite's commits are. */
@@ -260,6 +263,7 @@ export interface ResolvedOptions {
   rateLimits: RateLimitOptions;
   metrics: MetricsOptions;
   mail: MailOptions;
+  oidc: OidcOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -336,6 +340,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
   // Development without SMTP writes messages (and their links) to the log; production refuses.
   mail: Object.freeze({ smtpUrl: undefined, from: undefined, templatesDir: undefined, logWhenUnconfigured: process.env.NODE_ENV !== 'production' }),
+  oidc: DEFAULT_OIDC_OPTIONS,
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -371,7 +376,15 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
     mail: Object.freeze({ ...DEFAULT_OPTIONS.mail, ...options.mail }),
+    oidc: resolvedOidc(options.oidc),
   });
+}
+
+/** OpenID Connect options over the defaults, checked (ConfigError at start-up). */
+function resolvedOidc(options: Partial<OidcOptions> | undefined): OidcOptions {
+  const oidc: OidcOptions = Object.freeze({ ...DEFAULT_OIDC_OPTIONS, ...options });
+  checkOidcOptions(oidc);
+  return oidc;
 }
 
 /** The compatibility mode asked for, checked; `none` (or none given) is restgraph's own. */

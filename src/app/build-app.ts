@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { apiKeyCredentialId, Authenticator } from '../auth/authenticator.js';
 import { StreamCredentials } from '../auth/credential-recheck.js';
+import { OidcSignIn } from '../auth/oidc-sign-in.js';
+import type { SignInWithIdentity } from '../auth/oidc-settings.js';
+import { ConfigError } from '../errors.js';
 import { filterLimitsOf } from '../core/list-query.js';
 import { EventDispatcher } from '../core/event-dispatcher.js';
 import { ADMIN_SCOPE } from '../core/principal.js';
@@ -15,6 +18,7 @@ import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { registerAuthRoutes } from '../rest/auth-routes.js';
+import { registerOidcRoutes } from '../rest/oidc-routes.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { connectionRateLimiter } from '../rest/rate-limit-hook.js';
 import { nativeQueryStyle } from '../rest/query-style.js';
@@ -89,6 +93,7 @@ export async function buildApp(input: RestgraphOptions = {}): Promise<FastifyIns
 }
 
 async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecycle: Lifecycle): Promise<FastifyInstance> {
+  const signInWithIdentity = oidcSignInWithIdentity(options);
   const storage = await openStorage(options, schema, lifecycle);
   const { db } = storage;
 
@@ -177,6 +182,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   });
   registerWebhookRoutes(app, webhooks);
   registerAuthRoutes(app, schema);
+  if (signInWithIdentity !== undefined) registerOidcRoutes(app, { signIn: new OidcSignIn(options.oidc), signInWithIdentity, redirectUrl: options.oidc.redirectUrl });
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
     reconnectDelayMs: options.events.reconnectDelayMs,
@@ -207,4 +213,18 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
 
   await startEventWork(app, { options, storage, dispatcher, webhooks, workerLog, closeUnusedConnections: http.closeUnusedConnections }, lifecycle);
   return app;
+}
+
+/**
+ * What signs in the identities OpenID Connect providers vouch for, when providers are configured
+ * (undefined when none is). It must be given: a sign-in with nothing to sign in to is a mistake
+ * said at start-up.
+ */
+function oidcSignInWithIdentity(options: ResolvedOptions): SignInWithIdentity | undefined {
+  const [first] = Object.keys(options.oidc.providers);
+  if (first === undefined) return undefined;
+  if (options.oidc.signInWithIdentity === undefined) {
+    throw new ConfigError(`RESTGRAPH_OIDC_${first.toUpperCase()}_ISSUER`, 'OpenID Connect sign-in needs accounts to sign identities in to, and this server has none');
+  }
+  return options.oidc.signInWithIdentity;
 }

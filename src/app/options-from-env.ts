@@ -2,6 +2,7 @@ import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
 import { compatMode } from '../rest/json-server-compat.js';
+import { oidcFromEnv } from './oidc-from-env.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -190,6 +191,8 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (Object.keys(metrics).length > 0) options.metrics = metrics;
   const mail = mailFromEnv(env);
   if (Object.keys(mail).length > 0) options.mail = mail;
+  const oidc = oidcFromEnv(env);
+  if (oidc !== undefined) options.oidc = oidc;
   return options;
 }
 
