@@ -14,7 +14,7 @@ const LAYERS = [
   ['src/schema'],
   ['src/store'],
   ['src/core'],
-  ['src/auth', 'src/webhooks'],
+  ['src/auth', 'src/webhooks', 'src/mail'],
   ['src/openapi'],
   ['src/http'],
   ['src/rest', 'src/graphql'],

@@ -15,14 +15,13 @@
 //
 // Env: BENCH_QUERIES=0 skips them; BENCH_QUERY_SCENARIOS picks some by name (the plain list
 // always runs, as the reference).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmtCount } from './lib/report.js';
-import { runRestgraphCli, runScenarioSet, WARMUP } from './lib/scenario-set.js';
+import { runScenarioSet, seedAndServe, sizeAndTiming, WARMUP } from './lib/scenario-set.js';
 import { exportText, makeQueryData } from './queries/data.js';
 import { queryScenarios } from './queries/scenarios.js';
-import { serveRestgraph } from './servers.js';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const schemaFile = join(benchDir, 'queries/schema.yaml');
@@ -36,17 +35,11 @@ export function queryConfig(env) {
   const names = list(env.BENCH_QUERY_SCENARIOS);
   const unknown = (names ?? []).filter((n) => !queryScenarios.some((s) => s.name === n));
   if (unknown.length) throw new Error(`BENCH_QUERY_SCENARIOS: unknown ${unknown.join(', ')} (known: ${queryScenarios.map((s) => s.name).join(', ')})`);
-  const config = {
+  return {
     enabled: env.BENCH_QUERIES !== '0',
     scenarios: queryScenarios.filter((s) => s.name === PLAIN || !names || names.includes(s.name)).map((s) => s.name),
-    rows: Number(env.BENCH_QUERY_ROWS ?? 100_000),
-    duration: Number(env.BENCH_QUERY_DURATION ?? 5),
-    rounds: Number(env.BENCH_QUERY_ROUNDS ?? 3),
+    ...sizeAndTiming(env, 'BENCH_QUERY', 'query'),
   };
-  for (const key of ['rows', 'duration', 'rounds']) {
-    if (!(Number.isInteger(config[key]) && config[key] > 0)) throw new Error(`bad query setting ${key}: ${config[key]}`);
-  }
-  return config;
 }
 
 /** Seconds the query benchmarks should take at most (seeding, start, every run, slack). */
@@ -61,14 +54,7 @@ export async function runQueries({ config, sessionDir, engine, connections }) {
   console.log(`\n=== queries (restgraph on SQLite, ${fmtCount(config.rows)} orders of ${fmtCount(Math.floor(config.rows / 10))} customers) ===`);
   const data = makeQueryData(config.rows);
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'queries.db')}`, RESTGRAPH_SCHEMA: schemaFile, RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off' };
-  delete env.LOG_LEVEL;
-  delete env.RESTGRAPH_ADMIN_TOKEN;
-  const file = join(dir, 'data.ndjson');
-  writeFileSync(file, exportText(data));
-  const t0 = Date.now();
-  await runRestgraphCli(['import', 'data', file, schemaFile, '-d', env.DATABASE_URL], env);
-  console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  const server = await serveRestgraph({ name: 'restgraph', env, logFile: join(dir, 'server.stderr.log') });
+  const server = await seedAndServe({ dir, env, schemaFile, ndjson: exportText(data) });
   const scenarios = queryScenarios.filter((s) => config.scenarios.includes(s.name));
   const out = { generatedAt: new Date().toISOString(), rows: config.rows, rounds: config.rounds, durationSeconds: config.duration, scenarios: {} };
   try {

@@ -16,14 +16,13 @@
 //
 // Env: BENCH_RULES=0 skips them.
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmtCount } from './lib/report.js';
-import { runRestgraphCli, runScenarioSet, WARMUP } from './lib/scenario-set.js';
+import { runScenarioSet, seedAndServe, sizeAndTiming, WARMUP } from './lib/scenario-set.js';
 import { exportText, makeRuleData, SUBJECT } from './rules/data.js';
 import { ruleScenarios } from './rules/scenarios.js';
-import { serveRestgraph } from './servers.js';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const schemaFile = join(benchDir, 'rules/schema.yaml');
@@ -32,16 +31,7 @@ const SECRET = 'restgraph-bench-rules-secret-0123456789';
 /** The rule benchmarks' settings from the environment; throws on a bad one. */
 export function ruleConfig(env) {
   if (!['0', '1', undefined].includes(env.BENCH_RULES)) throw new Error('BENCH_RULES must be 0 or 1');
-  const config = {
-    enabled: env.BENCH_RULES !== '0',
-    rows: Number(env.BENCH_RULE_ROWS ?? 100_000),
-    duration: Number(env.BENCH_RULE_DURATION ?? 5),
-    rounds: Number(env.BENCH_RULE_ROUNDS ?? 3),
-  };
-  for (const key of ['rows', 'duration', 'rounds']) {
-    if (!(Number.isInteger(config[key]) && config[key] > 0)) throw new Error(`bad rule setting ${key}: ${config[key]}`);
-  }
-  return config;
+  return { enabled: env.BENCH_RULES !== '0', ...sizeAndTiming(env, 'BENCH_RULE', 'rule') };
 }
 
 /** Seconds the rule benchmarks should take at most (seeding, start, every run, slack). */
@@ -65,14 +55,7 @@ export async function runRules({ config, sessionDir, engine, connections }) {
   console.log(`\n=== rules (restgraph on SQLite, ${fmtCount(config.rows)} posts, with and without a rule, one JWT) ===`);
   const data = makeRuleData(config.rows);
   const env = { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'rules.db')}`, RESTGRAPH_SCHEMA: schemaFile, RESTGRAPH_JWT_SECRET: SECRET };
-  delete env.LOG_LEVEL;
-  delete env.RESTGRAPH_ADMIN_TOKEN;
-  const file = join(dir, 'data.ndjson');
-  writeFileSync(file, exportText(data));
-  const t0 = Date.now();
-  await runRestgraphCli(['import', 'data', file, schemaFile, '-d', env.DATABASE_URL], env);
-  console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  const server = await serveRestgraph({ name: 'restgraph', env, logFile: join(dir, 'server.stderr.log') });
+  const server = await seedAndServe({ dir, env, schemaFile, ndjson: exportText(data) });
   const out = { generatedAt: new Date().toISOString(), rows: config.rows, rounds: config.rounds, durationSeconds: config.duration, scenarios: {} };
   try {
     out.scenarios = await runScenarioSet({

@@ -213,6 +213,24 @@ export class HeaderFieldsTooLargeError extends RestgraphError {
   readonly title = 'Request header fields too large';
 }
 
+/**
+ * An OpenID Connect (or GitHub OAuth) sign-in could not be completed: no sign-in in progress (the
+ * state cookie is missing, expired or altered), a state that does not match, an error the provider
+ * answered, a code or ID token the provider's checks refuse. Start again at `/start`.
+ */
+export class OidcSignInFailedError extends RestgraphError {
+  readonly code = 'oidc-sign-in-failed';
+  readonly status = 400;
+  readonly title = 'Sign-in failed';
+}
+
+/** The provider vouches for no email address, or for one it has not verified: it cannot be linked to an account. */
+export class OidcEmailNotVerifiedError extends RestgraphError {
+  readonly code = 'oidc-email-not-verified';
+  readonly status = 403;
+  readonly title = 'Email not verified';
+}
+
 // ---- GraphQL requests: refused before execution (HTTP 400 with application/graphql-response+json) ----
 
 /** The query text is not a GraphQL document. */
@@ -292,11 +310,39 @@ export class ServerTimeoutError extends RestgraphError {
   readonly title = 'Server timeout';
 }
 
+/**
+ * An account endpoint would send an email (verification, password reset), but this server has no
+ * SMTP server configured (`RESTGRAPH_SMTP_URL`) and runs in production, where the links are not
+ * written to the log. Nothing was sent or changed.
+ */
+export class EmailNotConfiguredError extends RestgraphError {
+  readonly code = 'email-not-configured';
+  readonly status = 503;
+  readonly title = 'Email not configured';
+  constructor(detail = 'This server cannot send email: RESTGRAPH_SMTP_URL is not set.') {
+    super(detail);
+  }
+}
+
+/** The SMTP server did not take a message (refused, unreachable, timed out); the log has its answer. */
+export class EmailUnavailableError extends RestgraphError {
+  readonly code = 'email-unavailable';
+  readonly status = 503;
+  readonly title = 'Email unavailable';
+}
+
 /** A client took longer than the request timeout to send its request. */
 export class RequestTimeoutError extends RestgraphError {
   readonly code = 'request-timeout';
   readonly status = 408;
   readonly title = 'Request timeout';
+}
+
+/** The sign-in provider could not be reached, or answered something that is not OAuth (discovery, token or user endpoints). */
+export class OidcProviderUnavailableError extends RestgraphError {
+  readonly code = 'oidc-provider-unavailable';
+  readonly status = 502;
+  readonly title = 'Sign-in provider unavailable';
 }
 
 // ---- start-up: bad schema, configuration or migration ---------------------------------------

@@ -1,6 +1,6 @@
-import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 
 /**
@@ -13,9 +13,6 @@ import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from '
 
 // Every answer conforms to /openapi.json, whose records do not require a restricted field.
 checkResponsesAgainstOpenApi();
-
-const SECRET = 'field-access-secret-0123456789-abcdef';
-const key = new TextEncoder().encode(SECRET);
 
 const SCHEMA = `
 resources:
@@ -52,10 +49,6 @@ const USERS = [
   { name: 'carol', email: 'carol@example.com', salary: 300, bio: 'carol bio', bioPublic: false },
 ];
 
-async function token(claims: JWTPayload): Promise<string> {
-  return `Bearer ${await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key)}`;
-}
-
 type User = { id: number; name: string; email?: string; salary?: number; bio?: string; posts?: unknown[] };
 type Post = { id: number; title: string; authorId: number; author?: User | null };
 
@@ -66,9 +59,9 @@ for (const compat of ['none', 'json-server'] as const) {
     let usersAdmin: string;
 
     beforeAll(async () => {
-      t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET }, ...(compat === 'none' ? {} : { compat }) });
-      alice = await token({ sub: '1' });
-      usersAdmin = await token({ sub: 'someone', scope: 'users:admin' });
+      t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: RULES_JWT_SECRET }, ...(compat === 'none' ? {} : { compat }) });
+      alice = await bearerJwt({ sub: '1' });
+      usersAdmin = await bearerJwt({ sub: 'someone', scope: 'users:admin' });
       for (const user of USERS) expect((await t.app.inject({ method: 'POST', url: '/users', payload: user })).statusCode).toBe(201);
       for (const [title, authorId] of [['a1', 1], ['b1', 2], ['b2', 2]] as const) {
         expect((await t.app.inject({ method: 'POST', url: '/posts', payload: { title, authorId } })).statusCode).toBe(201);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
-import { JWT_SECRET, PRINCIPALS, postWriteStatus, seesPost, seesUser, type Post, type User } from './helpers/multi-tenant-model.js';
+import { PRINCIPALS, postWriteStatus, seesPost, seesUser, type Post, type User } from './helpers/multi-tenant-model.js';
 import { credentialOf, seedMultiTenant } from './helpers/multi-tenant-seed.js';
+import { RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 
 /**
  * The json-server compatibility routes (docs/json-server.md) under the access rules of the
@@ -19,7 +20,7 @@ describe('the multi-tenant matrix under --compat json-server', () => {
   const authorization = new Map<string, string>();
 
   beforeAll(async () => {
-    t = await startTestApp({ schema: 'examples/multi-tenant.yaml', jwt: { secret: JWT_SECRET }, compat: 'json-server' });
+    t = await startTestApp({ schema: 'examples/multi-tenant.yaml', jwt: { secret: RULES_JWT_SECRET }, compat: 'json-server' });
     ({ users, posts } = await seedMultiTenant(t.app));
     for (const who of PRINCIPALS) {
       const header = await credentialOf(t.app, who);

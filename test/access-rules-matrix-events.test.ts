@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIN, eventsUrl, send, SseReader, waitUntil } from './helpers/event-stream.js';
 import { listeningServer } from './helpers/listening-server.js';
-import { JWT_SECRET, PRINCIPALS, USERS, seesPost, signJwt, type Post, type User, type Who } from './helpers/multi-tenant-model.js';
+import { PRINCIPALS, USERS, seesPost, type Post, type User, type Who } from './helpers/multi-tenant-model.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { wsClient, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
 
 /**
@@ -35,7 +36,7 @@ function expectedEvents(who: Who, writes: readonly Write[]): { type: string; id:
 describe('the multi-tenant matrix: subscriptions and /v1/events', () => {
   const clients: SubscriptionClient[] = [];
   const readers: SseReader[] = [];
-  const running = listeningServer({ schema: 'examples/multi-tenant.yaml', jwt: { secret: JWT_SECRET } }, async () => {
+  const running = listeningServer({ schema: 'examples/multi-tenant.yaml', jwt: { secret: RULES_JWT_SECRET } }, async () => {
     for (const reader of readers.splice(0)) reader.close();
     for (const client of clients.splice(0)) await client.dispose();
   });
@@ -58,7 +59,7 @@ describe('the multi-tenant matrix: subscriptions and /v1/events', () => {
     for (const who of FOLLOWERS) {
       // API keys with claims cannot be made yet (pending API key claims); the JWTs stand for them.
       if (who.credential.kind === 'key') continue;
-      const authorization = who.credential.kind === 'none' ? '' : who.credential.kind === 'admin' ? ADMIN : await signJwt(who.credential.claims);
+      const authorization = who.credential.kind === 'none' ? '' : who.credential.kind === 'admin' ? ADMIN : await bearerJwt(who.credential.claims);
       const reader = await SseReader.open(eventsUrl(base, { types: 'post.created,post.updated,post.deleted' }), { authorization });
       readers.push(reader);
       expect(reader.status, who.name).toBe(200);
@@ -161,7 +162,7 @@ describe('the multi-tenant matrix: subscriptions and /v1/events', () => {
     const amy = users[1] as User;
     const watchers: { who: Who; reader: SseReader }[] = [];
     for (const who of FOLLOWERS.filter((f) => !f.anonymous && f.credential.kind !== 'key' && f.org === 'acme')) {
-      const authorization = who.credential.kind === 'jwt' ? await signJwt(who.credential.claims) : ADMIN;
+      const authorization = who.credential.kind === 'jwt' ? await bearerJwt(who.credential.claims) : ADMIN;
       const reader = await SseReader.open(eventsUrl(base, { types: 'user.updated' }), { authorization });
       readers.push(reader);
       watchers.push({ who, reader });

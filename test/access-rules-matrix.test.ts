@@ -3,8 +3,9 @@ import type { LightMyRequestResponse } from 'fastify';
 import { dataOf, graphql, type GraphqlReply } from './helpers/graphql-request.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
 import { credentialOf, seedMultiTenant } from './helpers/multi-tenant-seed.js';
-import { JWT_SECRET, PRINCIPALS, postsByOrg, seesEmail, seesPost, seesUser, type Post, type User } from './helpers/multi-tenant-model.js';
+import { PRINCIPALS, postsByOrg, seesEmail, seesPost, seesUser, type Post, type User } from './helpers/multi-tenant-model.js';
 import { runWriteMatrix } from './helpers/multi-tenant-writes.js';
+import { RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 
 /**
  * Issue 35's matrix: the multi-tenant schema of docs/auth.md (examples/multi-tenant.yaml: three
@@ -29,7 +30,7 @@ describe('the multi-tenant matrix', () => {
   const authorization = new Map<string, string>();
 
   beforeAll(async () => {
-    t = await startTestApp({ schema: 'examples/multi-tenant.yaml', jwt: { secret: JWT_SECRET } });
+    t = await startTestApp({ schema: 'examples/multi-tenant.yaml', jwt: { secret: RULES_JWT_SECRET } });
     const seeded = await seedMultiTenant(t.app);
     users.push(...seeded.users);
     posts.push(...seeded.posts);

@@ -1,5 +1,4 @@
 import fc from 'fast-check';
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkAccessRules, passesRule, ruleFilter } from '../src/core/access-rules/access-rules.js';
 import type { Principal } from '../src/core/principal.js';
@@ -8,6 +7,7 @@ import { resourceNamed, type ResourceModel, type SchemaModel } from '../src/sche
 import { openDatabase, type OpenedDatabase } from '../src/store/open-database.js';
 import { RecordStore } from '../src/store/record-store.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { NOW, principalArbitrary, referencePasses, ruleArbitrary, ruleText, rowArbitrary, RULE_FIELDS, type Row, type Rule } from './helpers/random-rules.js';
 
 /**
@@ -113,8 +113,6 @@ describe('rules in SQL (the store), in memory and in the reference model', () =>
   });
 });
 
-const SECRET = 'access-rules-property-secret-0123456789';
-const key = new TextEncoder().encode(SECRET);
 const RESOURCES = 16;
 
 describe('rules through the app: REST lists, counts, aggregates and reads with JWTs', () => {
@@ -132,7 +130,7 @@ describe('rules through the app: REST lists, counts, aggregates and reads with J
       list: ${JSON.stringify(ruleText(rule))}
     fields:${RULE_FIELDS}
 `).join('');
-    t = await startTestApp({ schema: parseSchemaText(`resources:${resources}`), jwt: { secret: SECRET } });
+    t = await startTestApp({ schema: parseSchemaText(`resources:${resources}`), jwt: { secret: RULES_JWT_SECRET } });
     const sample = fc.sample(rowArbitrary, { numRuns: 16, seed: 3505 });
     for (let i = 0; i < RESOURCES; i++) rows = await insertRows(t, `r${i}`, sample);
   });
@@ -143,7 +141,7 @@ describe('rules through the app: REST lists, counts, aggregates and reads with J
     if (principal.kind === 'anonymous') return '';
     const payload: Record<string, unknown> = { ...principal.claims, scope: [...principal.scopes].join(' ') };
     if (principal.subject !== undefined) payload.sub = principal.subject;
-    return `Bearer ${await new SignJWT(payload).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key)}`;
+    return bearerJwt(payload);
   }
 
   it('lists, counts, aggregates and reads exactly the rows the reference model lets each principal see', async () => {

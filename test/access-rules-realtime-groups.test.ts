@@ -1,8 +1,9 @@
-import { SignJWT, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { ADMIN, send, waitUntil } from './helpers/event-stream.js';
 import { listeningServer } from './helpers/listening-server.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { sseClient, subscriptionsEnded, wsClient, type Recorder, type SubscriptionClient, type TransportName } from './helpers/subscription-clients.js';
 
 /**
@@ -12,8 +13,6 @@ import { sseClient, subscriptionsEnded, wsClient, type Recorder, type Subscripti
  * present or absent, an array or object claim, a scope, the kind of credential); both subscribe
  * to the same document, and each must get exactly its own rows, over graphql-ws and graphql-sse.
  */
-
-const SECRET = 'realtime-groups-secret-0123456789-abcdef';
 
 const SCHEMA = `
 resources:
@@ -32,10 +31,8 @@ resources:
       tag: { type: string }
 `;
 
-async function jwt(claims: JWTPayload): Promise<string> {
-  const token = await new SignJWT({ scope: 'items:read', ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET));
-  return `Bearer ${token}`;
-}
+/** A JWT that may read items, with `claims` (a scope among them replaces it). */
+const jwt = (claims: JWTPayload): Promise<string> => bearerJwt({ scope: 'items:read', ...claims });
 
 type Row = Record<string, unknown>;
 
@@ -50,7 +47,7 @@ interface Pair {
 
 describe('subscription groups keep apart principals that differ in one value the rules read', () => {
   const clients: SubscriptionClient[] = [];
-  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } }, async () => {
+  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: RULES_JWT_SECRET } }, async () => {
     for (const client of clients.splice(0)) await client.dispose();
     await subscriptionsEnded(running.server);
   });

@@ -1,6 +1,7 @@
-import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
+import { AUTHOR_DRAFT_POSTS } from './helpers/author-drafts-schema.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
 import { createWebhook, signed, WebhookReceiver } from './helpers/webhook-receiver.js';
 
@@ -10,27 +11,14 @@ import { createWebhook, signed, WebhookReceiver } from './helpers/webhook-receiv
  * and the previous values of an update.
  */
 
-const SECRET = 'realtime-webhooks-secret-0123456789-abcdef';
-
-const SCHEMA = `
-resources:
-  posts:
-    access: { read: public, write: authenticated }
-    rules:
-      list: "published = true or authorId = @auth.sub"
-    fields:
-      title: { type: string, required: true }
-      published: { type: boolean, default: false }
-      authorId: { type: string }
-      notes: { type: string, read: "authorId = @auth.sub" }
-`;
+const SCHEMA = `resources:${AUTHOR_DRAFT_POSTS}`;
 
 describe('webhooks under access rules', () => {
   let t: TestApp;
   let receiver: WebhookReceiver;
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
-    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET }, webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50 } });
+    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: RULES_JWT_SECRET }, webhooks: { allowHosts: ['127.0.0.1'], pollIntervalMs: 50 } });
   });
   afterAll(async () => {
     await t.close();
@@ -40,7 +28,7 @@ describe('webhooks under access rules', () => {
   it('get every event with every field, and previous', async () => {
     const hook = await createWebhook(t.app, { url: receiver.url('/all'), events: ['*'] });
     receiver.verifyWith('/all', hook.secret);
-    const alice = `Bearer ${await new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET))}`;
+    const alice = await bearerJwt({ sub: 'alice' });
     const created = await t.app.inject({ method: 'POST', url: '/posts', headers: { authorization: alice }, payload: { title: 'draft', authorId: 'alice', notes: 'mine' } });
     expect(created.statusCode, created.body).toBe(201);
     const id = json<{ id: number }>(created).id;

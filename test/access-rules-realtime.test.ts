@@ -1,10 +1,11 @@
-import { SignJWT, type JWTPayload } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import type { Principal } from '../src/core/principal.js';
 import type { StoredEvent } from '../src/store/event-store.js';
+import { AUTHOR_DRAFT_POSTS } from './helpers/author-drafts-schema.js';
 import { ADMIN, eventsUrl, send, SseReader, waitUntil, type StreamEvent } from './helpers/event-stream.js';
 import { listeningServer } from './helpers/listening-server.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { codes, refusalOf, sseClient, wsClient, type Recorder, type SubscriptionClient, type TransportName } from './helpers/subscription-clients.js';
 
 /**
@@ -16,20 +17,8 @@ import { codes, refusalOf, sseClient, wsClient, type Recorder, type Subscription
  * field it may not read on every row is refused (403 / forbidden).
  */
 
-const SECRET = 'realtime-rules-secret-0123456789-abcdef';
-
 const SCHEMA = `
-resources:
-  posts:
-    access: { read: public, write: authenticated }
-    rules:
-      list: "published = true or authorId = @auth.sub"
-    fields:
-      title: { type: string, required: true }
-      published: { type: boolean, default: false }
-      authorId: { type: string }
-      notes: { type: string, read: "authorId = @auth.sub" }
-  memos:
+resources:${AUTHOR_DRAFT_POSTS}  memos:
     access: { read: authenticated, write: authenticated }
     rules:
       list: "orgId = @auth.claims.org"
@@ -38,11 +27,6 @@ resources:
       orgId: { type: string }
       secret: { type: string, read: [memos:secret] }
 `;
-
-async function jwt(claims: JWTPayload): Promise<string> {
-  const token = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(SECRET));
-  return `Bearer ${token}`;
-}
 
 type Row = Record<string, unknown>;
 /** An event as the tests compare it: its type, the fields of its object, and of its previous when it has one (without timestamps). */
@@ -65,7 +49,7 @@ const WHO: readonly Who[] = ['anonymous', 'alice', 'bob', 'carol', 'admin'];
 describe('access rules in realtime delivery', () => {
   const clients: SubscriptionClient[] = [];
   const readers: SseReader[] = [];
-  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } }, async () => {
+  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: RULES_JWT_SECRET } }, async () => {
     for (const reader of readers.splice(0)) reader.close();
     for (const client of clients.splice(0)) await client.dispose();
   });
@@ -74,9 +58,9 @@ describe('access rules in realtime delivery', () => {
 
   beforeAll(async () => {
     credentials.set('anonymous', '');
-    credentials.set('alice', await jwt({ sub: 'alice', org: 'acme' }));
-    credentials.set('bob', await jwt({ sub: 'bob', org: 'globex' }));
-    credentials.set('carol', await jwt({ sub: 'carol', org: 'acme', scope: 'memos:secret' }));
+    credentials.set('alice', await bearerJwt({ sub: 'alice', org: 'acme' }));
+    credentials.set('bob', await bearerJwt({ sub: 'bob', org: 'globex' }));
+    credentials.set('carol', await bearerJwt({ sub: 'carol', org: 'acme', scope: 'memos:secret' }));
     credentials.set('admin', ADMIN);
   });
   const credential = (who: Who): string => credentials.get(who) ?? '';

@@ -1,7 +1,7 @@
-import { SignJWT, type JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { buildApp } from '../src/app/build-app.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { json, startTestApp, type TestApp } from './helpers/test-app.js';
 
 /**
@@ -9,9 +9,6 @@ import { json, startTestApp, type TestApp } from './helpers/test-app.js';
  * a 404, create and update are checked on the row as stored (and update on the row before),
  * delete on the row; a comparison with an absent value is never true.
  */
-
-const SECRET = 'access-rules-secret-0123456789-abcdef';
-const key = new TextEncoder().encode(SECRET);
 
 const SCHEMA = `
 resources:
@@ -40,10 +37,6 @@ resources:
       level: { type: integer }
 `;
 
-async function token(claims: JWTPayload): Promise<string> {
-  return `Bearer ${await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key)}`;
-}
-
 describe('row rules', () => {
   let t: TestApp;
   let alice: string;
@@ -52,11 +45,11 @@ describe('row rules', () => {
   let moderator: string;
 
   beforeAll(async () => {
-    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } });
-    alice = await token({ sub: 'alice', org: 'acme' });
-    bob = await token({ sub: 'bob', org: 'globex' });
-    noSub = await token({ org: 'acme' });
-    moderator = await token({ sub: 'mod', scope: 'posts:moderate' });
+    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: RULES_JWT_SECRET } });
+    alice = await bearerJwt({ sub: 'alice', org: 'acme' });
+    bob = await bearerJwt({ sub: 'bob', org: 'globex' });
+    noSub = await bearerJwt({ org: 'acme' });
+    moderator = await bearerJwt({ sub: 'mod', scope: 'posts:moderate' });
     const rows = [
       { title: 'a public', published: true, authorId: 'alice' },
       { title: 'a draft', published: false, authorId: 'alice' },
@@ -84,7 +77,7 @@ describe('row rules', () => {
     expect((await titles(bob)).titles).toEqual(['a public', 'b draft']);
     // No subject: authorId = @auth.sub is never true, not even on the row whose authorId is null.
     expect((await titles(noSub)).titles).toEqual(['a public']);
-    expect((await titles(await token({ sub: 'x' }), '/posts?filter=published = false')).titles).toEqual([]);
+    expect((await titles(await bearerJwt({ sub: 'x' }), '/posts?filter=published = false')).titles).toEqual([]);
   });
 
   it('answers a row the read rule hides with 404', async () => {
@@ -127,7 +120,7 @@ describe('row rules', () => {
   it('isolates tenants by a claim', async () => {
     expect((await titles(alice, '/notes?count=true'))).toEqual({ titles: ['acme 1', 'acme 2'], total: 2 });
     expect((await titles(bob, '/notes')).titles).toEqual(['globex']);
-    expect((await titles(await token({ sub: 'c' }), '/notes')).titles).toEqual([]);
+    expect((await titles(await bearerJwt({ sub: 'c' }), '/notes')).titles).toEqual([]);
     expect((await t.app.inject({ url: '/notes/3', headers: { authorization: alice } })).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'POST', url: '/notes', headers: { authorization: alice }, payload: { body: 'x', orgId: 'globex' } })).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'PATCH', url: '/notes/1', headers: { authorization: alice }, payload: { orgId: 'globex' } })).statusCode).toBe(403);
@@ -157,7 +150,7 @@ describe('references under rules', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({
-      jwt: { secret: SECRET },
+      jwt: { secret: RULES_JWT_SECRET },
       schema: parseSchemaText(`
 resources:
   projects:
@@ -181,7 +174,7 @@ resources:
   afterAll(async () => t.close());
 
   it('treats a row the writer cannot read as absent: no reference into another tenant, no oracle of its ids', async () => {
-    const globex = await token({ sub: 'g', org: 'globex' });
+    const globex = await bearerJwt({ sub: 'g', org: 'globex' });
     const into = await t.app.inject({ method: 'POST', url: '/tasks', headers: { authorization: globex }, payload: { title: 'x', orgId: 'globex', projectId: 1 } });
     const missing = await t.app.inject({ method: 'POST', url: '/tasks', headers: { authorization: globex }, payload: { title: 'x', orgId: 'globex', projectId: 99 } });
     expect(into.statusCode).toBe(422);

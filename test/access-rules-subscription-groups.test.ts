@@ -1,8 +1,8 @@
-import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { send, waitUntil } from './helpers/event-stream.js';
 import { listeningServer } from './helpers/listening-server.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { wsClient, type Recorder, type SubscriptionClient } from './helpers/subscription-clients.js';
 
 /**
@@ -11,8 +11,6 @@ import { wsClient, type Recorder, type SubscriptionClient } from './helpers/subs
  * differ in one such value only (the kind, the subject) each get their own rows, and none of the
  * other's. (Pairs that differ in a claim or its presence: access-rules-matrix-events.test.ts.)
  */
-
-const SECRET = 'subscription-groups-secret-0123456789abcdef';
 
 const SCHEMA = `
 resources:
@@ -27,15 +25,11 @@ resources:
       authorId: { type: string }
 `;
 
-async function jwt(claims: Record<string, unknown>): Promise<string> {
-  return `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(SECRET))}`;
-}
-
 type Note = { noteCreated: { text: string } };
 
 describe('subscribers that differ in one value the rules read share no execution', () => {
   const clients: SubscriptionClient[] = [];
-  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } }, async () => {
+  const running = listeningServer({ schema: parseSchemaText(SCHEMA), jwt: { secret: RULES_JWT_SECRET } }, async () => {
     for (const client of clients.splice(0)) await client.dispose();
   });
 
@@ -61,7 +55,7 @@ describe('subscribers that differ in one value the rules read share no execution
     const proKey = await send(base, 'POST', '/v1/tokens', { name: 'p', scopes: ['notes:read'], subject: 'p' });
     expect(proKey.status, proKey.text).toBe(201);
     await follow('API key k', `Bearer ${key.json<{ key: string }>().key}`, (n) => n.public || n.authorId === 'k');
-    await follow('JWT k', await jwt({ sub: 'k', scope: 'notes:read' }), () => true);
+    await follow('JWT k', await bearerJwt({ sub: 'k', scope: 'notes:read' }), () => true);
     await follow('API key p', `Bearer ${proKey.json<{ key: string }>().key}`, (n) => n.public || n.authorId === 'p');
 
     const notes = [

@@ -1,7 +1,8 @@
-import { SignJWT, type JWTPayload } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
+import type { RestgraphOptions } from '../src/app/app-options.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
+import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 
 /**
@@ -13,9 +14,6 @@ import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from '
 
 // Every answer, the 403s of presets and field writes included, as /openapi.json documents it.
 checkResponsesAgainstOpenApi();
-
-const SECRET = 'access-rules-writes-secret-0123456789';
-const key = new TextEncoder().encode(SECRET);
 
 const SCHEMA = `
 resources:
@@ -61,10 +59,6 @@ resources:
       ownerId: { type: string }
 `;
 
-async function token(claims: JWTPayload): Promise<string> {
-  return `Bearer ${await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key)}`;
-}
-
 interface Problem {
   code: string;
   detail: string;
@@ -93,22 +87,24 @@ interface Principals {
 
 async function principals(): Promise<Principals> {
   return {
-    alice: await token({ sub: 'alice', org: 'acme' }),
-    carol: await token({ sub: 'carol', org: 'acme' }),
-    bob: await token({ sub: 'bob', org: 'globex' }),
-    noOrg: await token({ sub: 'dave' }),
-    editor: await token({ sub: 'ed', org: 'acme', scope: 'posts:editor settings:editor' }),
-    orgAdmin: await token({ sub: 'root', org: 'acme', scope: 'admin' }),
+    alice: await bearerJwt({ sub: 'alice', org: 'acme' }),
+    carol: await bearerJwt({ sub: 'carol', org: 'acme' }),
+    bob: await bearerJwt({ sub: 'bob', org: 'globex' }),
+    noOrg: await bearerJwt({ sub: 'dave' }),
+    editor: await bearerJwt({ sub: 'ed', org: 'acme', scope: 'posts:editor settings:editor' }),
+    orgAdmin: await bearerJwt({ sub: 'root', org: 'acme', scope: 'admin' }),
   };
+}
+
+/** An app on `schema` (with `options`) that accepts the principals' JWTs, and their Authorization headers. */
+async function startWithPrincipals(schema: string, options: RestgraphOptions = {}): Promise<{ t: TestApp; p: Principals }> {
+  return { t: await startTestApp({ schema: parseSchemaText(schema), jwt: { secret: RULES_JWT_SECRET }, ...options }), p: await principals() };
 }
 
 describe('presets and field write access through REST', () => {
   let t: TestApp;
   let p: Principals;
-  beforeAll(async () => {
-    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } });
-    p = await principals();
-  });
+  beforeAll(async () => ({ t, p } = await startWithPrincipals(SCHEMA)));
   afterAll(async () => t.close());
 
   const send = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, authorization: string, payload?: Row) =>
@@ -155,7 +151,7 @@ describe('presets and field write access through REST', () => {
   });
 
   it('converts the credential value to the field type, and refuses one that does not convert', async () => {
-    const seven = await token({ sub: '7' });
+    const seven = await bearerJwt({ sub: '7' });
     const created = await send('POST', '/profiles', seven, { bio: 'b' });
     expect(created.statusCode, created.body).toBe(201);
     expect(json<Row>(created).userId).toBe(7);
@@ -255,10 +251,7 @@ describe('presets and field write access through REST', () => {
 describe('presets, field write access and row rules through GraphQL mutations', () => {
   let t: TestApp;
   let p: Principals;
-  beforeAll(async () => {
-    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET } });
-    p = await principals();
-  });
+  beforeAll(async () => ({ t, p } = await startWithPrincipals(SCHEMA)));
   afterAll(async () => t.close());
 
   interface GraphqlAnswer {
@@ -330,10 +323,7 @@ describe('presets, field write access and row rules through GraphQL mutations', 
 describe('presets, field write access and row rules through json-server routes', () => {
   let t: TestApp;
   let p: Principals;
-  beforeAll(async () => {
-    t = await startTestApp({ schema: parseSchemaText(SCHEMA), jwt: { secret: SECRET }, compat: 'json-server' });
-    p = await principals();
-  });
+  beforeAll(async () => ({ t, p } = await startWithPrincipals(SCHEMA, { compat: 'json-server' })));
   afterAll(async () => t.close());
 
   const send = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, authorization: string, payload?: Row) =>
@@ -412,8 +402,7 @@ resources:
       colour: { type: string }
       ownerId: { type: string, addedIn: v2 }
 `;
-    t = await startTestApp({ schema: parseSchemaText(schema), jwt: { secret: SECRET } });
-    p = await principals();
+    ({ t, p } = await startWithPrincipals(schema));
   });
   afterAll(async () => t.close());
 

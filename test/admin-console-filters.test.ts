@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSignedIn } from './helpers/admin-console-page.js';
 import { chromiumAvailable, launchChromium, saveScreenshot } from './helpers/chromium.js';
 import { startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { onlyOnSqlite } from './helpers/test-database.js';
@@ -63,20 +64,7 @@ describe.skipIf(!available || onlyOnSqlite)('the admin console’s filter expres
   const problems: string[] = [];
 
   /** A page of its own (its own sessionStorage), signed in with `token`, at `hash`. */
-  const open = async (token: string, hash: string): Promise<Page> => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(String(error)));
-    page.on('console', (message) => {
-      // The browser logs every 4xx a fetch gets as "Failed to load resource"; the console's own errors are anything else.
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
-    });
-    await page.goto(`${origin}/admin${hash}`);
-    await page.getByLabel('Token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('navigation', { name: 'Console' }).waitFor(wait);
-    return page;
-  };
+  const open = (token: string, hash: string): Promise<Page> => openSignedIn(browser, { origin, token, hash, problems, height: 900 });
   /** Saves the page at a desktop's width and at a phone's, where nothing may stick out sideways. */
   const shoot = async (page: Page, name: string): Promise<void> => {
     await saveScreenshot(page, `admin-${name}.png`);

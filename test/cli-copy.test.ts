@@ -53,6 +53,7 @@ const TABLES: { name: string; key: string[]; json?: string[]; booleans?: string[
   { name: '_restgraph_webhook_deliveries', key: ['id'] },
   { name: '_restgraph_webhook_attempts', key: ['id'] },
   { name: '_restgraph_rate_limits', key: ['key'] },
+  { name: '_restgraph_one_time_tokens', key: ['id'] },
   { name: '_restgraph_credentials', key: ['resource', 'recordId'] },
   { name: '_restgraph_refresh_tokens', key: ['id'] },
   { name: '_restgraph_signing_keys', key: ['kid'] },
@@ -163,7 +164,7 @@ describe.concurrent('restgraph copy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       expect(there.code).toBe(0);
       expect(there.stdout).toContain('\n  authors                        2\n');
       const total = Object.values(before).reduce((sum, line) => sum + Number.parseInt(line, 10), 0);
-      expect(there.stdout).toMatch(new RegExp(`\\nCopied ${total} rows \\(14 tables\\) in \\d+\\.\\d\\d s \\(\\d+ rows/s\\)\\.\\n$`));
+      expect(there.stdout).toMatch(new RegExp(`\\nCopied ${total} rows \\(15 tables\\) in \\d+\\.\\d\\d s \\(\\d+ rows/s\\)\\.\\n$`));
       expect(await checksums(b)).toEqual(before);
       const back = await copy(dir, b, c);
       expect(back.code).toBe(0);

@@ -23,7 +23,8 @@ const EXPECTED_VERSIONS = [
   { version: 1, name: 'internal tables as first released' },
   { version: 2, name: 'idempotency claims carry a fencing token' },
   { version: 3, name: 'api keys carry claims' },
-  { version: 4, name: 'end-user accounts: credentials, refresh tokens, signing keys' },
+  { version: 4, name: 'one-time tokens for account emails' },
+  { version: 5, name: 'end-user accounts: credentials, refresh tokens, signing keys' },
 ];
 
 let dir: ReturnType<typeof tempDir>;

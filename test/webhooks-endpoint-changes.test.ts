@@ -86,7 +86,7 @@ describe('endpoint changes racing each other while events flow', () => {
     // Every endpoint registered last gets the 10 users created after its registration was answered.
     const usersTo = (path: string): number[] => receiver.to(path).map((r) => (JSON.parse(r.body) as DeliveryBody).data.object.id);
     const paths = final.map((w) => new URL(w.url).pathname);
-    await receiver.waitFor((r) => paths.every((path) => later.every((id) => usersTo(path).includes(id)) && r.to(path).every((q) => q.answered !== undefined)), 'the users created last, at every endpoint');
+    await receiver.waitFor((r) => paths.every((path) => later.every((id) => usersTo(path).includes(id)) && r.to(path).every((q) => q.answered !== undefined)), 'the users created last, at every endpoint', 45_000);
     // No endpoint got an event twice (every event here is a user's creation: one per user id).
     const seen = new Set<string>();
     const twice = receiver.requests.filter((r) => seen.size === seen.add(`${r.path} ${r.body}`).size);
@@ -97,5 +97,5 @@ describe('endpoint changes racing each other while events flow', () => {
       expect(deliveries.filter((d) => d.attempts !== 1)).toEqual([]);
       expect(receiver.to(new URL(webhook.url).pathname)).toHaveLength(deliveries.length);
     }
-  }, 60_000);
+  }, 90_000);
 });

@@ -4,12 +4,13 @@
 // against its `target` when it has one. The server's CPU time per request is shown beside req/s:
 // on a machine where other processes take the server's core, it moves far less.
 import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requester } from './check-requests.js';
 import { canPin, runJsonWorker } from './proc.js';
 import { describeFailures, failures, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, renderTable } from './report.js';
-import { SERVER_CPU } from '../servers.js';
+import { SERVER_CPU, serveRestgraph } from '../servers.js';
 
 const LOAD_CPU = 1;
 export const WARMUP = 2;
@@ -25,6 +26,39 @@ export function runRestgraphCli(args, env) {
       else resolve(stdout);
     });
   });
+}
+
+/**
+ * A benchmark's row count and timing from `<prefix>_ROWS` (default 100,000), `<prefix>_DURATION`
+ * (seconds a scenario is loaded, default 5) and `<prefix>_ROUNDS` (default 3) of `env`; throws,
+ * naming the `what` setting, on one that is not a positive whole number.
+ */
+export function sizeAndTiming(env, prefix, what) {
+  const settings = {
+    rows: Number(env[`${prefix}_ROWS`] ?? 100_000),
+    duration: Number(env[`${prefix}_DURATION`] ?? 5),
+    rounds: Number(env[`${prefix}_ROUNDS`] ?? 3),
+  };
+  for (const key of ['rows', 'duration', 'rounds']) {
+    if (!(Number.isInteger(settings[key]) && settings[key] > 0)) throw new Error(`bad ${what} setting ${key}: ${settings[key]}`);
+  }
+  return settings;
+}
+
+/**
+ * Imports `ndjson` (written to `dir`) into `env.DATABASE_URL` with `schemaFile`, then serves it with
+ * `env` but for LOG_LEVEL and RESTGRAPH_ADMIN_TOKEN (default logging, no admin); resolves to the server.
+ */
+export async function seedAndServe({ dir, env, schemaFile, ndjson }) {
+  const serverEnv = { ...env };
+  delete serverEnv.LOG_LEVEL;
+  delete serverEnv.RESTGRAPH_ADMIN_TOKEN;
+  const file = join(dir, 'data.ndjson');
+  writeFileSync(file, ndjson);
+  const t0 = Date.now();
+  await runRestgraphCli(['import', 'data', file, schemaFile, '-d', serverEnv.DATABASE_URL], serverEnv);
+  console.log(`  seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return serveRestgraph({ name: 'restgraph', env: serverEnv, logFile: join(dir, 'server.stderr.log') });
 }
 
 export const median = (xs) => {

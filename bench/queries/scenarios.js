@@ -4,6 +4,7 @@
 // Every request draws its own values (a customer, a day, words) from ctx.random, so the server's
 // list cache is not what is measured; each check runs one request of the scenario's kind and
 // compares it with the same query over the seeded rows in memory.
+import { sameIds } from '../lib/check-requests.js';
 import { CITIES, DAYS, WORDS, dayOf } from './data.js';
 
 const LIMIT = 20;
@@ -18,13 +19,6 @@ function firstOrders(orders, keep, limit = LIMIT) {
     .sort((a, b) => (a.placedOn < b.placedOn ? -1 : a.placedOn > b.placedOn ? 1 : a.id - b.id))
     .slice(0, limit)
     .map((o) => o.id);
-}
-
-async function sameIds(request, path, expected) {
-  const res = await request('GET', path);
-  if (res.status !== 200 || !Array.isArray(res.json)) return [`GET ${path} -> ${res.status} ${JSON.stringify(res.json)?.slice(0, 200)}`];
-  const got = res.json.map((r) => r.id).join(',');
-  return got === expected.join(',') ? [] : [`GET ${path}: ids ${got.slice(0, 80)}, expected ${expected.join(',').slice(0, 80)}`];
 }
 
 const orTotalPath = (customerId, total) => `/orders?sort=placedOn&limit=${LIMIT}&filter=${q(`customerId = ${customerId} or total = ${total}`)}`;

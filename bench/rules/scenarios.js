@@ -3,6 +3,7 @@
 // its lists and reads) and to `plainPosts` (no rule), with the same JWT; the ruled one's ratio to
 // the plain one has the target 0.85. Get-by-id draws a post the token may read (a published one,
 // or one of its subject's drafts), the same ids on both sides.
+import { sameIds } from '../lib/check-requests.js';
 import { SUBJECT, visible } from './data.js';
 
 const LIMIT = 20;
@@ -23,13 +24,6 @@ const firstPosts = (posts, keep) =>
     .sort((a, b) => (a.title < b.title ? -1 : a.title > b.title ? 1 : a.id - b.id))
     .slice(0, LIMIT)
     .map((p) => p.id);
-
-async function sameIds(request, path, expected) {
-  const res = await request('GET', path);
-  if (res.status !== 200 || !Array.isArray(res.json)) return [`GET ${path} -> ${res.status} ${JSON.stringify(res.json)?.slice(0, 200)}`];
-  const got = res.json.map((r) => r.id).join(',');
-  return got === expected.join(',') ? [] : [`GET ${path}: ids ${got.slice(0, 80)}, expected ${expected.join(',').slice(0, 80)}`];
-}
 
 /** A published post, a draft of the token's subject and someone else's draft, read one by one. */
 async function checkGets(request, data, resource, ruled) {

@@ -1,7 +1,9 @@
 import { AccessTokens } from '../core/accounts/access-tokens.js';
 import { AccountOperations } from '../core/accounts/account-operations.js';
 import { SigningKeys } from '../core/accounts/signing-keys.js';
+import { ANONYMOUS } from '../core/principal.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
+import type { SignInWithIdentity } from '../auth/oidc-settings.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { CredentialStore } from '../store/credential-store.js';
 import { RefreshTokenStore } from '../store/refresh-token-store.js';
@@ -36,4 +38,18 @@ export async function setUpAccounts(schema: SchemaModel, storage: Storage, optio
     refreshTokenSeconds: options.refreshTokenSeconds,
   });
   return { accounts, keys, accessTokens };
+}
+
+/**
+ * Signs in an identity an OpenID Connect provider vouched for (a verified email): the account with
+ * that email, or a new one made as a sign-up would be (the `signUp` policy applies), with the
+ * provider's display name when the resource has a `name` field.
+ */
+export function signInWithAccounts(accounts: AccountOperations): SignInWithIdentity {
+  return async (identity) => {
+    const named = identity.name !== null && accounts.resource.fields.has('name');
+    const record = await accounts.findOrCreateByVerifiedEmail({ principal: ANONYMOUS }, identity.email, named ? { name: identity.name } : {});
+    const session = await accounts.startSession(record);
+    return { accessToken: session.accessToken, refreshToken: session.refreshToken, expiresIn: session.expiresIn, user: session.user ?? {} };
+  };
 }

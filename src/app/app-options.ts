@@ -1,7 +1,9 @@
 import type { JwtOptions } from '../auth/authenticator.js';
+import { checkOidcOptions, DEFAULT_OIDC_OPTIONS, type OidcOptions } from '../auth/oidc-settings.js';
 import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
+import type { MailOptions } from '../mail/create-mailer.js';
 import type { CorsOptions } from '../http/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
@@ -92,6 +94,10 @@ export interface RestgraphOptions {
   rateLimits?: Partial<RateLimitOptions>;
   /** `GET /metrics` (Prometheus) and who may read it; see {@link MetricsOptions}. */
   metrics?: Partial<MetricsOptions>;
+  /** Email for accounts (SMTP, From, templates); see {@link MailOptions}. */
+  mail?: Partial<MailOptions>;
+  /** OpenID Connect sign-in: providers, the redirect URL, the sign-in of a verified identity (docs/oidc.md). */
+  oidc?: Partial<OidcOptions>;
 }
 
 /** How long the database may take, and how durable SQLite's commits are. */
@@ -136,7 +142,22 @@ export interface RateLimitOptions {
   store: 'memory' | 'database' | 'redis' | undefined;
   /** Redis for shared counters (`REDIS_URL`). @default none */
   redisUrl: string | undefined;
+  /** Failed sign-ins per identifier (`RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES`). @default {@link DEFAULT_ACCOUNT_RATE_LIMITS} */
+  signInFailures: string | undefined;
+  /** Account requests per client address (`RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS`). @default {@link DEFAULT_ACCOUNT_RATE_LIMITS} */
+  accountRequests: string | undefined;
+  /** Account emails per identifier (`RESTGRAPH_RATE_LIMIT_ACCOUNT_EMAILS`). @default {@link DEFAULT_ACCOUNT_RATE_LIMITS} */
+  accountEmails: string | undefined;
 }
+
+/**
+ * The throttles of the account endpoints, apart from every other quota: 10 failed sign-ins per
+ * identifier per 15 minutes (a password guesser gets 960 tries a day at most, a user who forgot
+ * theirs waits a quarter of an hour), 100 account requests per client address per minute (a
+ * shared office address signs in comfortably; a script does not), 5 emails per identifier per
+ * hour (no mailbox is flooded through the server).
+ */
+export const DEFAULT_ACCOUNT_RATE_LIMITS = Object.freeze({ signInFailures: '10/15m', accountRequests: '100/1m', accountEmails: '5/1h' });
 
 /**
  * The quota of anonymous clients when nothing else sets one: 600 requests a minute per address
@@ -247,6 +268,8 @@ export interface ResolvedOptions {
   webhooks: WebhookOptions;
   rateLimits: RateLimitOptions;
   metrics: MetricsOptions;
+  mail: MailOptions;
+  oidc: OidcOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -311,8 +334,21 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     maxResponseBytes: 1024,
     pollIntervalMs: 500,
   }),
-  rateLimits: Object.freeze({ default: undefined, anonymous: undefined, graphql: undefined, webSocketConnections: undefined, store: undefined, redisUrl: undefined }),
+  rateLimits: Object.freeze({
+    default: undefined,
+    anonymous: undefined,
+    graphql: undefined,
+    webSocketConnections: undefined,
+    store: undefined,
+    redisUrl: undefined,
+    signInFailures: undefined,
+    accountRequests: undefined,
+    accountEmails: undefined,
+  }),
   metrics: Object.freeze({ enabled: true, public: false, processMetrics: true }),
+  // Development without SMTP writes messages (and their links) to the log; production refuses.
+  mail: Object.freeze({ smtpUrl: undefined, from: undefined, templatesDir: undefined, logWhenUnconfigured: process.env.NODE_ENV !== 'production' }),
+  oidc: DEFAULT_OIDC_OPTIONS,
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -349,7 +385,16 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     webhooks: Object.freeze({ ...DEFAULT_OPTIONS.webhooks, ...options.webhooks }),
     rateLimits: Object.freeze({ ...DEFAULT_OPTIONS.rateLimits, ...options.rateLimits }),
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
+    mail: Object.freeze({ ...DEFAULT_OPTIONS.mail, ...options.mail }),
+    oidc: resolvedOidc(options.oidc),
   });
+}
+
+/** OpenID Connect options over the defaults, checked (ConfigError at start-up). */
+function resolvedOidc(options: Partial<OidcOptions> | undefined): OidcOptions {
+  const oidc: OidcOptions = Object.freeze({ ...DEFAULT_OIDC_OPTIONS, ...options });
+  checkOidcOptions(oidc);
+  return oidc;
 }
 
 /** The compatibility mode asked for, checked; `none` (or none given) is restgraph's own. */

@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { apiKeyCredentialId, Authenticator } from '../auth/authenticator.js';
 import { StreamCredentials } from '../auth/credential-recheck.js';
+import { OidcSignIn } from '../auth/oidc-sign-in.js';
+import type { SignInWithIdentity } from '../auth/oidc-settings.js';
+import { ConfigError } from '../errors.js';
 import { filterLimitsOf } from '../core/list-query.js';
 import { EventDispatcher } from '../core/event-dispatcher.js';
 import { ADMIN_SCOPE } from '../core/principal.js';
@@ -16,6 +19,7 @@ import { registerEventStreamRoutes } from '../rest/event-stream-routes.js';
 import { registerMetricsRoute } from '../rest/metrics-routes.js';
 import { registerOpenApiRoutes } from '../rest/openapi-routes.js';
 import { registerAuthRoutes } from '../rest/auth-routes.js';
+import { registerOidcRoutes } from '../rest/oidc-routes.js';
 import { registerResourceRoutes } from '../rest/resource-routes.js';
 import { connectionRateLimiter } from '../rest/rate-limit-hook.js';
 import { nativeQueryStyle } from '../rest/query-style.js';
@@ -29,7 +33,7 @@ import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
-import { setUpAccounts } from './account-setup.js';
+import { setUpAccounts, signInWithAccounts } from './account-setup.js';
 import { registerAccountRoutes } from '../rest/account-routes.js';
 import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-access.js';
 import { createAppLogging } from './app-logging.js';
@@ -110,6 +114,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   });
   const tokens = new TokenOperations(storage.apiKeys);
   const accountSetup = await setUpAccounts(schema, storage, options, operations);
+  const signInWithIdentity = oidcSignInWithIdentity(options, accountSetup?.accounts);
   const logging = createAppLogging(options.logLevel, options.logDestination);
   lifecycle.add(logging.stop);
   logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
@@ -187,6 +192,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   registerWebhookRoutes(app, webhooks);
   registerAuthRoutes(app, schema, accountSetup?.accounts);
   if (accountSetup !== undefined) registerAccountRoutes(app, accountSetup.accounts, accountSetup.keys);
+  if (signInWithIdentity !== undefined) registerOidcRoutes(app, { signIn: new OidcSignIn(options.oidc), signInWithIdentity, redirectUrl: options.oidc.redirectUrl });
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,
     reconnectDelayMs: options.events.reconnectDelayMs,
@@ -217,4 +223,18 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
 
   await startEventWork(app, { options, storage, dispatcher, webhooks, workerLog, closeUnusedConnections: http.closeUnusedConnections }, lifecycle);
   return app;
+}
+
+/**
+ * What signs in the identities OpenID Connect providers vouch for, when providers are configured
+ * (undefined when none is). It must be given: a sign-in with nothing to sign in to is a mistake
+ * said at start-up.
+ */
+function oidcSignInWithIdentity(options: ResolvedOptions, accounts: AccountOperations | undefined): SignInWithIdentity | undefined {
+  const [first] = Object.keys(options.oidc.providers);
+  if (first === undefined) return undefined;
+  if (options.oidc.signInWithIdentity !== undefined) return options.oidc.signInWithIdentity;
+  // The schema's accounts: the identity's verified email finds or makes the account.
+  if (accounts !== undefined) return signInWithAccounts(accounts);
+  throw new ConfigError(`RESTGRAPH_OIDC_${first.toUpperCase()}_ISSUER`, 'OpenID Connect sign-in needs accounts to sign identities in to, and this server has none');
 }

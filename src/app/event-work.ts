@@ -21,8 +21,9 @@ export interface EventWorkParts {
 /**
  * Starts the app's background work: the event dispatcher reading the outbox, webhook feeding and
  * attempts, and the hourly pruning of what is past its retention (idempotency keys, events,
- * finished deliveries; also once before the first request). At shutdown the streams and webhook
- * work end before the connections close; everything is undone through `lifecycle`.
+ * finished deliveries, one-time tokens; also once before the first request). At shutdown the
+ * streams and webhook work end before the connections close; everything is undone through
+ * `lifecycle`.
  */
 export async function startEventWork(app: FastifyInstance, parts: EventWorkParts, lifecycle: Lifecycle): Promise<void> {
   const { options, storage, dispatcher, webhooks } = parts;
@@ -33,6 +34,7 @@ export async function startEventWork(app: FastifyInstance, parts: EventWorkParts
       storage.events.prune(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning events failed')),
       // Finished webhook deliveries (and their attempt logs) are kept as long as events.
       storage.webhooks.pruneFinished(before).catch((error: unknown) => app.log.warn({ err: error }, 'pruning webhook deliveries failed')),
+      storage.oneTimeTokens.prune().catch((error: unknown) => app.log.warn({ err: error }, 'pruning one-time tokens failed')),
     ]);
   };
   const pruneTimer = setInterval(() => void prune(), PRUNE_INTERVAL_MS);

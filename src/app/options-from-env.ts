@@ -2,6 +2,7 @@ import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
 import { compatMode } from '../rest/json-server-compat.js';
+import { oidcFromEnv } from './oidc-from-env.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -165,6 +166,17 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
     }
     rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
   }
+  const accountQuotas = [
+    ['RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES', 'signInFailures'],
+    ['RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS', 'accountRequests'],
+    ['RESTGRAPH_RATE_LIMIT_ACCOUNT_EMAILS', 'accountEmails'],
+  ] as const;
+  for (const [name, key] of accountQuotas) {
+    const text = env[name];
+    if (!nonEmpty(text)) continue;
+    if (parseRateLimit(text, key) === undefined) throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
+    rateLimits[key] = text;
+  }
   const store = env.RESTGRAPH_RATE_LIMIT_STORE;
   if (nonEmpty(store)) {
     if (store !== 'memory' && store !== 'database' && store !== 'redis') throw new ConfigError('RESTGRAPH_RATE_LIMIT_STORE', `must be memory, database or redis, not "${store}"`);
@@ -179,6 +191,10 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (nonEmpty(env.RESTGRAPH_METRICS)) metrics.enabled = boolean(env, 'RESTGRAPH_METRICS');
   if (nonEmpty(env.RESTGRAPH_METRICS_PUBLIC)) metrics.public = boolean(env, 'RESTGRAPH_METRICS_PUBLIC');
   if (Object.keys(metrics).length > 0) options.metrics = metrics;
+  const mail = mailFromEnv(env);
+  if (Object.keys(mail).length > 0) options.mail = mail;
+  const oidc = oidcFromEnv(env);
+  if (oidc !== undefined) options.oidc = oidc;
   return options;
 }
 
@@ -204,6 +220,21 @@ function databaseFromEnv(env: Env): NonNullable<RestgraphOptions['database']> {
     database.sqliteSynchronous = synchronous;
   }
   return database;
+}
+
+/** Email for accounts (docs/email.md): the SMTP server, the From address, the templates folder. */
+function mailFromEnv(env: Env): NonNullable<RestgraphOptions['mail']> {
+  const mail: NonNullable<RestgraphOptions['mail']> = {};
+  if (nonEmpty(env.RESTGRAPH_SMTP_URL)) {
+    if (!/^smtps?:\/\/[^/\s]/.test(env.RESTGRAPH_SMTP_URL)) throw new ConfigError('RESTGRAPH_SMTP_URL', 'must be an smtp:// or smtps:// URL');
+    mail.smtpUrl = env.RESTGRAPH_SMTP_URL;
+  }
+  if (nonEmpty(env.RESTGRAPH_MAIL_FROM)) mail.from = env.RESTGRAPH_MAIL_FROM.trim();
+  if (nonEmpty(env.RESTGRAPH_MAIL_TEMPLATES)) mail.templatesDir = env.RESTGRAPH_MAIL_TEMPLATES;
+  if (mail.smtpUrl !== undefined && mail.from === undefined) {
+    throw new ConfigError('RESTGRAPH_MAIL_FROM', 'is needed with RESTGRAPH_SMTP_URL: the address messages come from');
+  }
+  return mail;
 }
 
 function nonEmpty(value: string | undefined): value is string {

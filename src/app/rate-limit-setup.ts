@@ -1,10 +1,11 @@
+import { AccountThrottle } from '../core/account-throttle.js';
 import { RateLimiter, RateLimits, type RateLimitSettings } from '../core/rate-limits.js';
 import { ConfigError } from '../errors.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { MemoryCounters, SqlCounters, type CounterStore } from '../store/rate-limit-counters.js';
 import type { SqlDatabase } from '../store/sql-database.js';
-import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ANONYMOUS_RATE_LIMIT, DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
+import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ACCOUNT_RATE_LIMITS, DEFAULT_ANONYMOUS_RATE_LIMIT, DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
 
 /**
  * The rate limits in force: the options (from the environment) over the schema file's, counted in
@@ -37,6 +38,32 @@ export async function createRateLimits(options: RateLimitOptions, schema: Schema
   const store = configured || options.store !== undefined || options.redisUrl !== undefined ? await counterStore(options, db) : new MemoryCounters();
   return new RateLimits(new RateLimiter(store), settings);
 }
+
+/**
+ * The throttles of the account endpoints ({@link DEFAULT_ACCOUNT_RATE_LIMITS} where the options set
+ * none), counted in the store the other quotas use (`RESTGRAPH_RATE_LIMIT_STORE`, `REDIS_URL`; by
+ * default the database on PostgreSQL, so every instance counts together), with counters of their
+ * own. The caller closes it.
+ *
+ * @throws ConfigError for a malformed quota or an unreachable Redis.
+ */
+export async function createAccountThrottle(options: RateLimitOptions, db: SqlDatabase, now: () => number = Date.now): Promise<AccountThrottle> {
+  const policy = (key: 'signInFailures' | 'accountRequests' | 'accountEmails', env: string): RateLimitPolicy => {
+    const text = options[key] ?? DEFAULT_ACCOUNT_RATE_LIMITS[key];
+    const parsed = parseRateLimit(text, ACCOUNT_POLICY_NAMES[key]);
+    if (parsed === undefined) throw new ConfigError(env, `must be ${RATE_LIMIT_FORMAT}, not "${text}"`);
+    return parsed;
+  };
+  const settings = {
+    signInFailures: policy('signInFailures', 'RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES'),
+    accountRequests: policy('accountRequests', 'RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS'),
+    accountEmails: policy('accountEmails', 'RESTGRAPH_RATE_LIMIT_ACCOUNT_EMAILS'),
+  };
+  return new AccountThrottle(new RateLimiter(await counterStore(options, db), now), settings);
+}
+
+/** The names the account policies have in refusals and counter keys (apart from every other quota's). */
+const ACCOUNT_POLICY_NAMES = Object.freeze({ signInFailures: 'account-sign-in-failures', accountRequests: 'account-requests', accountEmails: 'account-emails' });
 
 const BUILT_IN_ANONYMOUS = parseRateLimit(DEFAULT_ANONYMOUS_RATE_LIMIT, 'anonymous');
 const BUILT_IN_WEBSOCKET_CONNECTIONS = parseRateLimit(DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, 'webSocketConnections');

@@ -4,6 +4,7 @@ import { ApiKeyStore } from '../store/api-key-store.js';
 import { EventStore } from '../store/event-store.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
 import { migrateToSchema, type MigrationChange } from '../store/migrate.js';
+import { OneTimeTokenStore } from '../store/one-time-token-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
 import type { SqlDatabase } from '../store/sql-database.js';
@@ -24,6 +25,8 @@ export interface Storage {
   idempotency: IdempotencyStore;
   apiKeys: ApiKeyStore;
   webhooks: WebhookStore;
+  /** Single-use tokens of account email links (verification, password reset). */
+  oneTimeTokens: OneTimeTokenStore;
   /** The rate limits with their counters, when any quota applies. */
   rateLimits: RateLimits | undefined;
   /** The schema changes this start applied to the database (none when it had the schema already). */
@@ -56,6 +59,7 @@ export async function openStorage(options: ResolvedOptions, schema: SchemaModel,
     idempotency: new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: options.idempotencyClaimTimeoutMs }),
     apiKeys: new ApiKeyStore(db),
     webhooks: new WebhookStore(db),
+    oneTimeTokens: new OneTimeTokenStore(db),
     rateLimits,
     schemaChanges,
   };

@@ -10,6 +10,7 @@ import { aggregatePath } from './aggregate-path.js';
 import { dbPath, JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
 import { resourceSchemas } from './resource-schemas.js';
 import { accountPaths } from './account-paths.js';
+import { oidcPaths } from './oidc-paths.js';
 import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
 import { eventTypes, serviceSchemas } from './service-schemas.js';
 import { resourcesFor } from './versioned-view.js';
@@ -29,6 +30,8 @@ export interface OpenApiOptions {
   metrics?: { public: boolean } | undefined;
   /** `'json-server'`: the REST lists also take json-server's parameters and answers (docs/json-server.md). */
   compat?: 'json-server' | undefined;
+  /** The OpenID Connect providers configured (their sign-in paths are documented when there are any). */
+  oidcProviders?: readonly string[];
 }
 
 /** Where each document is served: the unversioned one (latest) and one per version. */
@@ -72,6 +75,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
     paths,
     tokenPaths(),
     authPaths(),
+    oidcPaths(options.oidcProviders ?? []),
     webhookPaths(),
     eventPaths(
       types,

@@ -20,6 +20,7 @@ const SUMMARIES: Record<number, string> = {
   415: 'Unsupported or missing Content-Type',
   422: 'The body is well-formed JSON but breaks the rules',
   429: 'Too many requests in the current window; retry after Retry-After seconds',
+  502: 'The sign-in provider could not be reached or did not answer as it should',
   500: 'An unexpected failure; the body says nothing about internals (quote requestId)',
   503: 'The database is out of reach for a moment (or the server is not ready); retry after Retry-After seconds',
 };

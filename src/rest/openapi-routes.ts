@@ -21,11 +21,11 @@ export const DOCUMENT_RATE_LIMITS = true;
 export function registerOpenApiRoutes(
   app: FastifyInstance,
   schema: SchemaModel,
-  options: { listLimits: ListLimits; maxEmbedded: number; metrics: { enabled: boolean; public: boolean }; compat: 'json-server' | undefined },
+  options: { listLimits: ListLimits; maxEmbedded: number; metrics: { enabled: boolean; public: boolean }; compat: 'json-server' | undefined; oidc: { providers: Readonly<Record<string, unknown>> } },
 ): void {
   const metrics = options.metrics.enabled ? { public: options.metrics.public } : undefined;
   for (const { url, version, prefix } of openApiDocumentUrls(schema)) {
-    const body = JSON.stringify(buildOpenApiDocument(schema, version, { prefix, listLimits: options.listLimits, maxEmbedded: options.maxEmbedded, rateLimits: DOCUMENT_RATE_LIMITS, metrics, compat: options.compat }));
+    const body = JSON.stringify(buildOpenApiDocument(schema, version, { prefix, listLimits: options.listLimits, maxEmbedded: options.maxEmbedded, rateLimits: DOCUMENT_RATE_LIMITS, metrics, compat: options.compat, oidcProviders: Object.keys(options.oidc.providers) }));
     const tag = entityTag(body);
     registerPath(app, url, {
       GET: async (request, reply) => {

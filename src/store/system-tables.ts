@@ -147,13 +147,36 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
   },
   {
     version: 4,
+    name: 'one-time tokens for account emails',
+    // Email verification and password reset links (store/one-time-token-store.ts): the token's
+    // SHA-256 only, its account and purpose, its expiry, and when it was used (null: not yet).
+    statements: oneTimeTokens,
+  },
+  {
+    version: 5,
     name: 'end-user accounts: credentials, refresh tokens, signing keys',
     statements: accountTables,
   },
 ];
 
+/** Version 4: the table of single-use tokens, found by their hash; pruned by id (creation order). */
+function oneTimeTokens(rules: SqlDialectRules): string[] {
+  return [
+    `create table "_restgraph_one_time_tokens" (
+      ${rules.idColumnDefinition()},
+      "purpose" text not null,
+      "accountId" text not null,
+      "hash" text not null unique,
+      "createdAt" text not null,
+      "expiresAt" text not null,
+      "usedAt" text
+    )`,
+    `create index "rg_ix_one_time_tokens_account" on "_restgraph_one_time_tokens" ("accountId", "purpose")`,
+  ];
+}
+
 /**
- * Version 4: what accounts (docs/accounts.md) keep apart from the resource's fields. Credentials
+ * Version 5: what accounts (docs/accounts.md) keep apart from the resource's fields. Credentials
  * are keyed by the account's resource and record id, and remember the record's `createdAt`, so
  * that a record made later under a reused id never inherits them. Refresh tokens are stored as
  * SHA-256; signing keys as JWKs.
@@ -241,6 +264,12 @@ export const SYSTEM_DATA_TABLES: readonly SystemTableLayout[] = [
   },
   { name: '_restgraph_webhook_attempts', columns: ['id', 'deliveryId', 'attemptedAt', 'durationMs', 'responseStatus', 'error'], key: ['id'], generatedId: true },
   { name: '_restgraph_rate_limits', columns: ['key', 'used', 'expiresAt'], key: ['key'], generatedId: false },
+  {
+    name: '_restgraph_one_time_tokens',
+    columns: ['id', 'purpose', 'accountId', 'hash', 'createdAt', 'expiresAt', 'usedAt'],
+    key: ['id'],
+    generatedId: true,
+  },
   {
     name: '_restgraph_credentials',
     columns: ['resource', 'recordId', 'recordCreatedAt', 'passwordHash', 'emailVerifiedAt', 'updatedAt'],

@@ -15,7 +15,7 @@ export function start(dir: CliFolder, args: string[], env: Record<string, string
   return startCli(dir.path, args, env, dir.children);
 }
 
-export async function run(dir: CliFolder, args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<Finished> {
+export async function run(dir: CliFolder, args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<Finished> {
   return finish(start(dir, args, env), timeoutMs);
 }
 

@@ -1,12 +1,8 @@
-import { SignJWT } from 'jose';
-
 /**
  * The in-memory model of examples/multi-tenant.yaml's rules, written from the schema's text, that
  * test/access-rules-matrix.test.ts holds every answer of the server to: which users and posts a
  * principal sees, which emails, and which writes it may make.
  */
-
-export const JWT_SECRET = 'multi-tenant-matrix-secret-0123456789abcdef';
 
 export interface User {
   id: number;
@@ -83,11 +79,6 @@ export const PRINCIPALS: Who[] = [
   },
   { name: 'JWT with an org claim and no subject (initech)', org: 'initech', scopes: [], admin: false, anonymous: false, credential: { kind: 'jwt', claims: { org: 'initech' } } },
 ];
-
-export async function signJwt(claims: Record<string, unknown>): Promise<string> {
-  const key = new TextEncoder().encode(JWT_SECRET);
-  return `Bearer ${await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('1h').sign(key)}`;
-}
 
 const sameOrg = (who: Who, row: { orgId: string }): boolean => who.org !== undefined && row.orgId === who.org;
 const isSubject = (who: Who, id: number): boolean => who.sub !== undefined && Number(who.sub) === id;

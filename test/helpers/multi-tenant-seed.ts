@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { expect } from 'vitest';
 import { json, TEST_ADMIN_TOKEN } from './test-app.js';
-import { USERS, postsOf, signJwt, type Post, type User, type Who } from './multi-tenant-model.js';
+import { bearerJwt } from './rule-tokens.js';
+import { USERS, postsOf, type Post, type User, type Who } from './multi-tenant-model.js';
 
 /**
  * The rows of the multi-tenant matrix (test/access-rules-matrix*.test.ts) on a fresh server of
@@ -18,7 +19,7 @@ export async function seedMultiTenant(app: FastifyInstance): Promise<{ users: Us
     users.push(json<User>(created));
   }
   for (const user of users) {
-    const headers = { authorization: await signJwt({ sub: String(user.id), org: user.orgId }) };
+    const headers = { authorization: await bearerJwt({ sub: String(user.id), org: user.orgId }) };
     for (const post of postsOf(user)) {
       const created = await app.inject({ method: 'POST', url: '/posts', headers, payload: post });
       expect(created.statusCode, created.body).toBe(201);
@@ -39,7 +40,7 @@ export async function credentialOf(app: FastifyInstance, who: Who): Promise<stri
     case 'admin':
       return `Bearer ${TEST_ADMIN_TOKEN}`;
     case 'jwt':
-      return signJwt(who.credential.claims);
+      return bearerJwt(who.credential.claims);
     case 'key': {
       const { subject, scopes, claims } = who.credential;
       const created = await app.inject({ method: 'POST', url: '/v1/tokens', payload: { name: 'matrix', scopes, claims, ...(subject === undefined ? {} : { subject }) } });
