@@ -26,7 +26,7 @@ afterAll(async () => {
   dir.cleanup();
 });
 
-async function appWith(schemaText: string, options: { accessTokenSeconds?: number } = {}): Promise<TestApp> {
+async function appWith(schemaText: string, options: { accessTokenSeconds?: number; rateLimits?: { signInFailures: string } } = {}): Promise<TestApp> {
   const t = await startTestApp({ schema: parseSchemaText(schemaText), ...options });
   apps.push(t);
   return t;
@@ -135,5 +135,23 @@ describe('a deleted account', () => {
     const refreshed = await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', headers: anonymous, payload: { refreshToken: session.refreshToken } });
     expect(refreshed.statusCode).toBe(401);
     expect((await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'gus@example.com', password: PASSWORD } })).statusCode).toBe(401);
+  });
+});
+
+describe('throttling', () => {
+  it('failed sign-ins per identifier: past the quota even the right password waits; unknown identifiers alike', async () => {
+    const t = await appWith(ACCOUNTS_SCHEMA, { rateLimits: { signInFailures: '3/15m' } });
+    expect((await signUp(t, 'ivy@example.com')).statusCode).toBe(201);
+    const attempt = (email: string, password: string) => t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email, password } });
+    for (const email of ['ivy@example.com', 'nobody@example.com']) {
+      for (let i = 0; i < 3; i++) expect((await attempt(email, 'a wrong password')).statusCode).toBe(401);
+      const throttled = await attempt(email, PASSWORD);
+      expect(throttled.statusCode).toBe(429);
+      expect(json<{ code: string }>(throttled).code).toBe('rate-limited');
+      expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Another identifier is not affected.
+    expect((await signUp(t, 'joe@example.com')).statusCode).toBe(201);
+    expect((await attempt('joe@example.com', PASSWORD)).statusCode).toBe(200);
   });
 });

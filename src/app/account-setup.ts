@@ -9,6 +9,8 @@ import { CredentialStore } from '../store/credential-store.js';
 import { RefreshTokenStore } from '../store/refresh-token-store.js';
 import { SigningKeyStore } from '../store/signing-key-store.js';
 import type { ResolvedOptions } from './app-options.js';
+import type { Lifecycle } from './lifecycle.js';
+import { createAccountThrottle } from './rate-limit-setup.js';
 import type { Storage } from './storage.js';
 
 /** The accounts of a schema with `accounts:`, and the keys their tokens are signed with. */
@@ -22,9 +24,11 @@ export interface AccountSetup {
  * Sets up accounts when the schema declares them: the first start stores a signing key in the
  * database (every instance then signs and verifies with the keys stored there).
  */
-export async function setUpAccounts(schema: SchemaModel, storage: Storage, options: ResolvedOptions, operations: ResourceOperations): Promise<AccountSetup | undefined> {
+export async function setUpAccounts(schema: SchemaModel, storage: Storage, options: ResolvedOptions, operations: ResourceOperations, lifecycle: Lifecycle): Promise<AccountSetup | undefined> {
   const model = schema.accounts;
   if (model === undefined) return undefined;
+  const throttle = await createAccountThrottle(options.rateLimits, storage.db);
+  lifecycle.add(() => throttle.close());
   const keys = new SigningKeys(new SigningKeyStore(storage.db), options.accessTokenSeconds * 1000);
   await keys.ensureKey();
   const accessTokens = new AccessTokens(keys, options.accessTokenSeconds);
@@ -36,6 +40,7 @@ export async function setUpAccounts(schema: SchemaModel, storage: Storage, optio
     refreshTokens: new RefreshTokenStore(storage.db),
     accessTokens,
     refreshTokenSeconds: options.refreshTokenSeconds,
+    throttle,
   });
   return { accounts, keys, accessTokens };
 }

@@ -113,7 +113,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     onEventsCommitted: (events) => dispatcher.committed(events),
   });
   const tokens = new TokenOperations(storage.apiKeys);
-  const accountSetup = await setUpAccounts(schema, storage, options, operations);
+  const accountSetup = await setUpAccounts(schema, storage, options, operations, lifecycle);
   const signInWithIdentity = oidcSignInWithIdentity(options, accountSetup?.accounts);
   const logging = createAppLogging(options.logLevel, options.logDestination);
   lifecycle.add(logging.stop);

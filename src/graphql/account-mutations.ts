@@ -45,13 +45,13 @@ export function accountMutations(accounts: AccountsModel, resource: ResourceMode
       type: session,
       description: `Signs in with ${identifier} and password (the same error for an unknown ${identifier} and a wrong password).`,
       args: { [identifier]: { type: NON_NULL_STRING }, password: { type: NON_NULL_STRING } },
-      resolve: (_root, args: Record<string, string>, ctx) => accountsOf(ctx).signIn(args),
+      resolve: (_root, args: Record<string, string>, ctx) => accountsOf(ctx).signIn(ctx.operation, args),
     },
     refresh: {
       type: session,
       description: 'Exchanges a refresh token for new tokens; a used one presented again ends its session.',
       args: { refreshToken: { type: NON_NULL_STRING } },
-      resolve: (_root, args: { refreshToken: string }, ctx) => accountsOf(ctx).refresh(args),
+      resolve: (_root, args: { refreshToken: string }, ctx) => accountsOf(ctx).refresh(ctx.operation, args),
     },
     signOut: {
       type: GraphQLBoolean,

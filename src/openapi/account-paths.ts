@@ -10,6 +10,8 @@ const TAGS = ['auth'];
 const PASSWORD: SchemaObject = { type: 'string', minLength: 8, maxLength: 1024, description: '8 to 1,024 characters, not one of the most common passwords.' };
 const REFRESH_BODY: SchemaObject = { type: 'object', properties: { refreshToken: { type: 'string' } }, required: ['refreshToken'] };
 const WRONG: Failures = { 401: ['invalid-credentials'], 422: ['validation-failed'] };
+/** The account throttles (failed sign-ins per identifier, account requests per address). */
+const THROTTLED: Failures = { 429: ['rate-limited'] };
 
 function jsonBody(schema: SchemaObject): OperationObject['requestBody'] {
   return { required: true, content: { [JSON_MEDIA_TYPE]: { schema } } };
@@ -50,7 +52,7 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
       PUBLIC,
       { type: 'object', properties: { [identifier]: { type: 'string' }, password: PASSWORD }, required: [identifier, 'password'] },
       { 201: success('The new account, as its user sees it.', { type: 'object', properties: { user }, required: ['user'], additionalProperties: false }, [['Cache-Control', true]]) },
-      { 403: ['forbidden'], 409: ['unique-conflict', 'reference-conflict'], 422: ['validation-failed'] },
+      { 403: ['forbidden'], 409: ['unique-conflict', 'reference-conflict'], 422: ['validation-failed'], ...THROTTLED },
     ),
     [`${base}/sign-in`]: post(
       'signIn',
@@ -59,7 +61,7 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
       PUBLIC,
       { type: 'object', properties: { [identifier]: { type: 'string' }, password: { type: 'string' } }, required: [identifier, 'password'] },
       { 200: tokens('A new session.') },
-      WRONG,
+      mergeFailures(WRONG, THROTTLED),
     ),
     [`${base}/refresh`]: post(
       'refreshSession',
@@ -68,7 +70,7 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
       PUBLIC,
       REFRESH_BODY,
       { 200: tokens('The session, renewed.') },
-      WRONG,
+      mergeFailures(WRONG, THROTTLED),
     ),
     [`${base}/sign-out`]: post('signOut', 'End a session', 'Revokes the refresh token and every token of its session. An unknown token is a 204 too.', PUBLIC, REFRESH_BODY, done, { 422: ['validation-failed'] }),
     [`${base}/sign-out-everywhere`]: post(

@@ -20,11 +20,10 @@ export function registerAccountRoutes(app: FastifyInstance, accounts: AccountOpe
   };
   const tokens = (reply: FastifyReply, status: number, value: unknown) =>
     reply.code(status).header('cache-control', 'no-store').type(JSON_CONTENT_TYPE).send(JSON.stringify(value));
-  registerPath(app, `${base}/sign-up`, {
-    POST: async (request, reply) => tokens(reply, 201, { user: await accounts.signUp({ principal: request.principal, clientAddress: request.ip }, body(request)) }),
-  });
-  registerPath(app, `${base}/sign-in`, { POST: async (request, reply) => tokens(reply, 200, await accounts.signIn(body(request))) });
-  registerPath(app, `${base}/refresh`, { POST: async (request, reply) => tokens(reply, 200, await accounts.refresh(body(request))) });
+  const ctx = (request: FastifyRequest) => ({ principal: request.principal, requestId: request.id, clientAddress: request.ip });
+  registerPath(app, `${base}/sign-up`, { POST: async (request, reply) => tokens(reply, 201, { user: await accounts.signUp(ctx(request), body(request)) }) });
+  registerPath(app, `${base}/sign-in`, { POST: async (request, reply) => tokens(reply, 200, await accounts.signIn(ctx(request), body(request))) });
+  registerPath(app, `${base}/refresh`, { POST: async (request, reply) => tokens(reply, 200, await accounts.refresh(ctx(request), body(request))) });
   registerPath(app, `${base}/sign-out`, {
     POST: async (request, reply) => {
       await accounts.signOut(body(request));

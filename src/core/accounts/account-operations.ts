@@ -11,6 +11,7 @@ import { createFieldChecks, enforceFieldChecks } from '../access-rules/write-acc
 import { isPlainObject } from '../merge-patch.js';
 import { isAdmin, type OperationContext, type Principal } from '../principal.js';
 import type { ResourceOperations } from '../resource-operations.js';
+import type { AccountThrottle } from '../account-throttle.js';
 import type { AccessTokens } from './access-tokens.js';
 import { AccountSessions, type SessionTokens } from './account-sessions.js';
 import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, needsRehash, passwordLength, verifyNothing, verifyPassword } from './password-hashing.js';
@@ -36,6 +37,7 @@ export class AccountOperations {
   readonly #credentials: CredentialStore;
   readonly #refreshTokens: RefreshTokenStore;
   readonly #sessions: AccountSessions;
+  readonly #throttle: AccountThrottle | undefined;
 
   constructor(options: {
     schema: SchemaModel & { accounts: AccountsModel };
@@ -45,6 +47,8 @@ export class AccountOperations {
     refreshTokens: RefreshTokenStore;
     accessTokens: AccessTokens;
     refreshTokenSeconds: number;
+    /** The account throttles (failed sign-ins per identifier, requests per address); none: unthrottled. */
+    throttle?: AccountThrottle;
   }) {
     this.accounts = options.schema.accounts;
     this.resource = resourceNamed(options.schema, this.accounts.resource);
@@ -52,6 +56,7 @@ export class AccountOperations {
     this.#records = options.records;
     this.#credentials = options.credentials;
     this.#refreshTokens = options.refreshTokens;
+    this.#throttle = options.throttle;
     this.#sessions = new AccountSessions(this.accounts, this.resource, options.refreshTokens, options.accessTokens, options.refreshTokenSeconds * 1000);
   }
 
@@ -63,6 +68,7 @@ export class AccountOperations {
    * @throws ForbiddenError, ValidationError, UniqueConflictError
    */
   async signUp(ctx: OperationContext, body: unknown): Promise<StoredRecord | null> {
+    if (!isAdmin(ctx.principal)) await this.#throttle?.checkAccountRequest(ctx.clientAddress);
     this.#assertMaySignUp(ctx.principal);
     if (!isPlainObject(body)) throw new ValidationError('The body must be a JSON object.');
     const { password, ...profile } = body;
@@ -105,17 +111,23 @@ export class AccountOperations {
    * unknown identifier verifies the password against a dummy hash), so that neither the answer nor
    * its time tells whether the account exists. @throws InvalidCredentialsError
    */
-  async signIn(body: unknown): Promise<SessionTokens> {
+  async signIn(ctx: OperationContext, body: unknown): Promise<SessionTokens> {
+    await this.#throttle?.checkAccountRequest(ctx.clientAddress);
     const identifier = isPlainObject(body) ? body[this.accounts.identifier] : undefined;
     const password = isPlainObject(body) ? body.password : undefined;
     if (typeof identifier !== 'string' || typeof password !== 'string' || passwordLength(password) > MAX_PASSWORD_LENGTH) {
       throw new ValidationError(`Sign-in needs ${this.accounts.identifier} and password (strings).`);
     }
+    // A throttled identifier costs no hashing; known and unknown identifiers are counted alike.
+    await this.#throttle?.assertSignInAllowed(identifier);
     const record = await this.findByIdentifier(identifier);
     const key = record === undefined ? undefined : accountKey(this.resource, record);
     const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
     const valid = stored === undefined ? await verifyNothing(password) : await verifyPassword(stored, password);
-    if (!valid || record === undefined || key === undefined || stored === undefined) throw this.#wrongCredentials();
+    if (!valid || record === undefined || key === undefined || stored === undefined) {
+      await this.#throttle?.recordFailedSignIn(identifier);
+      throw this.#wrongCredentials();
+    }
     if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
     return this.startSession(record);
   }
@@ -124,7 +136,8 @@ export class AccountOperations {
    * Exchanges a refresh token for new tokens; the old one is used up. A used token presented again
    * means it was copied: the whole session (its family) is revoked. @throws InvalidCredentialsError
    */
-  async refresh(body: unknown): Promise<SessionTokens> {
+  async refresh(ctx: OperationContext, body: unknown): Promise<SessionTokens> {
+    await this.#throttle?.checkAccountRequest(ctx.clientAddress);
     const token = refreshTokenOf(body);
     const found = await this.#refreshTokens.find(token);
     const refused = new InvalidCredentialsError('The refresh token is not valid (unknown, expired, revoked or used); sign in again.');
