@@ -20,11 +20,12 @@ import autocannon from 'autocannon';
 import { eventLoadScenarios, scenarioFor, scenarios, requestFactory } from './scenarios.js';
 import { queryScenarios } from './queries/scenarios.js';
 import { ruleScenarios } from './rules/scenarios.js';
+import { accountScenarios } from './accounts/scenarios.js';
 import { prng } from './lib/seed.js';
 
 const spec = JSON.parse(process.argv[2]);
 const scenario = scenarioFor(
-  [...scenarios, ...eventLoadScenarios, ...queryScenarios, ...ruleScenarios].find((s) => s.name === spec.scenario) ?? fail(`unknown scenario ${spec.scenario}`),
+  [...scenarios, ...eventLoadScenarios, ...queryScenarios, ...ruleScenarios, ...accountScenarios].find((s) => s.name === spec.scenario) ?? fail(`unknown scenario ${spec.scenario}`),
   spec.server,
 );
 const nextRequest = requestFactory(scenario, {

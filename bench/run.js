@@ -75,7 +75,9 @@
 // `any()`, an aggregate and a full-text search on 100,000 orders, each against the plain sorted
 // list of the same run; BENCH_QUERIES=0 skips them, BENCH_QUERY_SCENARIOS picks some), the rule
 // benchmarks (bench/rules.js: get-by-id and a sorted list with a row rule on the resource against
-// the same without it, one JWT; BENCH_RULES=0 skips them), and the
+// the same without it, one JWT; BENCH_RULES=0 skips them), the accounts benchmarks
+// (bench/accounts.js: sign-ins per second, Argon2id-bound, and get-by-id with an account's access
+// token against the same with an API key; BENCH_ACCOUNTS=0 skips them), and the
 // event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
 // to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached,
 // and realtime: 10,000 graphql-ws subscribers and 1,000 SSE consumers under a write load, also
@@ -83,11 +85,12 @@
 // select: BENCH_EVENTS=0 skips them, BENCH_EVENT_SCENARIOS picks some (e.g. realtime; the
 // names: webhooks, fanout, writes-with-subscribers, realtime, realtime-pg); their other
 // settings are described at the top of bench/events.js. So `BENCH_SCENARIOS=none BENCH_EVENTS=0`
-// runs only the query and rule benchmarks, and `BENCH_QUERIES=0 BENCH_RULES=0 BENCH_EVENTS=0` only REST.
+// runs only the query, rule and accounts benchmarks, and `BENCH_QUERIES=0 BENCH_RULES=0
+// BENCH_ACCOUNTS=0 BENCH_EVENTS=0` only REST.
 //
 // Results: printed tables, and bench/results/latest.json (`sizes`: REST, the PostgreSQL pair's
 // results and ratios next to the others, under their own server names, and `postgresVersion`;
-// `queries`: the query benchmarks; `rules`: the rule benchmarks;
+// `queries`: the query benchmarks; `rules`: the rule benchmarks; `accounts`: the accounts benchmarks;
 // `events`: the event benchmarks). A part not run this time is kept from the previous file, with
 // its own generatedAt (the top-level one for REST, events.generatedAt for the events, an event
 // scenario's own generatedAt when it was kept from an earlier run than the others).
@@ -95,6 +98,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { accountConfig, accountPlannedSeconds, runAccounts } from './accounts.js';
 import { DBJSON_SCENARIOS, DBJSON_SERVERS } from './dbjson-scenarios.js';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
 import { queryConfig, queryPlannedSeconds, runQueries } from './queries.js';
@@ -136,10 +140,12 @@ const idleServers = selectedServers.filter((server) => !servers.includes(server)
 let events;
 let queries;
 let rules;
+let accounts;
 try {
   events = eventConfig(env);
   queries = queryConfig(env);
   rules = ruleConfig(env);
+  accounts = accountConfig(env);
 } catch (error) {
   fail(error.message);
 }
@@ -151,7 +157,9 @@ if (!['wrk', 'autocannon'].includes(config.engine)) fail(`BENCH_LOADGEN must be 
 if (config.engine === 'wrk' && !hasCommand('wrk', ['-v'])) fail('BENCH_LOADGEN=wrk but wrk is not on PATH');
 if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, db.json, or none)`);
 if (!restOff && (!servers.length || !scenarios.length)) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
-if (restOff && !events.enabled && !queries.enabled && !rules.enabled) fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0 and BENCH_EVENTS=0: nothing to run');
+if (restOff && !events.enabled && !queries.enabled && !rules.enabled && !accounts.enabled) {
+  fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0, BENCH_ACCOUNTS=0 and BENCH_EVENTS=0: nothing to run');
+}
 
 function fail(message) {
   console.error(`bench: ${message}`);
@@ -180,6 +188,7 @@ const plannedSeconds =
   (scenarios.length ? config.sizes.length * config.rounds * (servers.length * scenarios.length * (config.warmup + config.duration + 30) + 180) : 0) +
   queryPlannedSeconds(queries) +
   rulePlannedSeconds(rules) +
+  accountPlannedSeconds(accounts) +
   eventPlannedSeconds(events);
 const timeoutSeconds = Number(env.BENCH_TIMEOUT ?? Math.ceil(plannedSeconds * 1.5));
 setTimeout(() => {
@@ -410,6 +419,7 @@ async function main() {
   if (postgresVersion()) results.postgresVersion = postgresVersion();
   if (queries.enabled) results.queries = await runQueries({ config: queries, sessionDir, engine: config.engine, connections: config.connections });
   if (rules.enabled) results.rules = await runRules({ config: rules, sessionDir, engine: config.engine, connections: config.connections });
+  if (accounts.enabled) results.accounts = await runAccounts({ config: accounts, sessionDir, engine: config.engine, connections: config.connections });
   if (events.enabled) {
     results.events = await runEvents({ config: events, sessionDir, engine: config.engine, connections: config.connections, keep: config.keep });
   }
@@ -428,11 +438,12 @@ function mergePrevious(file, results) {
   } catch {
     return results;
   }
-  const { events: previousEvents, queries: previousQueries, rules: previousRules, ...previousRest } = previous;
-  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules };
+  const { events: previousEvents, queries: previousQueries, rules: previousRules, accounts: previousAccounts, ...previousRest } = previous;
+  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules, accounts: results.accounts };
   if (!events.enabled && previousEvents) merged.events = previousEvents;
   if (!queries.enabled && previousQueries) merged.queries = previousQueries;
   if (!rules.enabled && previousRules) merged.rules = previousRules;
+  if (!accounts.enabled && previousAccounts) merged.accounts = previousAccounts;
   // Event scenarios not run this time are kept from the previous run, each with its own generatedAt.
   if (events.enabled && previousEvents?.scenarios) {
     for (const [name, result] of Object.entries(previousEvents.scenarios)) {

@@ -69,14 +69,15 @@ export const median = (xs) => {
 };
 
 /**
- * Checks and loads `scenarios` (each { name, check({ request, data }), versus?, target? }, known to
- * bench/load.js by name) against `server` ({ url, pid }); every request carries `headers`.
+ * Checks and loads `scenarios` (each { name, check({ request, data }), versus?, target?, headers? },
+ * known to bench/load.js by name) against `server` ({ url, pid }); every request carries the
+ * scenario's `headers`, else `headers`.
  * Resolves to { [name]: { reqPerSec, p50Ms, p99Ms, serverCpu, cpuUsPerRequest, otherCpu, failed, check, rounds, ratio } }
  * after printing the table.
  */
 export async function runScenarioSet({ scenarios, server, data, headers = {}, size, rounds, duration, engine, connections, dir }) {
   const checks = {};
-  for (const scenario of scenarios) checks[scenario.name] = await scenario.check({ request: requester(server.url, headers), data });
+  for (const scenario of scenarios) checks[scenario.name] = await scenario.check({ request: requester(server.url, scenario.headers ?? headers), data });
   const samples = Object.fromEntries(scenarios.map((s) => [s.name, []]));
   for (let round = 1; round <= rounds; round++) {
     for (const scenario of scenarios) {
@@ -88,7 +89,7 @@ export async function runScenarioSet({ scenarios, server, data, headers = {}, si
           {
             engine,
             url: server.url,
-            headers,
+            headers: scenario.headers ?? headers,
             scenario: scenario.name,
             server: 'restgraph',
             size,
