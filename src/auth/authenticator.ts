@@ -6,6 +6,7 @@ import { ANONYMOUS, type Principal } from '../core/principal.js';
 import { API_KEY_PREFIX, hashApiKey, type ApiKeyStore } from '../store/api-key-store.js';
 import { checkCredentialSettings, type JwtOptions } from './credential-settings.js';
 import { isPassingTrouble } from './credential-recheck.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
 export type { JwtOptions };
 
@@ -77,6 +78,7 @@ export class Authenticator {
   readonly #lastTouched = new LRUCache<number, number>({ maxSize: LAST_TOUCHED_BYTES, sizeCalculation: () => LAST_TOUCHED_ENTRY_BYTES });
   readonly #onBackgroundError: (error: unknown) => void;
   readonly #accountTokens: AccountTokenVerifier | undefined;
+  readonly #verifiedAccountTokens: VerifiedTokenCache;
 
   constructor(apiKeys: ApiKeyStore, options: AuthenticatorOptions = {}) {
     this.#apiKeys = apiKeys;
@@ -92,6 +94,7 @@ export class Authenticator {
     this.#cacheMs = options.apiKeyCacheMs ?? 10_000;
     this.#onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.#accountTokens = options.accountTokens;
+    this.#verifiedAccountTokens = new VerifiedTokenCache(this.#cacheMs);
   }
 
   /** Whether any JWT verification is configured. */
@@ -130,14 +133,21 @@ export class Authenticator {
     }
     const token = bearerToken(header);
     if (this.#adminToken !== undefined && equalInConstantTime(token, this.#adminToken)) return ADMIN_TOKEN_PRINCIPAL;
-    return undefined;
+    return this.#accountTokens === undefined ? undefined : this.#verifiedAccountTokens.get(token, now);
   }
 
   /** Verifies what memory could not: an API key against the database, or a JWT. */
   async #verify(token: string, header: string): Promise<Principal> {
     if (token.startsWith(API_KEY_PREFIX)) return this.#apiKey(token, header);
-    if (token.split('.').length === 3) return this.#accountTokens !== undefined && isAccountToken(token) ? this.#accountTokens.principal(token) : this.#verifyJwt(token);
+    if (token.split('.').length === 3) return this.#accountTokens !== undefined && isAccountToken(token) ? this.#accountToken(token, this.#accountTokens) : this.#verifyJwt(token);
     throw new InvalidTokenError('The token is not a known credential.');
+  }
+
+  /** Verifies an account's access token (EdDSA) and remembers it (VerifiedTokenCache). */
+  async #accountToken(token: string, verifier: AccountTokenVerifier): Promise<Principal> {
+    const principal = await verifier.principal(token);
+    this.#verifiedAccountTokens.remember(token, principal, Date.now());
+    return principal;
   }
 
   /** Called after a memory miss: asks the database, which holds only the key's SHA-256. */
