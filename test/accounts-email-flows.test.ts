@@ -23,7 +23,8 @@ interface Sink {
   close(): Promise<void>;
 }
 
-async function smtpSink(): Promise<Sink> {
+/** A local SMTP server keeping every message, each taken `delayMs` after its data arrives. */
+async function smtpSink(delayMs = 0): Promise<Sink> {
   const messages: ParsedMail[] = [];
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -31,10 +32,12 @@ async function smtpSink(): Promise<Sink> {
     logger: false,
     onData(stream, _session, callback) {
       simpleParser(stream)
-        .then((parsed) => {
-          messages.push(parsed);
-          callback();
-        })
+        .then((parsed) =>
+          setTimeout(() => {
+            messages.push(parsed);
+            callback();
+          }, delayMs),
+        )
         .catch((error: unknown) => callback(error as Error));
     },
   });
@@ -240,6 +243,24 @@ describe('without email', () => {
       expect(broken.logs.some((line) => typeof line.msg === 'string' && line.msg.includes('verify-email email failed'))).toBe(true);
     } finally {
       await broken.close();
+    }
+  });
+
+  it('answers before the message is sent (a slow mail server tells nothing); links take the request origin without a public URL', async () => {
+    const slow = await smtpSink(1500);
+    const app = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: slow.url, from: 'no-reply@example.com' } });
+    try {
+      await app.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'ivy@example.com', password: PASSWORD } });
+      const started = performance.now();
+      const known = await app.app.inject({ method: 'POST', url: '/v1/auth/forgot-password', headers: { ...anonymous, host: 'app.test:8080' }, payload: { email: 'ivy@example.com' } });
+      expect(known.statusCode).toBe(202);
+      expect(performance.now() - started).toBeLessThan(1000);
+      await app.app.restgraph.accountEmails?.settled();
+      const reset = slow.messages.find((m) => m.subject !== undefined && /password/i.test(m.subject));
+      expect(reset?.text).toMatch(/http:\/\/app\.test:8080\/v1\/auth\/reset-password\?token=[A-Za-z0-9_-]{43}/);
+    } finally {
+      await app.close();
+      await slow.close();
     }
   });
 });
