@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { optionsFromEnv } from '../src/app/options-from-env.js';
+import { ConfigError } from '../src/errors.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { ACCOUNTS_SCHEMA } from './helpers/accounts-schema.js';
 import { dataOf, graphql } from './helpers/graphql-request.js';
@@ -261,6 +263,17 @@ describe('without email', () => {
     } finally {
       await app.close();
       await slow.close();
+    }
+  });
+});
+
+describe('RESTGRAPH_PUBLIC_URL', () => {
+  it('takes an http(s) URL (a path for an API behind a proxy); anything else stops start-up naming the setting', () => {
+    expect(optionsFromEnv({ RESTGRAPH_PUBLIC_URL: 'https://api.example.com/' }).publicUrl).toBe('https://api.example.com/');
+    expect(optionsFromEnv({ RESTGRAPH_PUBLIC_URL: 'https://example.com/api' }).publicUrl).toBe('https://example.com/api');
+    for (const bad of ['ftp://api.example.com', 'https://api.example.com/?x=1', 'api.example.com']) {
+      expect(() => optionsFromEnv({ RESTGRAPH_PUBLIC_URL: bad }), bad).toThrow(ConfigError);
+      expect(() => optionsFromEnv({ RESTGRAPH_PUBLIC_URL: bad }), bad).toThrow(/RESTGRAPH_PUBLIC_URL/);
     }
   });
 });
