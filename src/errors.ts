@@ -320,8 +320,19 @@ export class EmailNotConfiguredError extends RestgraphError {
   readonly status = 503;
   readonly title = 'Email not configured';
   constructor(detail = 'This server cannot send email: RESTGRAPH_SMTP_URL is not set.') {
-    super(detail);
+    // Like every 503, a Retry-After: an hour, as it takes an operator to change it.
+    super(detail, { headers: { 'retry-after': '3600' } });
   }
+}
+
+/**
+ * The token of an email link (email verification, password reset) is not valid: unknown, expired,
+ * already used, or made for the other purpose. One answer for all of them.
+ */
+export class InvalidLinkTokenError extends RestgraphError {
+  readonly code = 'invalid-link-token';
+  readonly status = 400;
+  readonly title = 'Invalid link token';
 }
 
 /** The SMTP server did not take a message (refused, unreachable, timed out); the log has its answer. */

@@ -1,4 +1,8 @@
 import { AccessTokens } from '../core/accounts/access-tokens.js';
+import { AccountEmails, type AccountEmailsLog } from '../core/accounts/account-emails.js';
+import type { AccountThrottle } from '../core/account-throttle.js';
+import { createMailer } from '../mail/create-mailer.js';
+import type { MailLog } from '../mail/mail-log.js';
 import { AccountOperations } from '../core/accounts/account-operations.js';
 import { SigningKeys } from '../core/accounts/signing-keys.js';
 import { ANONYMOUS } from '../core/principal.js';
@@ -18,6 +22,7 @@ export interface AccountSetup {
   accounts: AccountOperations;
   keys: SigningKeys;
   accessTokens: AccessTokens;
+  throttle: AccountThrottle;
 }
 
 /**
@@ -42,7 +47,28 @@ export async function setUpAccounts(schema: SchemaModel, storage: Storage, optio
     refreshTokenSeconds: options.refreshTokenSeconds,
     throttle,
   });
-  return { accounts, keys, accessTokens };
+  return { accounts, keys, accessTokens, throttle };
+}
+
+/**
+ * The email flows of accounts (verification, password reset): the mailer of the options (SMTP,
+ * the log in development, none in production), closed with the app once the messages on their
+ * way are sent; a sign-up sends its verification email.
+ * @throws ConfigError for mail settings or templates that cannot be used.
+ */
+export function setUpAccountEmails(setup: AccountSetup, storage: Storage, options: ResolvedOptions, log: MailLog & AccountEmailsLog, lifecycle: Lifecycle): AccountEmails {
+  const mailer = createMailer(options.mail, log);
+  const emails = new AccountEmails({
+    accounts: setup.accounts,
+    tokens: storage.oneTimeTokens,
+    mailer,
+    throttle: setup.throttle,
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    log,
+  });
+  lifecycle.add(() => emails.close());
+  setup.accounts.onSignUp((ctx, record) => emails.signedUp(ctx, record));
+  return emails;
 }
 
 /**

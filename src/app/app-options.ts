@@ -74,6 +74,12 @@ export interface RestgraphOptions {
   /** How long a refresh token of an account lives unused, in seconds; each refresh issues a new one. @default 2_592_000 (30 days) */
   refreshTokenSeconds?: number;
   /**
+   * The server's public URL (`RESTGRAPH_PUBLIC_URL`, `https://api.example.com`): the base of the
+   * links in account emails. @default none: the request's own origin (set it in production: the
+   * Host header is the client's to choose)
+   */
+  publicUrl?: string;
+  /**
    * How often the credentials of open streams (GraphQL over WebSocket and SSE, /v1/events) are
    * checked again against the database, not the key cache: a key revoked elsewhere (another
    * instance, `restgraph token revoke`) has its streams ended within this time (one revoked through
@@ -260,6 +266,7 @@ export interface ResolvedOptions {
   apiKeyCacheMs: number;
   accessTokenSeconds: number;
   refreshTokenSeconds: number;
+  publicUrl: string | undefined;
   streamCredentialCheckMs: number;
   bootstrapAdminKey: boolean;
   graphql: GraphqlOptions;
@@ -304,6 +311,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   apiKeyCacheMs: 10_000, // 10 s
   accessTokenSeconds: 15 * 60, // 15 min
   refreshTokenSeconds: 30 * 24 * 60 * 60, // 30 days
+  publicUrl: undefined,
   // 5 s: a revoked key's streams end within 10 s (SECURITY.md), with room for the check's query.
   streamCredentialCheckMs: 5000,
   bootstrapAdminKey: true,
@@ -377,6 +385,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     apiKeyCacheMs: options.apiKeyCacheMs ?? DEFAULT_OPTIONS.apiKeyCacheMs,
     accessTokenSeconds: options.accessTokenSeconds ?? DEFAULT_OPTIONS.accessTokenSeconds,
     refreshTokenSeconds: options.refreshTokenSeconds ?? DEFAULT_OPTIONS.refreshTokenSeconds,
+    publicUrl: options.publicUrl ?? DEFAULT_OPTIONS.publicUrl,
     streamCredentialCheckMs: options.streamCredentialCheckMs ?? DEFAULT_OPTIONS.streamCredentialCheckMs,
     bootstrapAdminKey: options.bootstrapAdminKey ?? DEFAULT_OPTIONS.bootstrapAdminKey,
     graphql: Object.freeze({ ...DEFAULT_OPTIONS.graphql, ...options.graphql }),

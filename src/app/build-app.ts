@@ -10,6 +10,7 @@ import { ADMIN_SCOPE } from '../core/principal.js';
 import { RecordValidator } from '../core/record-validator.js';
 import { ResourceOperations } from '../core/resource-operations.js';
 import { TokenOperations } from '../core/token-operations.js';
+import type { AccountEmails } from '../core/accounts/account-emails.js';
 import type { AccountOperations } from '../core/accounts/account-operations.js';
 import { registerGraphqlRoutes } from '../graphql/graphql-routes.js';
 import { GraphqlService } from '../graphql/graphql-service.js';
@@ -33,7 +34,7 @@ import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
-import { setUpAccounts, signInWithAccounts } from './account-setup.js';
+import { setUpAccountEmails, setUpAccounts, signInWithAccounts } from './account-setup.js';
 import { registerAccountRoutes } from '../rest/account-routes.js';
 import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-access.js';
 import { createAppLogging } from './app-logging.js';
@@ -56,6 +57,8 @@ export interface RestgraphContext {
   tokens: TokenOperations;
   /** End-user accounts, when the schema has them (docs/accounts.md): what email and sign-in flows build on. */
   accounts: AccountOperations | undefined;
+  /** Email verification and password reset of those accounts (docs/accounts.md). */
+  accountEmails: AccountEmails | undefined;
   authenticator: Authenticator;
   /** Where the data lives, for log lines (no credentials). */
   databaseDescription: string;
@@ -117,6 +120,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const signInWithIdentity = oidcSignInWithIdentity(options, accountSetup?.accounts);
   const logging = createAppLogging(options.logLevel, options.logDestination);
   lifecycle.add(logging.stop);
+  const accountEmails = accountSetup === undefined ? undefined : setUpAccountEmails(accountSetup, storage, options, logging.logger, lifecycle);
   logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
   const authenticator = new Authenticator(storage.apiKeys, {
     ...(options.adminToken === undefined ? {} : { adminToken: options.adminToken }),
@@ -143,6 +147,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const graphql = new GraphqlService(schema, operations, {
     events: dispatcher,
     ...(accountSetup === undefined ? {} : { accounts: accountSetup.accounts }),
+    ...(accountEmails === undefined ? {} : { accountEmails }),
     limits: options.graphql,
     listLimits: options.listLimits,
     documentCacheBytes: options.graphql.documentCacheBytes,
@@ -161,6 +166,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     graphql,
     tokens,
     accounts: accountSetup?.accounts,
+    accountEmails,
     authenticator,
     databaseDescription: storage.description,
     adminAccessChecked: () => Promise.resolve(),
@@ -191,7 +197,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   });
   registerWebhookRoutes(app, webhooks);
   registerAuthRoutes(app, schema, accountSetup?.accounts);
-  if (accountSetup !== undefined) registerAccountRoutes(app, accountSetup.accounts, accountSetup.keys);
+  if (accountSetup !== undefined) registerAccountRoutes(app, accountSetup.accounts, accountSetup.keys, accountEmails);
   if (signInWithIdentity !== undefined) registerOidcRoutes(app, { signIn: new OidcSignIn(options.oidc), signInWithIdentity, redirectUrl: options.oidc.redirectUrl });
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,

@@ -77,6 +77,11 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   }
   if (env.RESTGRAPH_API_KEY_CACHE_SECONDS !== undefined) options.apiKeyCacheMs = integer(env, 'RESTGRAPH_API_KEY_CACHE_SECONDS', 10, 0, 3600) * 1000;
   if (env.RESTGRAPH_ACCESS_TOKEN_SECONDS !== undefined) options.accessTokenSeconds = integer(env, 'RESTGRAPH_ACCESS_TOKEN_SECONDS', 900, 60, 86_400);
+  if (nonEmpty(env.RESTGRAPH_PUBLIC_URL)) {
+    // An origin, or one with a path where a proxy serves the API below one (https://example.com/api).
+    if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(env.RESTGRAPH_PUBLIC_URL.trim())) throw new ConfigError('RESTGRAPH_PUBLIC_URL', 'must be an http:// or https:// URL without query or fragment, such as https://api.example.com');
+    options.publicUrl = env.RESTGRAPH_PUBLIC_URL.trim();
+  }
   if (env.RESTGRAPH_REFRESH_TOKEN_SECONDS !== undefined) options.refreshTokenSeconds = integer(env, 'RESTGRAPH_REFRESH_TOKEN_SECONDS', 2_592_000, 300, 31_536_000);
   if (env.RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS !== undefined) {
     options.streamCredentialCheckMs = integer(env, 'RESTGRAPH_STREAM_CREDENTIAL_CHECK_SECONDS', 5, 1, 3600) * 1000;

@@ -34,4 +34,6 @@ export interface OperationContext {
   requestId?: string;
   /** Where the request came from: anonymous clients are rate-limited by it. */
   clientAddress?: string;
+  /** The request's origin (`https://api.example.com`): the base of account email links when no public URL is set. */
+  origin?: string;
 }

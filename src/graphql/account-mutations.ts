@@ -1,4 +1,5 @@
 import { GraphQLBoolean, GraphQLInt, GraphQLNonNull, GraphQLObjectType, GraphQLString, type GraphQLFieldConfigMap, type GraphQLInputObjectType } from 'graphql';
+import type { AccountEmails } from '../core/accounts/account-emails.js';
 import type { AccountOperations } from '../core/accounts/account-operations.js';
 import { InternalError } from '../errors.js';
 import type { AccountsModel } from '../schema/accounts-model.js';
@@ -7,6 +8,12 @@ import type { GraphqlContext } from './graphql-context.js';
 import { bodyOf } from './schema-parts.js';
 
 const NON_NULL_STRING = new GraphQLNonNull(GraphQLString);
+
+function emailsOf(ctx: GraphqlContext): AccountEmails {
+  const emails = ctx.accountEmails;
+  if (emails === undefined) throw new InternalError({ cause: new Error('email mutations without account emails') });
+  return emails;
+}
 
 function accountsOf(ctx: GraphqlContext): AccountOperations {
   const accounts = ctx.accounts;
@@ -17,7 +24,8 @@ function accountsOf(ctx: GraphqlContext): AccountOperations {
 
 /**
  * The account mutations (docs/accounts.md), named as the REST routes under /v1/auth/: `signUp`,
- * `signIn`, `refresh`, `signOut`, `signOutEverywhere`, `changePassword`; each calls the same
+ * `signIn`, `refresh`, `signOut`, `signOutEverywhere`, `changePassword`, `requestEmailVerification`,
+ * `verifyEmail`, `forgotPassword`, `resetPassword`; each calls the same
  * core operation. `user` is the account's record type.
  */
 export function accountMutations(accounts: AccountsModel, resource: ResourceModel, user: GraphQLObjectType, createInput: GraphQLInputObjectType | undefined): GraphQLFieldConfigMap<unknown, GraphqlContext> {
@@ -76,6 +84,42 @@ export function accountMutations(accounts: AccountsModel, resource: ResourceMode
       args: { currentPassword: { type: NON_NULL_STRING }, newPassword: { type: NON_NULL_STRING } },
       resolve: async (_root, args: { currentPassword: string; newPassword: string }, ctx) => {
         await accountsOf(ctx).changePassword(ctx.operation.principal, args);
+        return true;
+      },
+    },
+    requestEmailVerification: {
+      type: GraphQLBoolean,
+      description: `Sends a verification link to the account with this ${identifier} if it has one and is not verified; true in every case (no answer tells whether an account exists).`,
+      args: { [identifier]: { type: NON_NULL_STRING } },
+      resolve: async (_root, args: Record<string, string>, ctx) => {
+        await emailsOf(ctx).requestVerification(ctx.operation, args);
+        return true;
+      },
+    },
+    verifyEmail: {
+      type: GraphQLBoolean,
+      description: "Confirms an account's email with the token of its verification link (single use).",
+      args: { token: { type: NON_NULL_STRING } },
+      resolve: async (_root, args: { token: string }, ctx) => {
+        await emailsOf(ctx).verifyEmail(ctx.operation, args);
+        return true;
+      },
+    },
+    forgotPassword: {
+      type: GraphQLBoolean,
+      description: `Sends a password-reset link to the account with this ${identifier}, if there is one; true in every case.`,
+      args: { [identifier]: { type: NON_NULL_STRING } },
+      resolve: async (_root, args: Record<string, string>, ctx) => {
+        await emailsOf(ctx).forgotPassword(ctx.operation, args);
+        return true;
+      },
+    },
+    resetPassword: {
+      type: GraphQLBoolean,
+      description: "Sets a new password with the token of a reset link (single use); every session of the account ends.",
+      args: { token: { type: NON_NULL_STRING }, newPassword: { type: NON_NULL_STRING } },
+      resolve: async (_root, args: { token: string; newPassword: string }, ctx) => {
+        await emailsOf(ctx).resetPassword(ctx.operation, args);
         return true;
       },
     },

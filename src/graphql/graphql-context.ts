@@ -5,6 +5,7 @@ import type { OperationArgs } from 'graphql-http';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { OperationContext } from '../core/principal.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
+import type { AccountEmails } from '../core/accounts/account-emails.js';
 import type { AccountOperations } from '../core/accounts/account-operations.js';
 import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
@@ -16,6 +17,8 @@ export interface GraphqlContext extends Record<PropertyKey, unknown> {
   operations: ResourceOperations;
   /** The account operations, when the schema has accounts (docs/accounts.md). */
   accounts?: AccountOperations;
+  /** Email verification and password reset of those accounts. */
+  accountEmails?: AccountEmails;
   /** Who asks, and for which request: passed to every core operation. */
   operation: OperationContext;
   loaders: RequestLoaders;

@@ -82,7 +82,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
 
     const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       if (request.method === 'GET' && wantsGraphiql(request)) return sendBrowserPage(reply, GRAPHIQL_HTML);
-      const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id, clientAddress: request.ip } };
+      const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id, clientAddress: request.ip, origin: `${request.protocol}://${request.host}` } };
       const [body, init] = await service.handle({
         method: request.method,
         url: request.url,

@@ -18,6 +18,7 @@ import { LRUCache } from 'lru-cache';
 import { createHandler, type Handler, type OperationArgs, type RequestParams } from 'graphql-http';
 import type { ListLimits } from '../core/list-query.js';
 import type { OperationContext } from '../core/principal.js';
+import type { AccountEmails } from '../core/accounts/account-emails.js';
 import type { AccountOperations } from '../core/accounts/account-operations.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
@@ -68,6 +69,8 @@ export interface GraphqlServiceOptions {
   limits: GraphqlLimits;
   /** The account operations of a schema with accounts: the account mutations call them. */
   accounts?: AccountOperations;
+  /** Email verification and password reset of those accounts. */
+  accountEmails?: AccountEmails;
   listLimits: ListLimits;
   /** The event path subscriptions read from. */
   events?: EventDispatcher;
@@ -262,6 +265,7 @@ export class GraphqlService {
         loaders: new RequestLoaders(this.#operations, ctx, { cache: kind !== OperationTypeNode.SUBSCRIPTION }),
         ...(this.#options.events === undefined ? {} : { events: this.#options.events }),
         ...(this.#options.accounts === undefined ? {} : { accounts: this.#options.accounts }),
+        ...(this.#options.accountEmails === undefined ? {} : { accountEmails: this.#options.accountEmails }),
       },
     };
   }

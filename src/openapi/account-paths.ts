@@ -18,8 +18,8 @@ function jsonBody(schema: SchemaObject): OperationObject['requestBody'] {
 }
 
 /**
- * `/v1/auth/sign-up`, `sign-in`, `refresh`, `sign-out`, `sign-out-everywhere`, `change-password`
- * and `/.well-known/jwks.json` of a schema with accounts (src/rest/account-routes.ts).
+ * `/v1/auth/sign-up`, `sign-in`, `refresh`, `sign-out`, `sign-out-everywhere`, `change-password`,
+ * `verify-email/request`, `verify-email`, `forgot-password`, `reset-password` and `/.well-known/jwks.json` of a schema with accounts (src/rest/account-routes.ts).
  * `recordSchema` names the account resource's record schema (null: this version lacks it).
  */
 export function accountPaths(accounts: AccountsModel, recordSchema: string | undefined): Record<string, PathItemObject> {
@@ -40,6 +40,13 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
   };
   const tokens = (description: string) => success(description, session, [['Cache-Control', true]]);
   const done = { 204: success('Done.') };
+  const accepted = {
+    202: success(
+      'Taken: the message is on its way if an account has the address and needs it (the same answer in every case).',
+      { type: 'object', properties: { status: { const: 'accepted' }, detail: { type: 'string' } }, required: ['status', 'detail'], additionalProperties: false },
+      [['Cache-Control', true]],
+    ),
+  };
   const post = (operationId: string, summary: string, description: string, rule: AccessRule, body: SchemaObject | undefined, successes: Parameters<typeof operation>[2], failures: Failures): PathItemObject => ({
     post: operation({ operationId, summary, description, tags: TAGS, ...(body === undefined ? {} : { requestBody: jsonBody(body) }) }, [rule], successes, mergeFailures(BODY, failures)),
   });
@@ -90,6 +97,42 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
       { type: 'object', properties: { currentPassword: { type: 'string' }, newPassword: PASSWORD }, required: ['currentPassword', 'newPassword'] },
       done,
       WRONG,
+    ),
+    [`${base}/verify-email/request`]: post(
+      'requestEmailVerification',
+      'Send a verification link',
+      `Sends a link with a one-time token (24 hours) to the account with this ${identifier}, if there is one, it is not verified yet, and the address's email quota allows. The same 202 in every case.`,
+      PUBLIC,
+      { type: 'object', properties: { [identifier]: { type: 'string' } }, required: [identifier] },
+      accepted,
+      mergeFailures({ 422: ['validation-failed'], 503: ['email-not-configured'] }, THROTTLED),
+    ),
+    [`${base}/verify-email`]: post(
+      'verifyEmail',
+      'Confirm an email with its link token',
+      'The token of a verification link, once.',
+      PUBLIC,
+      { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] },
+      done,
+      mergeFailures({ 400: ['invalid-link-token'], 422: ['validation-failed'] }, THROTTLED),
+    ),
+    [`${base}/forgot-password`]: post(
+      'forgotPassword',
+      'Send a password-reset link',
+      `Sends a link with a one-time token (30 minutes) to the account with this ${identifier}, if there is one and the address's email quota allows. The same 202 in every case.`,
+      PUBLIC,
+      { type: 'object', properties: { [identifier]: { type: 'string' } }, required: [identifier] },
+      accepted,
+      mergeFailures({ 422: ['validation-failed'], 503: ['email-not-configured'] }, THROTTLED),
+    ),
+    [`${base}/reset-password`]: post(
+      'resetPassword',
+      'Set a new password with a reset link token',
+      "The token of a reset link, once, and the new password (checked first: a refused one leaves the token usable). Every session of the account ends, and its other reset links stop working.",
+      PUBLIC,
+      { type: 'object', properties: { token: { type: 'string' }, newPassword: PASSWORD }, required: ['token', 'newPassword'] },
+      done,
+      mergeFailures({ 400: ['invalid-link-token'], 422: ['validation-failed'] }, THROTTLED),
     ),
     '/.well-known/jwks.json': {
       get: operation(

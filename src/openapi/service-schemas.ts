@@ -181,6 +181,7 @@ export function serviceSchemas(types: readonly string[]): Record<string, SchemaO
           additionalProperties: false,
         },
         account: { type: ['object', 'null'], description: "With an account's access token: the account's record as the resource's read rules show it to its user (null when they hide it)." },
+        emailVerified: { type: 'boolean', description: "With an account's access token: whether the account's email was confirmed (a verification link, a password reset, or an identity provider)." },
       },
       required: ['kind', 'subject', 'scopes', 'admin', 'resources', 'manage'],
       additionalProperties: false,

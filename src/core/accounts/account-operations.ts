@@ -38,6 +38,7 @@ export class AccountOperations {
   readonly #refreshTokens: RefreshTokenStore;
   readonly #sessions: AccountSessions;
   readonly #throttle: AccountThrottle | undefined;
+  readonly #signUpListeners: ((ctx: OperationContext, record: StoredRecord) => void)[] = [];
 
   constructor(options: {
     schema: SchemaModel & { accounts: AccountsModel };
@@ -77,7 +78,13 @@ export class AccountOperations {
     }
     const passwordHash = await hashPassword(checkNewPassword(password, '/password'));
     const record = await this.#createAccount(ctx, profile, (tx, key) => this.#credentials.setPassword(key, passwordHash, tx));
+    for (const listener of this.#signUpListeners) listener(ctx, record);
     return this.#userView(String(record.id));
+  }
+
+  /** Calls `listener` after each sign-up that made an account (the verification email is sent so). */
+  onSignUp(listener: (ctx: OperationContext, record: StoredRecord) => void): void {
+    this.#signUpListeners.push(listener);
   }
 
   /** `signUp: closed` refuses everyone; `invite`, everyone but admins. @throws ForbiddenError */
