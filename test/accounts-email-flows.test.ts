@@ -237,7 +237,7 @@ describe('without email', () => {
   });
 
   it('a sign-up whose email cannot be delivered stands; the failure is logged', async () => {
-    const broken = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: 'smtp://127.0.0.1:1', from: 'no-reply@example.com' } });
+    const broken = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: 'smtp://127.0.0.1:1', from: 'no-reply@example.com' }, publicUrl: PUBLIC_URL });
     try {
       const up = await broken.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'hal@example.com', password: PASSWORD } });
       expect(up.statusCode, up.body).toBe(201);
@@ -248,9 +248,13 @@ describe('without email', () => {
     }
   });
 
-  it('answers before the message is sent (a slow mail server tells nothing); links take the request origin without a public URL', async () => {
+  it('refuses to start sending email over SMTP without RESTGRAPH_PUBLIC_URL (links are never built from a Host header a client sends)', async () => {
+    await expect(startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: 'smtp://127.0.0.1:1', from: 'no-reply@example.com' } })).rejects.toThrow(/RESTGRAPH_PUBLIC_URL/);
+  });
+
+  it('answers before the message is sent (a slow mail server tells nothing); links take the public URL, whatever the Host header', async () => {
     const slow = await smtpSink(1500);
-    const app = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: slow.url, from: 'no-reply@example.com' } });
+    const app = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: slow.url, from: 'no-reply@example.com' }, publicUrl: PUBLIC_URL });
     try {
       await app.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'ivy@example.com', password: PASSWORD } });
       const started = performance.now();
@@ -259,7 +263,8 @@ describe('without email', () => {
       expect(performance.now() - started).toBeLessThan(1000);
       await app.app.restgraph.accountEmails?.settled();
       const reset = slow.messages.find((m) => m.subject !== undefined && /password/i.test(m.subject));
-      expect(reset?.text).toMatch(/http:\/\/app\.test:8080\/v1\/auth\/reset-password\?token=[A-Za-z0-9_-]{43}/);
+      expect(reset?.text).toContain(`${PUBLIC_URL}/v1/auth/reset-password?token=`);
+      expect(reset?.text).not.toContain('app.test');
     } finally {
       await app.close();
       await slow.close();

@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.js';
 import { AccessTokens } from '../core/accounts/access-tokens.js';
 import { AccountEmails, type AccountEmailsLog } from '../core/accounts/account-emails.js';
 import type { AccountThrottle } from '../core/account-throttle.js';
@@ -58,6 +59,12 @@ export async function setUpAccounts(schema: SchemaModel, storage: Storage, optio
  */
 export function setUpAccountEmails(setup: AccountSetup, storage: Storage, options: ResolvedOptions, log: MailLog & AccountEmailsLog, lifecycle: Lifecycle): AccountEmails {
   const mailer = createMailer(options.mail, log);
+  // Links in emails that leave the machine are built from the configured address only: built from
+  // a request's Host header, a forged Host would point a victim's reset link at another server.
+  if (mailer.delivery === 'smtp' && options.publicUrl === undefined) {
+    void mailer.close();
+    throw new ConfigError('RESTGRAPH_PUBLIC_URL', 'is needed when accounts send email over SMTP: the links in verification and reset emails point at it (without it they would be built from the Host header a client sends)');
+  }
   const emails = new AccountEmails({
     accounts: setup.accounts,
     tokens: storage.oneTimeTokens,
