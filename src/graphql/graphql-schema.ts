@@ -29,7 +29,6 @@ import type { GraphqlContext } from './graphql-context.js';
 import { bodyOf, camel, connectionOf, constantCase, describe, idOf, pageInfoType } from './schema-parts.js';
 import { DateScalar } from './scalars.js';
 import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
-import type { GraphqlLimits } from './query-limits.js';
 import { FieldTypes } from './field-types.js';
 import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
 import { restrictedFieldResolver } from './field-reads.js';
@@ -68,14 +67,6 @@ interface TypesOfResource {
 }
 
 /**
- * Rows a relation list (`author { books }`) returns without first/last: the configured relation
- * page size, but never more than a top-level list's default page.
- */
-export function relationPageSizeOf(limits: Pick<GraphqlLimits, 'relationPageSize'>, listLimits: ListLimits): number {
-  return Math.min(limits.relationPageSize, listLimits.defaultLimit);
-}
-
-/**
  * The GraphQL schema of a resource schema: for each resource (`users`, type `User`) the queries
  * `user(id)`, `users(...)` and `usersConnection(...)`, relation fields with the same arguments,
  * and the mutations `createUser`, `updateUser`, `replaceUser`, `deleteUser`. Every resolver calls
@@ -83,7 +74,7 @@ export function relationPageSizeOf(limits: Pick<GraphqlLimits, 'relationPageSize
  * load through the request's batch loaders (no query per parent).
  *
  * Top-level lists return `limits.defaultLimit` rows without first/last, relation lists the smaller
- * `relationPageSize` (see {@link relationPageSizeOf}): nested lists multiply, and a query nesting
+ * `relationPageSize` (see relationPageSizeOf in query-limits.ts): nested lists multiply, and a query nesting
  * three levels of default pages stays within the cost limit. Each list field keeps its default in
  * its extensions ({@link DEFAULT_PAGE_SIZE}), where the cost reads it, and says it in its description.
  */

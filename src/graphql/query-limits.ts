@@ -1,3 +1,4 @@
+import type { ListLimits } from '../core/list-query.js';
 import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import { MAX_JSON_DEPTH } from '../core/json-input-rules.js';
 
@@ -224,4 +225,12 @@ export function limitError(problem: LimitProblem): GraphQLError {
       ...(problem.field === undefined ? {} : { field: problem.field }),
     },
   });
+}
+
+/**
+ * Rows a relation list (`author { books }`) returns without first/last: the configured relation
+ * page size, but never more than a top-level list's default page.
+ */
+export function relationPageSizeOf(limits: Pick<GraphqlLimits, 'relationPageSize'>, listLimits: ListLimits): number {
+  return Math.min(limits.relationPageSize, listLimits.defaultLimit);
 }
