@@ -257,10 +257,11 @@ describe('without email', () => {
     const app = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), mail: { smtpUrl: slow.url, from: 'no-reply@example.com' }, publicUrl: PUBLIC_URL });
     try {
       await app.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'ivy@example.com', password: PASSWORD } });
-      const started = performance.now();
       const known = await app.app.inject({ method: 'POST', url: '/v1/auth/forgot-password', headers: { ...anonymous, host: 'app.test:8080' }, payload: { email: 'ivy@example.com' } });
       expect(known.statusCode).toBe(202);
-      expect(performance.now() - started).toBeLessThan(1000);
+      // Answered while the message was still on its way (the sink holds each for 1.5 s): had the
+      // answer waited for the sending, the message would be in the sink by now.
+      expect(slow.messages.filter((m) => m.subject !== undefined && /password/i.test(m.subject))).toEqual([]);
       await app.app.restgraph.accountEmails?.settled();
       const reset = slow.messages.find((m) => m.subject !== undefined && /password/i.test(m.subject));
       expect(reset?.text).toContain(`${PUBLIC_URL}/v1/auth/reset-password?token=`);
