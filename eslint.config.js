@@ -55,6 +55,11 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node }, sourceType: 'module' },
   },
   {
+    // The browser app example (docs/accounts.md#browser-apps): a page's script, not Node's.
+    files: ['examples/browser-app/app.js'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ['src/**/*.ts'],
     plugins: { 'import-x': importX },
     settings: {
