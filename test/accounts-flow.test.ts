@@ -27,8 +27,7 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const PASSWORD = 'correct horse battery staple';
 
 beforeAll(async () => {
-  // The timing test fails many sign-ins of one identifier: more than the default throttle allows.
-  t = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), rateLimits: { signInFailures: '1000/15m' } });
+  t = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA) });
 });
 afterAll(() => t.close());
 
@@ -155,21 +154,6 @@ describe('accounts', () => {
     expect(wrong.statusCode).toBe(401);
     const strip = (body: string) => ({ ...json<Record<string, unknown>>({ body }), requestId: undefined });
     expect(strip(unknown.body)).toEqual(strip(wrong.body));
-    // Both verify a password hash: timing of the same order (no early answer for unknown identifiers).
-    const time = async (email: string, password: string) => {
-      const start = performance.now();
-      await post('/v1/auth/sign-in', { email, password });
-      return performance.now() - start;
-    };
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-    const unknownTimes: number[] = [];
-    const wrongTimes: number[] = [];
-    for (let i = 0; i < 7; i++) {
-      unknownTimes.push(await time('nobody@example.com', 'whatever it is'));
-      wrongTimes.push(await time('ann@example.com', 'whatever it is'));
-    }
-    const ratio = median(unknownTimes) / median(wrongTimes);
-    expect(ratio).toBeGreaterThan(0.5);
-    expect(ratio).toBeLessThan(2);
+    // How long each takes is measured by bench/accounts.js (docs/performance.md#accounts), not here.
   });
 });
