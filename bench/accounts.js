@@ -12,19 +12,28 @@
 // - get-by-id with the account's access token (EdDSA JWT, verified on every request) against the
 //   same request with an API key (verified once, then cached): ratio target >= 0.9.
 //
+// Before the load, on the quiet server: sign-ins refused for an unknown email against those
+// refused for a wrong password of the account, one at a time, interleaved (bench/accounts/
+// sign-in-timing.js): their medians side by side, ratio ~1.0 expected (no enumeration by timing).
+//
 // The access token lives RESTGRAPH_ACCESS_TOKEN_SECONDS (set to a day here, so it outlives the run);
 // the account throttle per address and the anonymous quota are raised so that the sign-in load is
 // not refused. Before any load: the token and the key each read a note, and a request without a
 // credential, and one with a forged token, are refused with 401.
 //
-// Env: BENCH_ACCOUNTS=0 skips them.
-import { mkdtempSync } from 'node:fs';
+// Env: BENCH_ACCOUNTS=0 skips them; BENCH_ACCOUNT_TIMING_PAIRS (default 50) sign-ins of each kind
+// for the timing comparison. `node bench/accounts.js` runs them alone (with bench/run.js's
+// BENCH_LOADGEN and BENCH_CONNECTIONS).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { requester } from './lib/check-requests.js';
+import { hasCommand, killAllNow } from './lib/proc.js';
 import { fmtCount } from './lib/report.js';
 import { runRestgraphCli, runScenarioSet, seedAndServe, sizeAndTiming, WARMUP } from './lib/scenario-set.js';
 import { accountScenarios, BENCH_EMAIL, BENCH_PASSWORD } from './accounts/scenarios.js';
+import { signInTiming } from './accounts/sign-in-timing.js';
 
 const benchDir = fileURLToPath(new URL('.', import.meta.url));
 const schemaFile = join(benchDir, 'accounts/schema.yaml');
@@ -32,13 +41,15 @@ const schemaFile = join(benchDir, 'accounts/schema.yaml');
 /** The accounts benchmarks' settings from the environment; throws on a bad one. */
 export function accountConfig(env) {
   if (!['0', '1', undefined].includes(env.BENCH_ACCOUNTS)) throw new Error('BENCH_ACCOUNTS must be 0 or 1');
-  return { enabled: env.BENCH_ACCOUNTS !== '0', ...sizeAndTiming({ BENCH_ACCOUNT_ROWS: 10_000, ...env }, 'BENCH_ACCOUNT', 'account') };
+  const timingPairs = Number(env.BENCH_ACCOUNT_TIMING_PAIRS ?? 50);
+  if (!(Number.isInteger(timingPairs) && timingPairs > 0)) throw new Error(`bad account setting BENCH_ACCOUNT_TIMING_PAIRS: ${env.BENCH_ACCOUNT_TIMING_PAIRS}`);
+  return { enabled: env.BENCH_ACCOUNTS !== '0', timingPairs, ...sizeAndTiming({ BENCH_ACCOUNT_ROWS: 10_000, ...env }, 'BENCH_ACCOUNT', 'account') };
 }
 
 /** Seconds the accounts benchmarks should take at most (seeding, start, every run, slack). */
 export function accountPlannedSeconds(config) {
   if (!config.enabled) return 0;
-  return 60 + config.rows / 2500 + config.rounds * accountScenarios.length * (WARMUP + config.duration + 20);
+  return 60 + config.rows / 2500 + config.timingPairs + config.rounds * accountScenarios.length * (WARMUP + config.duration + 20);
 }
 
 /** The notes every run reads, deterministic. */
@@ -87,6 +98,8 @@ export async function runAccounts({ config, sessionDir, engine, connections }) {
     RESTGRAPH_ACCESS_TOKEN_SECONDS: '86400',
     RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS: '100000000/1m',
     RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off',
+    // The timing comparison fails sign-ins of two identifiers many times over.
+    RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES: '100000000/1m',
   };
   const ndjson = data.notes.map((record) => JSON.stringify({ resource: 'notes', record })).join('\n') + '\n';
   const server = await seedAndServe({ dir, env, schemaFile, ndjson });
@@ -97,6 +110,7 @@ export async function runAccounts({ config, sessionDir, engine, connections }) {
     const key = created.trim().split('\n').at(-1);
     const refused = await refusals(server.url, token);
     if (refused.length) throw new Error(`accounts checks: ${refused.join('; ')}`);
+    out.signInTiming = await signInTiming(server.url, { pairs: config.timingPairs });
     const headers = { 'get-by-id (API key)': { authorization: `Bearer ${key}` }, 'get-by-id (access token)': { authorization: `Bearer ${token}` } };
     out.scenarios = await runScenarioSet({
       scenarios: accountScenarios.map((s) => ({ ...s, headers: headers[s.name] ?? {} })),
@@ -113,4 +127,17 @@ export async function runAccounts({ config, sessionDir, engine, connections }) {
     await server.stop(15_000);
   }
   return out;
+}
+
+// `node bench/accounts.js`: the accounts benchmarks alone, as bench/run.js would run them.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const sessionDir = mkdtempSync(join(tmpdir(), 'restgraph-bench-'));
+  process.on('exit', () => {
+    killAllNow();
+    rmSync(sessionDir, { recursive: true, force: true });
+  });
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
+  const config = accountConfig(process.env);
+  const engine = process.env.BENCH_LOADGEN ?? (hasCommand('wrk', ['-v']) ? 'wrk' : 'autocannon');
+  await runAccounts({ config, sessionDir, engine, connections: Number(process.env.BENCH_CONNECTIONS ?? 32) });
 }
