@@ -152,7 +152,7 @@ describe('the whole life of an account', () => {
     const session = await signIn(PASSWORD);
     const as = bearer(session.accessToken);
     const created = dataOf(await gql<{ createNote: { ownerId: number; text: string } }>('mutation { createNote(input: { text: "Buy milk" }) { ownerId text } }', {}, as));
-    expect(String(created.createNote.ownerId)).toBe(String(up.signUp.id));
+    expect(String(created.createNote.ownerId)).toBe(up.signUp.id);
     const seen = dataOf(await gql<{ notes: { text: string }[]; users: { email: string }[] }>('{ notes { text } users { email } }', {}, as));
     expect(seen.notes.map((n) => n.text)).toEqual(['Buy milk']);
     expect(seen.users.map((u) => u.email)).toEqual([email]);
