@@ -36,6 +36,7 @@ function accountsEnv(store: 'database' | 'redis'): Record<string, string> {
     // Every request of the test comes from 127.0.0.1; its count per address is not what is tested here
     // (and Redis counters are shared with whatever else runs against that Redis this minute).
     RESTGRAPH_RATE_LIMIT_ACCOUNT_REQUESTS: '10000/1m',
+    RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off',
     ...(store === 'redis' ? { REDIS_URL: 'redis://127.0.0.1:6379' } : {}),
   };
 }
