@@ -33,11 +33,31 @@ async function appWith(rateLimits: Partial<RateLimitOptions> = {}): Promise<Test
 interface Tally {
   statuses: Map<number, number>;
   retryAfterMissing: number;
+  startedAt: number;
+  endedAt: number;
+}
+
+/**
+ * How many windows of `seconds` (aligned to the clock) the burst touched: 1, unless a slow run
+ * crossed a boundary, when the next window lets the quota through again.
+ */
+function windowsOf(tally: Tally, seconds: number): number {
+  const ms = seconds * 1000;
+  return Math.floor(tally.endedAt / ms) - Math.floor(tally.startedAt / ms) + 1;
+}
+
+/** The burst's answers: `passed` of status `pass` (within the quota of each window it touched), the rest 429 with Retry-After. */
+function expectThrottled(tally: Tally, pass: number, quota: number, windowSeconds: number): void {
+  const passed = tally.statuses.get(pass) ?? 0;
+  expect(passed).toBeGreaterThanOrEqual(quota);
+  expect(passed, `${String(windowsOf(tally, windowSeconds))} window(s)`).toBeLessThanOrEqual(quota * windowsOf(tally, windowSeconds));
+  expect(Object.fromEntries(tally.statuses)).toEqual({ [pass]: passed, 429: BURST - passed });
+  expect(tally.retryAfterMissing).toBe(0);
 }
 
 /** Sends `count` sign-ins, `BATCH` at a time concurrently; `attempt(i)` gives the i-th's email, password and client address. */
 async function burst(app: TestApp, count: number, attempt: (i: number) => { email: string; password: string; address: string }): Promise<Tally> {
-  const tally: Tally = { statuses: new Map(), retryAfterMissing: 0 };
+  const tally: Tally = { statuses: new Map(), retryAfterMissing: 0, startedAt: Date.now(), endedAt: 0 };
   for (let start = 0; start < count; start += BATCH) {
     const answers = await Promise.all(
       Array.from({ length: Math.min(BATCH, count - start) }, (_, k) => {
@@ -50,6 +70,7 @@ async function burst(app: TestApp, count: number, attempt: (i: number) => { emai
       if (answer.statusCode === 429 && !(Number(answer.headers['retry-after']) > 0)) tally.retryAfterMissing++;
     }
   }
+  tally.endedAt = Date.now();
   return tally;
 }
 
@@ -57,20 +78,22 @@ async function burst(app: TestApp, count: number, attempt: (i: number) => { emai
 const addressOf = (i: number) => `10.${String(Math.floor(i / 65536) % 256)}.${String(Math.floor(i / 256) % 256)}.${String(i % 256)}`;
 
 describe('1,000 wrong passwords for one identifier', () => {
-  for (const [name, limits, allowed] of [
-    ['at the defaults (10 per 15 minutes)', {}, 10],
-    ['with RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES=3/1h', { signInFailures: '3/1h' }, 3],
+  for (const [name, limits, allowed, windowSeconds] of [
+    ['at the defaults (10 per 15 minutes)', {}, 10, 900],
+    ['with RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES=3/1h', { signInFailures: '3/1h' }, 3, 3600],
   ] as const) {
     it(`${name}: at most the quota reach password checking, the rest are 429 with Retry-After, then the right password too`, async () => {
       const app = await appWith(limits);
       await startOfWindow(60);
       const tally = await burst(app, BURST, (i) => ({ email: 'ann@example.com', password: `wrong password ${String(i)}`, address: addressOf(i) }));
       // A 401 is an attempt whose password was checked; a 429 was refused before any hashing.
-      expect(Object.fromEntries(tally.statuses)).toEqual({ 401: allowed, 429: BURST - allowed });
-      expect(tally.retryAfterMissing).toBe(0);
+      expectThrottled(tally, 401, allowed, windowSeconds);
       const right = await app.app.inject({ method: 'POST', url: '/v1/auth/sign-in', remoteAddress: '10.255.0.1', headers: { authorization: '' }, payload: { email: 'ann@example.com', password: PASSWORD } });
-      expect(right.statusCode, right.body).toBe(429);
-      expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+      // (Unless a slow run crossed into a new window and left it room: then the right password may pass.)
+      if (windowsOf({ ...tally, endedAt: Date.now() }, windowSeconds) === 1) {
+        expect(right.statusCode, right.body).toBe(429);
+        expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+      }
     });
   }
 
@@ -94,8 +117,7 @@ describe('1,000 sign-ins over many identifiers from one address', () => {
       const app = await appWith(limits);
       await startOfWindow(60);
       const tally = await burst(app, BURST, (i) => ({ email: `user${String(i)}@example.com`, password: 'not a password of theirs', address: '198.51.100.9' }));
-      expect(Object.fromEntries(tally.statuses)).toEqual({ 401: allowed, 429: BURST - allowed });
-      expect(tally.retryAfterMissing).toBe(0);
+      expectThrottled(tally, 401, allowed, 60);
     });
   }
 });
