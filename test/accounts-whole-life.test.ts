@@ -159,7 +159,7 @@ describe('the whole life of an account', () => {
     // The neighbour's note and profile are hidden: not found, as over REST.
     const hidden = await gql<{ note: unknown; user: unknown }>('query($n: ID!, $u: ID!) { note(id: $n) { id } user(id: $u) { id } }', { n: String(other.noteId), u: String(other.userId) }, as);
     expect(hidden.body.data).toEqual({ note: null, user: null });
-    expect(hidden.body.errors?.map((e) => [e.path?.[0], e.extensions.code])).toEqual([['note', 'not-found'], ['user', 'not-found']]);
+    expect(hidden.body.errors?.map((e) => [e.path?.[0], e.extensions.code]).sort()).toEqual([['note', 'not-found'], ['user', 'not-found']]);
     const taken = await gql('mutation($n: ID!) { updateNote(id: $n, input: { text: "mine now" }) { id } }', { n: String(other.noteId) }, as);
     expect(codeOf(taken)).toBe('not-found');
 
