@@ -1,12 +1,11 @@
-import type { AddressInfo } from 'node:net';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import { SMTPServer } from 'smtp-server';
+import type { ParsedMail } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { optionsFromEnv } from '../src/app/options-from-env.js';
 import { ConfigError } from '../src/errors.js';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { ACCOUNTS_SCHEMA } from './helpers/accounts-schema.js';
 import { dataOf, graphql } from './helpers/graphql-request.js';
+import { smtpSink, type SmtpSink } from './helpers/smtp-sink.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, type TestApp } from './helpers/test-app.js';
 
 // Every response these tests get must conform to the OpenAPI documents the app serves.
@@ -19,42 +18,13 @@ checkResponsesAgainstOpenApi();
  * sessions; the request endpoints answer alike for unknown and throttled addresses.
  */
 
-interface Sink {
-  readonly url: string;
-  readonly messages: ParsedMail[];
-  close(): Promise<void>;
-}
-
-/** A local SMTP server keeping every message, each taken `delayMs` after its data arrives. */
-async function smtpSink(delayMs = 0): Promise<Sink> {
-  const messages: ParsedMail[] = [];
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    authOptional: true,
-    logger: false,
-    onData(stream, _session, callback) {
-      simpleParser(stream)
-        .then((parsed) =>
-          setTimeout(() => {
-            messages.push(parsed);
-            callback();
-          }, delayMs),
-        )
-        .catch((error: unknown) => callback(error as Error));
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return { url: `smtp://127.0.0.1:${port}`, messages, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a brand new passphrase for me';
 const PUBLIC_URL = 'https://api.example.com';
 const anonymous = { authorization: '' };
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-let sink: Sink;
+let sink: SmtpSink;
 let t: TestApp;
 
 beforeAll(async () => {
@@ -78,7 +48,7 @@ function post(url: string, payload: unknown, headers: Record<string, string> = a
 /** The messages sent to `to` so far, once every message on its way has been handed to the sink. */
 async function mailTo(to: string): Promise<ParsedMail[]> {
   await t.app.restgraph.accountEmails?.settled();
-  return sink.messages.filter((m) => (Array.isArray(m.to) ? m.to : [m.to]).some((a) => a?.value.some((v) => v.address === to)));
+  return sink.to(to);
 }
 
 /** The token in the link of the last message to `to`, after checking the link's form. */

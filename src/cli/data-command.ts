@@ -73,7 +73,7 @@ async function* dataLines(file: string, schema: SchemaModel): AsyncGenerator<Imp
     const resource = typeof name === 'string' ? schema.resources.get(name) : undefined;
     if (!isObject(parsed) || typeof name !== 'string') yield { line, resource: '?', unreadable: 'must be {"resource": "<name>", "record": {…}}' };
     else if (resource === undefined) yield { line, resource: name, unreadable: `${name} is not a resource of the schema` };
-    else yield { line, resource, record: parsed.record };
+    else yield { line, resource, record: parsed.record, ...('credentials' in parsed ? { credentials: parsed.credentials } : {}) };
   }
 }
 

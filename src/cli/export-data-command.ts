@@ -8,6 +8,7 @@ import { ConfigError, DatabaseNotFoundError, SchemaError } from '../errors.js';
 import { compileSchema } from '../schema/compile-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { BulkRows } from '../store/bulk-rows.js';
+import { CredentialStore } from '../store/credential-store.js';
 import { recordedSchema } from '../store/migrate.js';
 import { databaseTarget, openDatabase, type OpenedDatabase } from '../store/open-database.js';
 import { chooseSchema, databaseToOpen, sameCommandWith } from './schema-and-database.js';
@@ -16,6 +17,8 @@ export interface ExportDataFlags {
   schemaFile?: string | undefined;
   databaseUrl?: string;
   output?: string;
+  /** Each account's password hash and verification mark beside its record (docs/accounts.md). */
+  withCredentials?: boolean;
 }
 
 /** The files of a SQLite database besides the database itself. */
@@ -40,10 +43,11 @@ export async function runExportData(flags: ExportDataFlags): Promise<void> {
     file = flags.output === undefined ? undefined : ExportFile.open(flags.output);
     const out = file?.stream ?? process.stdout;
     const rows = new BulkRows(opened.db);
+    const credentials = flags.withCredentials === true ? new CredentialStore(opened.db) : undefined;
     const count = await opened.db.snapshot(async (reader) => {
       let n = 0;
       let chunk = '';
-      for await (const line of exportLines(schema, rows, reader)) {
+      for await (const line of exportLines(schema, rows, reader, 1000, credentials)) {
         chunk += `${line}\n`;
         n++;
         if (chunk.length >= 64 * 1024) {
@@ -57,6 +61,7 @@ export async function runExportData(flags: ExportDataFlags): Promise<void> {
     if (file !== undefined) {
       await file.complete();
       process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'} to ${file.name}.\n`);
+      if (credentials !== undefined) process.stderr.write(`${file.name} holds password hashes: keep it as safe as the database.\n`);
     }
   } finally {
     await file?.discard();

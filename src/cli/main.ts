@@ -72,8 +72,9 @@ exporter
   .argument('[schema-file]', TOKEN_SCHEMA)
   .option('-o, --output <file>', 'write to this file (default stdout)')
   .option('-d, --database-url <url>', OPENING_DATABASE)
+  .option('--with-credentials', 'also write each account\'s password hash ($argon2id$…) and whether its email is verified, beside its record (import data restores them)')
   .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
-  .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string }) => {
+  .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string; withCredentials?: boolean }) => {
     const { runExportData } = await import('./export-data-command.js');
     await runExportData({ schemaFile, ...flags });
   });

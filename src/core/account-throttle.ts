@@ -80,6 +80,27 @@ export class AccountThrottle {
   }
 
   /**
+   * Takes one of `identifier`'s sign-in attempts before its password is checked, atomically in the
+   * counter store, so that concurrent attempts (on every instance sharing the store) never check
+   * more passwords than the quota of failures: a burst of 1,000 hashes at most 10. The attempt
+   * counts as a failure unless {@link releaseSignIn} gives it back (the password was right).
+   *
+   * @throws RateLimitedError (429 with Retry-After) when the window's attempts are used up: no hashing.
+   */
+  async reserveSignIn(identifier: string): Promise<void> {
+    const result = await this.#limiter.consume([this.#settings.signInFailures], identifierPartition(identifier));
+    if (!result.allowed) throw refusal(result, 'Too many failed sign-ins for this identifier');
+  }
+
+  /**
+   * Gives back the attempt {@link reserveSignIn} took: the sign-in succeeded, so it is no failure.
+   * (When the window ended in between, the next window starts one attempt richer: never poorer.)
+   */
+  async releaseSignIn(identifier: string): Promise<void> {
+    await this.#limiter.consume([this.#settings.signInFailures], identifierPartition(identifier), -1);
+  }
+
+  /**
    * Counts a failed sign-in of `identifier` (a wrong password, or an identifier no account has:
    * both alike). Resolves to whether another attempt is still allowed in this window.
    */

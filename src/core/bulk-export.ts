@@ -1,18 +1,24 @@
 import type { ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import type { BulkRows } from '../store/bulk-rows.js';
+import type { CredentialStore } from '../store/credential-store.js';
 import type { SqlExecutor } from '../store/sql-database.js';
+import { exportedCredentials, type ExportedCredentials } from './accounts/exported-credentials.js';
 
 /**
  * A whole database as NDJSON, one record a line: `{"resource":"users","record":{…}}`. The
  * resources come in an order an import can follow (those referenced before those referring to
  * them), each resource's rows by id; the rows are read in keyset pages, so memory stays bounded
- * whatever the tables' sizes.
+ * whatever the tables' sizes. With credentials (`export data --with-credentials`), each line of the
+ * accounts resource whose record has them carries them too: `{"resource":"users","record":{…},
+ * "credentials":{"passwordHash":"$argon2id$…","emailVerified":true}}` (accounts/exported-credentials.ts).
  */
 
 /** One line of a data export (and of a data import). */
 export interface DataLine {
   resource: string;
   record: Record<string, unknown>;
+  /** The account's password hash and verification mark (`--with-credentials`, the accounts resource only). */
+  credentials?: ExportedCredentials;
 }
 
 /**
@@ -37,10 +43,23 @@ export function importOrder(schema: SchemaModel): ResourceModel[] {
   return ordered;
 }
 
-/** The lines of the export (each without its newline), resource after resource, read through `reader` (a snapshot: one consistent export). */
-export async function* exportLines(schema: SchemaModel, rows: BulkRows, reader: SqlExecutor, pageSize = 1000): AsyncGenerator<string> {
+/**
+ * The lines of the export (each without its newline), resource after resource, read through
+ * `reader` (a snapshot: one consistent export). With `credentials`, those of the accounts resource
+ * carry its records' credentials (both read by id ascending, and merged).
+ */
+export async function* exportLines(schema: SchemaModel, rows: BulkRows, reader: SqlExecutor, pageSize = 1000, credentials?: CredentialStore): AsyncGenerator<string> {
   for (const resource of importOrder(schema)) {
     const prefix = `{"resource":${JSON.stringify(resource.name)},"record":`;
-    for await (const record of rows.rows(resource, pageSize, reader)) yield `${prefix}${JSON.stringify(record)}}`;
+    const accounts = credentials !== undefined && schema.accounts?.resource === resource.name ? credentials.all(resource.name, reader, pageSize) : undefined;
+    let next = await accounts?.next();
+    for await (const record of rows.rows(resource, pageSize, reader)) {
+      const id = Number(record.id);
+      while (next?.done === false && next.value.recordId < id) next = await accounts?.next();
+      // Credentials bound to an earlier record under this id (deleted, its id given again by an import) are not this record's.
+      const own = next?.done === false && next.value.recordId === id && next.value.recordCreatedAt === String(record.createdAt) ? next.value : undefined;
+      yield own === undefined ? `${prefix}${JSON.stringify(record)}}` : `${prefix}${JSON.stringify(record)},"credentials":${JSON.stringify(exportedCredentials(own))}}`;
+    }
+    await accounts?.return(undefined);
   }
 }

@@ -3,9 +3,11 @@ import type { FieldModel, ResourceModel, SchemaModel } from '../schema/schema-mo
 import { BulkRows } from '../store/bulk-rows.js';
 import { EventStore } from '../store/event-store.js';
 import { ImportLedger, type ReferringRow, type WaitingRow } from '../store/import-ledger.js';
+import type { StoredCredentials } from '../store/credential-store.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import { eventOf } from './change-events.js';
+import { ImportCredentials } from './import-credentials.js';
 import { importedRecord } from './import-record.js';
 import { RecordValidator } from './record-validator.js';
 import { RejectedRows } from './rejected-rows.js';
@@ -36,6 +38,8 @@ export interface ImportItem {
   line: number;
   resource: ResourceModel;
   record: unknown;
+  /** The account's credentials, as `export data --with-credentials` writes them (accounts/exported-credentials.ts). */
+  credentials?: unknown;
 }
 
 /** A line the source could not make into a record (not JSON, unknown resource, …): rejected as it is. */
@@ -73,6 +77,7 @@ const BATCH_ROWS = 1000;
 interface PendingRow {
   line: number;
   record: StoredRecord;
+  credentials?: StoredCredentials | undefined;
 }
 
 export class BulkImport {
@@ -98,7 +103,7 @@ export class BulkImport {
    */
   async run(items: AsyncIterable<ImportItem | UnreadableItem>, options: BulkImportOptions): Promise<BulkImportResult> {
     return this.#db.transaction(async (tx) => {
-      const run = new ImportRun(this.#schema, this.#validator, this.#rows, this.#events, tx, options);
+      const run = new ImportRun(this.#schema, this.#validator, this.#rows, this.#events, tx, options, this.#db);
       const ledger = await run.start(this.#db);
       for await (const item of items) await run.add(item);
       const result = await run.finish();
@@ -123,6 +128,7 @@ class ImportRun {
   #ledger!: ImportLedger;
   readonly #options: BulkImportOptions;
   readonly #now = new Date().toISOString();
+  readonly #credentials: ImportCredentials;
   readonly #imported = new Map<string, number>();
   readonly #rejected = new RejectedRows();
   /** Rows with ids, by resource, waiting to be written (a file that alternates resources still writes full batches). */
@@ -132,13 +138,14 @@ class ImportRun {
   /** Resources with rows without ids in the ledger. */
   readonly #waiting = new Set<ResourceModel>();
 
-  constructor(schema: SchemaModel, validator: RecordValidator, rows: BulkRows, events: EventStore, tx: SqlExecutor, options: BulkImportOptions) {
+  constructor(schema: SchemaModel, validator: RecordValidator, rows: BulkRows, events: EventStore, tx: SqlExecutor, options: BulkImportOptions, db: SqlDatabase) {
     this.#schema = schema;
     this.#validator = validator;
     this.#rows = rows;
     this.#events = events;
     this.#tx = tx;
     this.#options = options;
+    this.#credentials = new ImportCredentials(db, schema, this.#now);
   }
 
   /** Learns which tables have rows (with `requireEmpty`, refuses if any has), then starts the ledger. */
@@ -170,10 +177,15 @@ class ImportRun {
       this.#reject(line, resource.name, checked);
       return;
     }
+    const credentials = item.credentials === undefined ? undefined : this.#credentials.check(resource, checked, item.credentials);
+    if (typeof credentials === 'string') {
+      this.#reject(line, resource.name, credentials);
+      return;
+    }
     const pending = checked.id === undefined ? this.#idless : this.#batches;
     let rows = pending.get(resource);
     if (rows === undefined) pending.set(resource, (rows = []));
-    rows.push({ line, record: checked });
+    rows.push({ line, record: checked, credentials });
     if (rows.length < BATCH_ROWS) return;
     pending.delete(resource);
     if (checked.id === undefined) await this.#keepIdless(resource, rows);
@@ -190,6 +202,7 @@ class ImportRun {
     const removed = await this.#checkReferences();
     for (const [resource, ids] of removed) {
       await this.#rows.deleteIds(this.#tx, resource, ids);
+      await this.#credentials.forget(this.#tx, resource, ids);
       this.#count(resource, -ids.length);
     }
     if (this.#options.events === true && (this.#rejected.count === 0 || this.#options.skipInvalid === true)) await this.#writeEvents();
@@ -222,6 +235,7 @@ class ImportRun {
 
   async #write(resource: ResourceModel, rows: readonly PendingRow[]): Promise<void> {
     await this.#rows.insert(this.#tx, resource, rows.map((r) => r.record), true);
+    await this.#credentials.write(this.#tx, resource, rows);
     await this.#ledger.written(resource, rows.map((r) => ({ id: r.record.id as number, line: r.line })));
     this.#count(resource, rows.length);
   }

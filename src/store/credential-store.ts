@@ -44,6 +44,55 @@ export class CredentialStore {
     await this.#upsert(account, { emailVerifiedAt: new Date().toISOString() }, executor);
   }
 
+  /**
+   * Every credentials row of `resource`'s accounts, by record id ascending, read `pageSize` at a
+   * time (for `export data --with-credentials`): each with the record `createdAt` it is bound to.
+   */
+  async *all(resource: string, executor: SqlExecutor = this.#db, pageSize = 1000): AsyncGenerator<AccountKey & StoredCredentials> {
+    let after = 0;
+    for (;;) {
+      const page = await executor.all(
+        this.#db.builder
+          .selectFrom(TABLE)
+          .select(['recordId', 'recordCreatedAt', 'passwordHash', 'emailVerifiedAt'])
+          .where('resource', '=', resource)
+          .where('recordId', '>', after)
+          .orderBy('recordId')
+          .limit(pageSize)
+          .compile(),
+      );
+      for (const row of page) {
+        yield {
+          resource,
+          recordId: Number(row.recordId),
+          recordCreatedAt: String(row.recordCreatedAt),
+          passwordHash: typeof row.passwordHash === 'string' ? row.passwordHash : null,
+          emailVerifiedAt: typeof row.emailVerifiedAt === 'string' ? row.emailVerifiedAt : null,
+        };
+      }
+      if (page.length < pageSize) return;
+      after = Number(page[page.length - 1]?.recordId);
+    }
+  }
+
+  /** Sets an account's credentials as given (an import restoring them), replacing any row of its id. In the caller's transaction. */
+  async restore(account: AccountKey, credentials: StoredCredentials, tx: SqlExecutor): Promise<void> {
+    await tx.run(this.#db.builder.deleteFrom(TABLE).where('resource', '=', account.resource).where('recordId', '=', account.recordId).compile());
+    await tx.run(
+      this.#db.builder
+        .insertInto(TABLE)
+        .values({ ...account, passwordHash: credentials.passwordHash, emailVerifiedAt: credentials.emailVerifiedAt, updatedAt: new Date().toISOString() })
+        .compile(),
+    );
+  }
+
+  /** Deletes the credentials of these records of `resource` (rows an import took out again). */
+  async forget(resource: string, recordIds: readonly number[], tx: SqlExecutor): Promise<void> {
+    for (let start = 0; start < recordIds.length; start += 500) {
+      await tx.run(this.#db.builder.deleteFrom(TABLE).where('resource', '=', resource).where('recordId', 'in', recordIds.slice(start, start + 500)).compile());
+    }
+  }
+
   async #upsert(account: AccountKey, values: Partial<StoredCredentials>, executor: SqlExecutor): Promise<void> {
     // Alone, the read and the two writes are one transaction; in a caller's, they are part of it.
     if (executor === this.#db) return this.#db.transaction((tx) => this.#upsert(account, values, tx));

@@ -125,16 +125,16 @@ export class AccountOperations {
     if (typeof identifier !== 'string' || typeof password !== 'string' || passwordLength(password) > MAX_PASSWORD_LENGTH) {
       throw new ValidationError(`Sign-in needs ${this.accounts.identifier} and password (strings).`);
     }
-    // A throttled identifier costs no hashing; known and unknown identifiers are counted alike.
-    await this.#throttle?.assertSignInAllowed(identifier);
+    // Each attempt takes one of the identifier's failures before hashing (given back on success),
+    // so concurrent attempts hash no more than the quota and a throttled identifier costs no
+    // hashing; known and unknown identifiers are counted alike.
+    await this.#throttle?.reserveSignIn(identifier);
     const record = await this.findByIdentifier(identifier);
     const key = record === undefined ? undefined : accountKey(this.resource, record);
     const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
     const valid = stored === undefined ? await verifyNothing(password) : await verifyPassword(stored, password);
-    if (!valid || record === undefined || key === undefined || stored === undefined) {
-      await this.#throttle?.recordFailedSignIn(identifier);
-      throw this.#wrongCredentials();
-    }
+    if (!valid || record === undefined || key === undefined || stored === undefined) throw this.#wrongCredentials();
+    await this.#throttle?.releaseSignIn(identifier);
     if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
     return this.startSession(record);
   }
