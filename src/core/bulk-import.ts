@@ -9,6 +9,7 @@ import { eventOf } from './change-events.js';
 import { importedRecord } from './import-record.js';
 import { RecordValidator } from './record-validator.js';
 import { RejectedRows } from './rejected-rows.js';
+import { caseFoldedFields } from '../schema/identifier-case.js';
 
 /**
  * Records in bulk into the database, in one transaction: the operation behind `restgraph import`.
@@ -85,7 +86,7 @@ export class BulkImport {
   constructor(db: SqlDatabase, schema: SchemaModel) {
     this.#db = db;
     this.#schema = schema;
-    this.#validator = new RecordValidator(schema.resources.values());
+    this.#validator = new RecordValidator(schema.resources.values(), caseFoldedFields(schema));
     this.#rows = new BulkRows(db);
     this.#events = new EventStore(db);
   }

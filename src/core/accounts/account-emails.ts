@@ -133,7 +133,7 @@ export class AccountEmails {
   async #emailRequest(ctx: OperationContext, body: unknown): Promise<string> {
     this.#mailer.assertConfigured();
     await this.#throttle?.checkAccountRequest(ctx.clientAddress);
-    return stringField(body, this.#accounts.accounts.identifier);
+    return this.#accounts.canonicalIdentifier(stringField(body, this.#accounts.accounts.identifier));
   }
 
   #allowEmail(email: string): Promise<boolean> {

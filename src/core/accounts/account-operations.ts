@@ -1,5 +1,6 @@
 import { AuthenticationRequiredError, ForbiddenError, InvalidCredentialsError, RestgraphError, ValidationError } from '../../errors.js';
 import type { AccountsModel } from '../../schema/accounts-model.js';
+import { foldIdentifier, foldsIdentifierCase } from '../../schema/identifier-case.js';
 import { resourceNamed, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
 import type { AccountKey, CredentialStore } from '../../store/credential-store.js';
 import type { StoredRecord } from '../../store/list-spec.js';
@@ -39,6 +40,8 @@ export class AccountOperations {
   readonly #sessions: AccountSessions;
   readonly #throttle: AccountThrottle | undefined;
   readonly #signUpListeners: ((ctx: OperationContext, record: StoredRecord) => void)[] = [];
+  /** An email identifier: compared ignoring case (stored lower-cased, schema/identifier-case.ts). */
+  readonly #foldsCase: boolean;
 
   constructor(options: {
     schema: SchemaModel & { accounts: AccountsModel };
@@ -53,6 +56,7 @@ export class AccountOperations {
   }) {
     this.accounts = options.schema.accounts;
     this.resource = resourceNamed(options.schema, this.accounts.resource);
+    this.#foldsCase = foldsIdentifierCase(this.accounts, options.schema.resources);
     this.#operations = options.operations;
     this.#records = options.records;
     this.#credentials = options.credentials;
@@ -126,13 +130,14 @@ export class AccountOperations {
       throw new ValidationError(`Sign-in needs ${this.accounts.identifier} and password (strings).`);
     }
     // A throttled identifier costs no hashing; known and unknown identifiers are counted alike.
-    await this.#throttle?.assertSignInAllowed(identifier);
-    const record = await this.findByIdentifier(identifier);
+    const canonical = this.canonicalIdentifier(identifier);
+    await this.#throttle?.assertSignInAllowed(canonical);
+    const record = await this.findByIdentifier(canonical);
     const key = record === undefined ? undefined : accountKey(this.resource, record);
     const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
     const valid = stored === undefined ? await verifyNothing(password) : await verifyPassword(stored, password);
     if (!valid || record === undefined || key === undefined || stored === undefined) {
-      await this.#throttle?.recordFailedSignIn(identifier);
+      await this.#throttle?.recordFailedSignIn(canonical);
       throw this.#wrongCredentials();
     }
     if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
@@ -198,10 +203,16 @@ export class AccountOperations {
 
   // ---- For the email and OpenID Connect flows -------------------------------------------------
 
-  /** The account with this identifier, as stored (every field). */
+  /** The account with this identifier, as stored (every field); an email identifier whatever its case. */
   async findByIdentifier(identifier: string): Promise<StoredRecord | undefined> {
-    const rows = await this.#records.list(this.resource, { filters: [{ field: this.accounts.identifier, op: 'eq', value: identifier }], sort: [{ field: 'id', direction: 'asc' }], limit: 1 });
+    const value = this.canonicalIdentifier(identifier);
+    const rows = await this.#records.list(this.resource, { filters: [{ field: this.accounts.identifier, op: 'eq', value }], sort: [{ field: 'id', direction: 'asc' }], limit: 1 });
     return rows[0];
+  }
+
+  /** An identifier as it is stored and counted (throttles): an email lower-cased, any other as given. */
+  canonicalIdentifier(identifier: string): string {
+    return this.#foldsCase ? foldIdentifier(identifier) : identifier;
   }
 
   /** Sets an account's password (a reset), checked against the policy; its sessions end. @throws ValidationError */
