@@ -1,6 +1,6 @@
 import { InvalidLinkTokenError, ValidationError } from '../../errors.js';
 import type { StoredRecord } from '../../store/list-spec.js';
-import type { OneTimeTokenPurpose, OneTimeTokenStore } from '../../store/one-time-token-store.js';
+import { type OneTimeTokenPurpose, OneTimeTokenStore } from '../../store/one-time-token-store.js';
 import type { AccountThrottle } from '../account-throttle.js';
 import type { Mailer } from '../mailer.js';
 import { isPlainObject } from '../merge-patch.js';
@@ -142,14 +142,22 @@ export class AccountEmails {
 
   async #sendLink(purpose: OneTimeTokenPurpose, record: StoredRecord, email: string, ctx: EmailFlowContext): Promise<void> {
     const ttlMs = purpose === 'verify-email' ? VERIFY_EMAIL_TTL_MS : RESET_PASSWORD_TTL_MS;
-    const { token } = await this.#tokens.issue(purpose, Number(record.id), ttlMs);
+    // Bound to the address: the link stops working if the account's address changes (see #consume).
+    const { token } = await this.#tokens.issue(purpose, Number(record.id), ttlMs, this.#accounts.canonicalIdentifier(email));
     const base = this.#publicUrl ?? ctx.origin ?? 'http://localhost';
     const link = `${base}/v1/auth/${purpose}?token=${encodeURIComponent(token)}`;
     await this.#mailer.send({ template: purpose, to: email, link, expiresInMinutes: Math.round(ttlMs / 60_000) });
   }
 
+  /**
+   * Uses up a link's token, if it was sent to the address its account has now: a link sent before
+   * the address changed proves nothing about the new one (and a reset link must not reach an
+   * account from a mailbox it left). Refused links are all the same error.
+   */
   async #consume(purpose: OneTimeTokenPurpose, token: string): Promise<string> {
-    const accountId = await this.#tokens.consume(purpose, token);
+    const named = OneTimeTokenStore.accountOf(token);
+    const address = named === undefined ? undefined : await this.#accounts.currentIdentifier(Number(named));
+    const accountId = address === undefined ? undefined : await this.#tokens.consume(purpose, token, address);
     if (accountId === undefined) throw new InvalidLinkTokenError('The link is not valid: it was used already, has expired, or was never issued. Ask for a new one.');
     return accountId;
   }

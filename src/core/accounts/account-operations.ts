@@ -210,6 +210,12 @@ export class AccountOperations {
     return rows[0];
   }
 
+  /** The identifier an account has now, in its canonical form (undefined: no such account, or none set). */
+  async currentIdentifier(recordId: number): Promise<string | undefined> {
+    const value = (await this.#records.findById(this.resource, recordId))?.[this.accounts.identifier];
+    return typeof value === 'string' ? this.canonicalIdentifier(value) : undefined;
+  }
+
   /** An identifier as it is stored and counted (throttles): an email lower-cased, any other as given. */
   canonicalIdentifier(identifier: string): string {
     return this.#foldsCase ? foldIdentifier(identifier) : identifier;
