@@ -1,4 +1,4 @@
-import { AuthenticationRequiredError, ForbiddenError, InvalidCredentialsError, RestgraphError, ValidationError } from '../../errors.js';
+import { AuthenticationRequiredError, EmailNotVerifiedError, ForbiddenError, InvalidCredentialsError, RestgraphError, UniqueConflictError, ValidationError } from '../../errors.js';
 import type { AccountsModel } from '../../schema/accounts-model.js';
 import { foldIdentifier, foldsIdentifierCase } from '../../schema/identifier-case.js';
 import { resourceNamed, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
@@ -40,6 +40,7 @@ export class AccountOperations {
   readonly #sessions: AccountSessions;
   readonly #throttle: AccountThrottle | undefined;
   readonly #signUpListeners: ((ctx: OperationContext, record: StoredRecord) => void)[] = [];
+  readonly #signUpTakenListeners: ((ctx: OperationContext, identifier: string) => void)[] = [];
   /** An email identifier: compared ignoring case (stored lower-cased, schema/identifier-case.ts). */
   readonly #foldsCase: boolean;
 
@@ -80,10 +81,54 @@ export class AccountOperations {
     if (typeof profile[this.accounts.identifier] !== 'string') {
       throw new ValidationError(`Sign-up needs ${this.accounts.identifier}.`, { errors: [{ pointer: `/${this.accounts.identifier}`, detail: 'is required (a string)' }] });
     }
+    // Hashed whether or not the identifier is taken: the same work in both cases.
     const passwordHash = await hashPassword(checkNewPassword(password, '/password'));
-    const record = await this.#createAccount(ctx, profile, (tx, key) => this.#credentials.setPassword(key, passwordHash, tx));
+    const hidden = this.hidesSignUpOutcome(ctx.principal);
+    let record: StoredRecord;
+    try {
+      record = await this.#createAccount(ctx, profile, (tx, key) => this.#credentials.setPassword(key, passwordHash, tx));
+    } catch (error) {
+      if (!hidden || !this.#isIdentifierTaken(error)) throw error;
+      await this.#signUpTaken(ctx, profile);
+      return null;
+    }
     for (const listener of this.#signUpListeners) listener(ctx, record);
-    return this.#userView(String(record.id));
+    return hidden ? null : this.#userView(String(record.id));
+  }
+
+  /**
+   * Whether sign-up answers alike for a new and a taken identifier (`emailVerification:
+   * required`, for everyone but admins): {@link signUp} then resolves to null in both cases, and
+   * the owner of a taken address hears of the attempt by email ({@link onSignUpTaken}).
+   */
+  hidesSignUpOutcome(principal: Principal): boolean {
+    return this.accounts.emailVerification === 'required' && !isAdmin(principal);
+  }
+
+  /** Calls `listener` with the (canonical) identifier of each hidden sign-up whose identifier was taken. */
+  onSignUpTaken(listener: (ctx: OperationContext, identifier: string) => void): void {
+    this.#signUpTakenListeners.push(listener);
+  }
+
+  #isIdentifierTaken(error: unknown): boolean {
+    return error instanceof UniqueConflictError && (error.errors ?? []).some((e) => e.pointer === `/${this.accounts.identifier}`);
+  }
+
+  /**
+   * A hidden sign-up of a taken identifier: the body is judged as it would have been for a new
+   * account (its field write access and create rule, the existing record standing in for the new
+   * one), so that a refused body is refused alike; then the owner is told.
+   */
+  async #signUpTaken(ctx: OperationContext, profile: Record<string, unknown>): Promise<void> {
+    const identifier = this.canonicalIdentifier(String(profile[this.accounts.identifier]));
+    const existing = await this.findByIdentifier(identifier);
+    if (existing !== undefined) {
+      const candidate = { ...existing, ...profile, id: existing.id };
+      const own = newAccountPrincipal(candidate);
+      enforceFieldChecks(this.resource, createFieldChecks(own, this.resource, profile), candidate);
+      enforceRule(own, this.resource, 'create', candidate);
+    }
+    for (const listener of this.#signUpTakenListeners) listener(ctx, identifier);
   }
 
   /** Calls `listener` after each sign-up that made an account (the verification email is sent so). */
@@ -134,11 +179,16 @@ export class AccountOperations {
     await this.#throttle?.assertSignInAllowed(canonical);
     const record = await this.findByIdentifier(canonical);
     const key = record === undefined ? undefined : accountKey(this.resource, record);
-    const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
+    const credentials = key === undefined ? undefined : await this.#credentials.find(key);
+    const stored = credentials?.passwordHash ?? undefined;
     const valid = stored === undefined ? await verifyNothing(password) : await verifyPassword(stored, password);
     if (!valid || record === undefined || key === undefined || stored === undefined) {
       await this.#throttle?.recordFailedSignIn(canonical);
       throw this.#wrongCredentials();
+    }
+    // Only after the right password: to anyone without it, an unverified account looks like any other.
+    if (this.accounts.emailVerification === 'required' && (credentials?.emailVerifiedAt ?? null) === null) {
+      throw new EmailNotVerifiedError('Confirm your email first: open the link we sent you, or ask for a new one (POST /v1/auth/verify-email/request).');
     }
     if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
     return this.startSession(record);
