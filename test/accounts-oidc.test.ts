@@ -39,6 +39,13 @@ async function signInWithProvider(login: string): Promise<Tokens> {
 }
 
 describe('OpenID Connect into accounts', () => {
+  it('links the provider\'s address to the account whatever its case', async () => {
+    const up = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: { authorization: '' }, payload: { email: 'erin@example.com', password: 'correct horse battery staple' } });
+    expect(up.statusCode, up.body).toBe(201);
+    const signedIn = await signInWithProvider('erin');
+    expect(signedIn.user).toMatchObject({ id: json<{ user: { id: number } }>(up).user.id, email: 'erin@example.com' });
+  });
+
   it('makes the account of a verified email once, then signs in to it; its tokens act for the record', async () => {
     const first = await signInWithProvider('alice');
     expect(first.user).toMatchObject({ email: 'alice@example.com', name: 'Alice Liddell' });

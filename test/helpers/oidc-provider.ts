@@ -4,13 +4,15 @@ import Provider from 'oidc-provider';
 
 /**
  * The local provider's users: alice's address is verified, bob's is not, carol has none; dora's
- * comes with Microsoft Entra's `xms_edov` instead of `email_verified` (honoured from Entra only).
+ * comes with Microsoft Entra's `xms_edov` instead of `email_verified` (honoured from Entra only);
+ * erin's is verified, written in mixed case.
  */
 export const PROVIDER_USERS: Record<string, Record<string, unknown>> = {
   alice: { email: 'alice@example.com', email_verified: true, name: 'Alice Liddell' },
   bob: { email: 'bob@example.com', email_verified: false, name: 'Bob' },
   carol: { name: 'Carol' },
   dora: { email: 'dora@example.com', xms_edov: true, name: 'Dora' },
+  erin: { email: 'Erin@Example.COM', email_verified: true, name: 'Erin' },
 };
 
 export const CLIENT_ID = 'restgraph-test';
