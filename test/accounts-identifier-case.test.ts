@@ -47,6 +47,19 @@ describe('email identifiers ignore case', () => {
     expect(json<{ user: { email: string } }>(mixed).user.email).toBe('bea@example.com');
   });
 
+  it('failed sign-ins count against one identifier however it is written', async () => {
+    const strict = await startTestApp({ schema: parseSchemaText(ACCOUNTS_SCHEMA), rateLimits: { signInFailures: '2/15m' } });
+    try {
+      const inject = (email: string, password: string) => strict.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email, password } });
+      await strict.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'hal@example.com', password: PASSWORD } });
+      expect((await inject('HAL@example.com', 'wrong password one')).statusCode).toBe(401);
+      expect((await inject('Hal@Example.com', 'wrong password two')).statusCode).toBe(401);
+      expect((await inject('hal@example.com', PASSWORD)).statusCode).toBe(429);
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('forgot-password and verify-email/request find the account whatever the case', async () => {
     await post('/v1/auth/sign-up', { email: 'cat@example.com', password: PASSWORD });
     await t.app.restgraph.accountEmails?.settled();
