@@ -295,11 +295,26 @@ export class AccountOperations {
   async findOrCreateByVerifiedEmail(ctx: OperationContext, email: string, profile: Record<string, unknown> = {}): Promise<StoredRecord> {
     const found = await this.findByIdentifier(email);
     if (found !== undefined) {
+      await this.#dropUnprovenPassword(found);
       await this.markEmailVerified(Number(found.id));
       return found;
     }
     this.#assertMaySignUp(ctx.principal);
     return this.#createAccount(ctx, { ...profile, [this.accounts.identifier]: email }, (tx, key) => this.#credentials.markEmailVerified(key, tx));
+  }
+
+  /**
+   * Account pre-hijacking: someone who never proved the mailbox may have signed up with the
+   * address and a password of their own before its owner first signs in through a provider. Once
+   * the provider proves the mailbox, a password set while the email was unverified is removed and
+   * the account's sessions end; the owner can set one with a reset.
+   */
+  async #dropUnprovenPassword(record: StoredRecord): Promise<void> {
+    const key = accountKey(this.resource, record);
+    const credentials = await this.#credentials.find(key);
+    if (credentials === undefined || credentials.emailVerifiedAt !== null || credentials.passwordHash === null) return;
+    await this.#credentials.clearPassword(key);
+    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId: key.recordId });
   }
 
   /** Whether the account's identifier was verified. */
