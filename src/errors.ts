@@ -297,6 +297,17 @@ export class InvalidLinkTokenError extends RestgraphError {
   readonly title = 'Invalid link token';
 }
 
+/**
+ * A password sign-in was right, but the account's email is not verified and the schema requires
+ * it (`accounts.emailVerification: required`). Said only after the right password, so it tells
+ * nothing to someone without it.
+ */
+export class EmailNotVerifiedError extends RestgraphError {
+  readonly code = 'email-not-verified';
+  readonly status = 403;
+  readonly title = 'Email not verified';
+}
+
 /** The SMTP server did not take a message (refused, unreachable, timed out); the log has its answer. */
 export class EmailUnavailableError extends RestgraphError {
   readonly code = 'email-unavailable';

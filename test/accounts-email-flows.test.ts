@@ -55,7 +55,7 @@ async function mailTo(to: string): Promise<ParsedMail[]> {
 async function lastToken(to: string, path: string): Promise<string> {
   const messages = await mailTo(to);
   const text = messages.at(-1)?.text ?? '';
-  const match = new RegExp(`${PUBLIC_URL.replace(/\./g, '\\.')}/v1/auth/${path}\\?token=([A-Za-z0-9_-]{43})`).exec(text);
+  const match = new RegExp(`${PUBLIC_URL.replace(/\./g, '\\.')}/v1/auth/${path}\\?token=(\\d+\\.[A-Za-z0-9_-]{43})`).exec(text);
   expect(match, text).not.toBeNull();
   return match?.[1] ?? '';
 }

@@ -39,6 +39,19 @@ async function signInWithProvider(login: string): Promise<Tokens> {
 }
 
 describe('OpenID Connect into accounts', () => {
+  it('links the provider\'s address to the account whatever its case; a password set before the mailbox was proved goes (pre-hijacking)', async () => {
+    // Someone who does not own erin@example.com signs up with it first, unverified.
+    const payload = { email: 'erin@example.com', password: 'correct horse battery staple' };
+    const up = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: { authorization: '' }, payload });
+    expect(up.statusCode, up.body).toBe(201);
+    const early = json<{ refreshToken: string }>(await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: { authorization: '' }, payload }));
+    const signedIn = await signInWithProvider('erin');
+    expect(signedIn.user).toMatchObject({ id: json<{ user: { id: number } }>(up).user.id, email: 'erin@example.com' });
+    // The provider proved the mailbox: the unproven password and its sessions are gone.
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: { authorization: '' }, payload })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/refresh', headers: { authorization: '' }, payload: { refreshToken: early.refreshToken } })).statusCode).toBe(401);
+  });
+
   it('makes the account of a verified email once, then signs in to it; its tokens act for the record', async () => {
     const first = await signInWithProvider('alice');
     expect(first.user).toMatchObject({ email: 'alice@example.com', name: 'Alice Liddell' });

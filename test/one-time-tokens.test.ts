@@ -56,6 +56,20 @@ describe('one-time tokens', () => {
     expect(everything).not.toContain(other.token);
   });
 
+  it('a bound token names its account, is accepted with its binding only, and its binding is stored nowhere in clear', async () => {
+    const store = new OneTimeTokenStore(await connect());
+    const issued = await store.issue('verify-email', 42, 10 * MINUTE, 'ann@example.com');
+    expect(issued.token).toMatch(/^42\.[A-Za-z0-9_-]{43}$/);
+    expect(OneTimeTokenStore.accountOf(issued.token)).toBe('42');
+    expect(OneTimeTokenStore.accountOf(issued.token.slice(3))).toBeUndefined();
+    const everything = JSON.stringify(await database.query('select * from "_restgraph_one_time_tokens"'));
+    expect(everything).not.toContain('ann@example.com');
+    expect(everything).not.toContain(issued.token);
+    expect(await store.consume('verify-email', issued.token, 'ann.new@example.com')).toBeUndefined();
+    expect(await store.consume('verify-email', issued.token)).toBeUndefined();
+    expect(await store.consume('verify-email', issued.token, 'ann@example.com')).toBe('42');
+  });
+
   it('consumes once: the account id the first time, nothing after', async () => {
     const store = new OneTimeTokenStore(await connect());
     const { token } = await store.issue('reset-password', 'u-7', 10 * MINUTE);

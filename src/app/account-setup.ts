@@ -65,6 +65,11 @@ export function setUpAccountEmails(setup: AccountSetup, storage: Storage, option
     void mailer.close();
     throw new ConfigError('RESTGRAPH_PUBLIC_URL', 'is needed when accounts send email over SMTP: the links in verification and reset emails point at it (without it they would be built from the Host header a client sends)');
   }
+  // Sign-up then works by email only: without it no account could ever sign in.
+  if (mailer.delivery === 'none' && setup.accounts.accounts.emailVerification === 'required') {
+    void mailer.close();
+    throw new ConfigError('RESTGRAPH_SMTP_URL', 'is needed in production when the schema has accounts.emailVerification: required: sign-up sends the verification link by email, and sign-in waits for it');
+  }
   const emails = new AccountEmails({
     accounts: setup.accounts,
     tokens: storage.oneTimeTokens,
@@ -75,6 +80,7 @@ export function setUpAccountEmails(setup: AccountSetup, storage: Storage, option
   });
   lifecycle.add(() => emails.close());
   setup.accounts.onSignUp((ctx, record) => emails.signedUp(ctx, record));
+  setup.accounts.onSignUpTaken((ctx, identifier) => emails.signUpTaken(ctx, identifier));
   return emails;
 }
 

@@ -45,6 +45,8 @@ import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
 import { logSchemaChanges } from './schema-change-log.js';
 import { openStorage } from './storage.js';
+import { caseFoldedFields } from '../schema/identifier-case.js';
+import { checkIdentifierCase } from './identifier-case-check.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
 export interface RestgraphContext {
@@ -110,7 +112,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     schema,
     db,
     store: storage.records,
-    validator: new RecordValidator(schema.resources.values()),
+    validator: new RecordValidator(schema.resources.values(), caseFoldedFields(schema)),
     limits: { maxEmbedded: options.maxEmbedded },
     events: storage.events,
     onEventsCommitted: (events) => dispatcher.committed(events),
@@ -122,6 +124,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   lifecycle.add(logging.stop);
   const accountEmails = accountSetup === undefined ? undefined : setUpAccountEmails(accountSetup, storage, options, logging.logger, lifecycle);
   logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
+  await checkIdentifierCase(schema, db, logging.logger);
   const authenticator = new Authenticator(storage.apiKeys, {
     ...(options.adminToken === undefined ? {} : { adminToken: options.adminToken }),
     ...(options.jwt === undefined ? {} : { jwt: options.jwt }),

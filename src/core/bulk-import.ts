@@ -11,6 +11,7 @@ import { ImportCredentials } from './import-credentials.js';
 import { importedRecord } from './import-record.js';
 import { RecordValidator } from './record-validator.js';
 import { RejectedRows } from './rejected-rows.js';
+import { caseFoldedFields } from '../schema/identifier-case.js';
 
 /**
  * Records in bulk into the database, in one transaction: the operation behind `restgraph import`.
@@ -90,7 +91,7 @@ export class BulkImport {
   constructor(db: SqlDatabase, schema: SchemaModel) {
     this.#db = db;
     this.#schema = schema;
-    this.#validator = new RecordValidator(schema.resources.values());
+    this.#validator = new RecordValidator(schema.resources.values(), caseFoldedFields(schema));
     this.#rows = new BulkRows(db);
     this.#events = new EventStore(db);
   }

@@ -5,9 +5,10 @@
  */
 
 /** The messages restgraph sends to an account's mailbox, one template each (`<name>.txt`, `<name>.html`). */
-export type MailTemplateName = 'verify-email' | 'reset-password';
+export type MailTemplateName = 'verify-email' | 'reset-password' | 'account-exists';
 
-export const MAIL_TEMPLATE_NAMES: readonly MailTemplateName[] = Object.freeze(['verify-email', 'reset-password']);
+/** `account-exists`: someone tried to sign up with the address of an account (`accounts.emailVerification: required`); its link is a password reset's. */
+export const MAIL_TEMPLATE_NAMES: readonly MailTemplateName[] = Object.freeze(['verify-email', 'reset-password', 'account-exists']);
 
 /** One message to send: its template and the values its `{{placeholders}}` take. */
 export interface MailRequest {

@@ -2,6 +2,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import { NUL_DETAIL, nulPointer } from './storable-text.js';
 import { type ErrorDetail, MAX_LISTED_ERRORS, ValidationError } from '../errors.js';
 import { createAjv, fieldJsonSchema, type JsonSchema } from '../schema/field-json-schema.js';
+import { foldIdentifier } from '../schema/identifier-case.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { isPlainObject } from './merge-patch.js';
@@ -42,8 +43,11 @@ export interface ValidateOptions {
  */
 export class RecordValidator {
   readonly #validators = new Map<string, CompiledValidators>();
+  readonly #caseFolded: ReadonlyMap<string, ReadonlySet<string>>;
 
-  constructor(resources: Iterable<ResourceModel>) {
+  /** `caseFolded`: the fields whose values are stored lower-cased, by resource (an accounts' email identifier, schema/identifier-case.ts). */
+  constructor(resources: Iterable<ResourceModel>, caseFolded: ReadonlyMap<string, ReadonlySet<string>> = new Map()) {
+    this.#caseFolded = caseFolded;
     const ajv = createAjv({ validateSchema: false });
     for (const resource of resources) {
       const properties: Record<string, JsonSchema> = {};
@@ -125,8 +129,9 @@ export class RecordValidator {
     }
 
     const values: StoredRecord = chosenId === undefined ? {} : { id: chosenId };
+    const folded = this.#caseFolded.get(resource.name);
     for (const field of resource.writableFields) {
-      if (field.name in input) values[field.name] = normalise(field, input[field.name]);
+      if (field.name in input) values[field.name] = normalise(field, input[field.name], folded?.has(field.name) === true);
       else if (kind !== 'update') values[field.name] = field.default === undefined ? null : structuredClone(field.default);
     }
     return values;
@@ -139,8 +144,9 @@ function isChosenId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= MAX_CHOSEN_ID;
 }
 
-function normalise(field: FieldModel, value: unknown): unknown {
+function normalise(field: FieldModel, value: unknown, foldCase: boolean): unknown {
   if (value === null) return null;
+  if (foldCase && typeof value === 'string') return foldIdentifier(value);
   if (field.type === 'datetime') return new Date(value as string).toISOString();
   return value;
 }

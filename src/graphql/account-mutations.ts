@@ -44,7 +44,10 @@ export function accountMutations(accounts: AccountsModel, resource: ResourceMode
   return {
     signUp: {
       type: user,
-      description: `Creates an account: ${identifier}, password and profile fields (only those its own user may write).`,
+      description:
+        accounts.emailVerification === 'required'
+          ? `Starts a sign-up by email: ${identifier}, password and profile fields (only those its own user may write). Null for a new and a taken ${identifier} alike (the message sent says which); an admin gets the account.`
+          : `Creates an account: ${identifier}, password and profile fields (only those its own user may write).`,
       args: { password: { type: NON_NULL_STRING }, ...(createInput === undefined ? {} : { input: { type: new GraphQLNonNull(createInput) } }) },
       resolve: (_root, args: { password: string; input?: Record<string, unknown> }, ctx) =>
         accountsOf(ctx).signUp(ctx.operation, { ...bodyOf(resource, args.input ?? {}), password: args.password }),

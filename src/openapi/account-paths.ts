@@ -50,6 +50,13 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
   const post = (operationId: string, summary: string, description: string, rule: AccessRule, body: SchemaObject | undefined, successes: Parameters<typeof operation>[2], failures: Failures): PathItemObject => ({
     post: operation({ operationId, summary, description, tags: TAGS, ...(body === undefined ? {} : { requestBody: jsonBody(body) }) }, [rule], successes, mergeFailures(BODY, failures)),
   });
+  const signUpAccepted = {
+    202: success(
+      'emailVerification is required: the same answer for a new and a taken identifier (admins get 201 or 409); the rest goes by email.',
+      { type: 'object', properties: { status: { const: 'accepted' }, detail: { type: 'string' } }, required: ['status', 'detail'], additionalProperties: false },
+      [['Cache-Control', true]],
+    ),
+  };
   const base = '/v1/auth';
   return {
     [`${base}/sign-up`]: post(
@@ -58,7 +65,10 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
       `The ${identifier}, a password and profile fields of ${accounts.resource}. The body may set only the fields the account's own user may write (the resource's field access and create rule). Sign-up is ${accounts.signUp}.`,
       PUBLIC,
       { type: 'object', properties: { [identifier]: { type: 'string' }, password: PASSWORD }, required: [identifier, 'password'] },
-      { 201: success('The new account, as its user sees it.', { type: 'object', properties: { user }, required: ['user'], additionalProperties: false }, [['Cache-Control', true]]) },
+      {
+        201: success('The new account, as its user sees it.', { type: 'object', properties: { user }, required: ['user'], additionalProperties: false }, [['Cache-Control', true]]),
+        ...(accounts.emailVerification === 'required' ? signUpAccepted : {}),
+      },
       { 403: ['forbidden'], 409: ['unique-conflict', 'reference-conflict'], 422: ['validation-failed'], ...THROTTLED },
     ),
     [`${base}/sign-in`]: post(
@@ -68,7 +78,7 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
       PUBLIC,
       { type: 'object', properties: { [identifier]: { type: 'string' }, password: { type: 'string' } }, required: [identifier, 'password'] },
       { 200: tokens('A new session.') },
-      mergeFailures(WRONG, THROTTLED),
+      mergeFailures(WRONG, THROTTLED, accounts.emailVerification === 'required' ? { 403: ['email-not-verified'] } : {}),
     ),
     [`${base}/refresh`]: post(
       'refreshSession',

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { EMAIL_REQUEST_ACCEPTED, type AccountEmails } from '../core/accounts/account-emails.js';
+import { EMAIL_REQUEST_ACCEPTED, SIGN_UP_ACCEPTED, type AccountEmails } from '../core/accounts/account-emails.js';
 import type { AccountOperations } from '../core/accounts/account-operations.js';
 import type { SigningKeys } from '../core/accounts/signing-keys.js';
 import { assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
@@ -25,7 +25,13 @@ export function registerAccountRoutes(app: FastifyInstance, accounts: AccountOpe
     reply.code(status).header('cache-control', 'no-store').type(JSON_CONTENT_TYPE).send(JSON.stringify(value));
   // The origin is the links' base only when no public URL is set (docs/accounts.md).
   const ctx = (request: FastifyRequest) => ({ principal: request.principal, requestId: request.id, clientAddress: request.ip, origin: `${request.protocol}://${request.host}` });
-  registerPath(app, `${base}/sign-up`, { POST: async (request, reply) => tokens(reply, 201, { user: await accounts.signUp(ctx(request), body(request)) }) });
+  registerPath(app, `${base}/sign-up`, {
+    POST: async (request, reply) => {
+      const user = await accounts.signUp(ctx(request), body(request));
+      // emailVerification: required: one answer for a new and a taken identifier (docs/accounts.md#sign-up-without-enumeration).
+      return accounts.hidesSignUpOutcome(request.principal) ? tokens(reply, 202, SIGN_UP_ACCEPTED) : tokens(reply, 201, { user });
+    },
+  });
   registerPath(app, `${base}/sign-in`, { POST: async (request, reply) => tokens(reply, 200, await accounts.signIn(ctx(request), body(request))) });
   registerPath(app, `${base}/refresh`, { POST: async (request, reply) => tokens(reply, 200, await accounts.refresh(ctx(request), body(request))) });
   registerPath(app, `${base}/sign-out`, {

@@ -4,6 +4,9 @@ import type { ResourceModel } from './schema-model.js';
 /** Who may sign up (docs/accounts.md#sign-up). */
 export type SignUpPolicy = 'open' | 'closed' | 'invite';
 
+/** Whether an account must verify its email before it signs in with a password (docs/accounts.md#sign-up-without-enumeration). */
+export type EmailVerificationPolicy = 'optional' | 'required';
+
 /** `accounts:` as written at the top level of a schema file. */
 export interface AccountsDefinition {
   /** The resource whose records are the accounts (their fields are the profile). */
@@ -14,6 +17,8 @@ export interface AccountsDefinition {
   signUp?: SignUpPolicy;
   /** Fields of the resource copied into access tokens, read by rules as `@auth.claims.<name>`. */
   claims?: string[];
+  /** `required`: sign-up answers alike for new and taken identifiers, and sign-in waits for a verified email. @default optional */
+  emailVerification?: EmailVerificationPolicy;
 }
 
 /** The compiled `accounts:` section. */
@@ -22,6 +27,7 @@ export interface AccountsModel {
   identifier: string;
   signUp: SignUpPolicy;
   claims: readonly string[];
+  emailVerification: EmailVerificationPolicy;
 }
 
 /**
@@ -51,5 +57,9 @@ export function compileAccounts(definition: AccountsDefinition | undefined, reso
     else if (RESERVED_CLAIMS.includes(claim)) problems.push({ path: `accounts.claims.${index}`, message: `"${claim}" is a claim restgraph sets itself; choose another field` });
   });
   if (new Set(claims).size !== claims.length) problems.push({ path: 'accounts.claims', message: 'lists a field twice' });
-  return Object.freeze({ resource: resource.name, identifier: definition.identifier, signUp: definition.signUp ?? 'open', claims: Object.freeze([...claims]) });
+  const emailVerification = definition.emailVerification ?? 'optional';
+  if (emailVerification === 'required' && identifier !== undefined && identifier.format !== 'email') {
+    problems.push({ path: 'accounts.emailVerification', message: `required needs an email identifier: ${resource.name}.${identifier.name} has no format: email` });
+  }
+  return Object.freeze({ resource: resource.name, identifier: definition.identifier, signUp: definition.signUp ?? 'open', claims: Object.freeze([...claims]), emailVerification });
 }

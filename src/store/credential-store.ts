@@ -93,6 +93,18 @@ export class CredentialStore {
     }
   }
 
+  /** Removes the account's password (it then signs in another way, or after a reset); its verification mark stays. */
+  async clearPassword(account: AccountKey, executor: SqlExecutor = this.#db): Promise<void> {
+    const statement = this.#db.builder
+      .updateTable(TABLE)
+      .set({ passwordHash: null, updatedAt: new Date().toISOString() })
+      .where('resource', '=', account.resource)
+      .where('recordId', '=', account.recordId)
+      .where('recordCreatedAt', '=', account.recordCreatedAt)
+      .compile();
+    await executor.run(statement);
+  }
+
   async #upsert(account: AccountKey, values: Partial<StoredCredentials>, executor: SqlExecutor): Promise<void> {
     // Alone, the read and the two writes are one transaction; in a caller's, they are part of it.
     if (executor === this.#db) return this.#db.transaction((tx) => this.#upsert(account, values, tx));

@@ -2,11 +2,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 
-/** The local provider's users: alice's address is verified, bob's is not, carol has none. */
+/**
+ * The local provider's users: alice's address is verified, bob's is not, carol has none; dora's
+ * comes with Microsoft Entra's `xms_edov` instead of `email_verified` (honoured from Entra only);
+ * erin's is verified, written in mixed case.
+ */
 export const PROVIDER_USERS: Record<string, Record<string, unknown>> = {
   alice: { email: 'alice@example.com', email_verified: true, name: 'Alice Liddell' },
   bob: { email: 'bob@example.com', email_verified: false, name: 'Bob' },
   carol: { name: 'Carol' },
+  dora: { email: 'dora@example.com', xms_edov: true, name: 'Dora' },
+  erin: { email: 'Erin@Example.COM', email_verified: true, name: 'Erin' },
 };
 
 export const CLIENT_ID = 'restgraph-test';
@@ -27,7 +33,7 @@ export async function startLocalProvider(redirectUris: string[]): Promise<LocalP
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
     clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: redirectUris, response_types: ['code'], grant_types: ['authorization_code'] }],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', 'xms_edov'], profile: ['name'] },
     findAccount: (_ctx, id) => (PROVIDER_USERS[id] === undefined ? undefined : { accountId: id, claims: () => ({ sub: id, ...PROVIDER_USERS[id] }) }),
     cookies: { keys: ['a-cookie-key-for-the-oidc-tests'] },
     features: { devInteractions: { enabled: true } },

@@ -42,5 +42,11 @@ export async function smtpSink(delayMs = 0): Promise<SmtpSink> {
 /** The token of the `<publicUrl>/v1/auth/<path>?token=…` link in `text`, or undefined. */
 export function linkToken(text: string, publicUrl: string, path: 'verify-email' | 'reset-password'): string | undefined {
   const escaped = publicUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`${escaped}/v1/auth/${path}\\?token=([A-Za-z0-9_-]{43})`).exec(text)?.[1];
+  return new RegExp(`${escaped}/v1/auth/${path}\\?token=([0-9]+\\.[A-Za-z0-9_-]{43})`).exec(text)?.[1];
+}
+
+/** The token of the last link to `path` (`verify-email`, `reset-password`) in `messages`, or undefined. */
+export function lastLinkToken(messages: readonly ParsedMail[], path: string): string | undefined {
+  const text = messages.at(-1)?.text ?? '';
+  return new RegExp(`/v1/auth/${path}\\?token=([A-Za-z0-9_.-]+)`).exec(text)?.[1];
 }

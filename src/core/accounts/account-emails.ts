@@ -1,8 +1,8 @@
 import { InvalidLinkTokenError, ValidationError } from '../../errors.js';
 import type { StoredRecord } from '../../store/list-spec.js';
-import type { OneTimeTokenPurpose, OneTimeTokenStore } from '../../store/one-time-token-store.js';
+import { type OneTimeTokenPurpose, OneTimeTokenStore } from '../../store/one-time-token-store.js';
 import type { AccountThrottle } from '../account-throttle.js';
-import type { Mailer } from '../mailer.js';
+import type { Mailer, MailTemplateName } from '../mailer.js';
 import { isPlainObject } from '../merge-patch.js';
 import type { OperationContext } from '../principal.js';
 import type { AccountOperations } from './account-operations.js';
@@ -25,6 +25,12 @@ export interface AccountEmailsLog {
 export const EMAIL_REQUEST_ACCEPTED = Object.freeze({
   status: 'accepted',
   detail: 'If an account has this email and needs the message, it is on its way.',
+});
+
+/** The one answer of a sign-up with `accounts.emailVerification: required`, whether or not the identifier was taken. */
+export const SIGN_UP_ACCEPTED = Object.freeze({
+  status: 'accepted',
+  detail: 'Check your email: the message we sent tells you how to go on.',
 });
 
 /**
@@ -118,6 +124,21 @@ export class AccountEmails {
     });
   }
 
+  /**
+   * After a sign-up that answered as if it had made an account, for an identifier that is taken
+   * (`accounts.emailVerification: required`): tells the account's owner that someone tried, with a
+   * password-reset link in case it was them (template `account-exists`). In the background, under
+   * the address's email quota, like the other messages.
+   */
+  signUpTaken(ctx: EmailFlowContext, email: string): void {
+    if (this.#mailer.delivery === 'none') return;
+    this.#inBackground('account-exists', async () => {
+      if (!(await this.#allowEmail(email))) return;
+      const record = await this.#accounts.findByIdentifier(email);
+      if (record !== undefined) await this.#sendLink('reset-password', record, email, ctx, 'account-exists');
+    });
+  }
+
   /** Resolves once the messages being sent now are sent (or failed). */
   async settled(): Promise<void> {
     while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
@@ -133,28 +154,36 @@ export class AccountEmails {
   async #emailRequest(ctx: OperationContext, body: unknown): Promise<string> {
     this.#mailer.assertConfigured();
     await this.#throttle?.checkAccountRequest(ctx.clientAddress);
-    return stringField(body, this.#accounts.accounts.identifier);
+    return this.#accounts.canonicalIdentifier(stringField(body, this.#accounts.accounts.identifier));
   }
 
   #allowEmail(email: string): Promise<boolean> {
     return this.#throttle === undefined ? Promise.resolve(true) : this.#throttle.allowEmail(email);
   }
 
-  async #sendLink(purpose: OneTimeTokenPurpose, record: StoredRecord, email: string, ctx: EmailFlowContext): Promise<void> {
+  async #sendLink(purpose: OneTimeTokenPurpose, record: StoredRecord, email: string, ctx: EmailFlowContext, template: MailTemplateName = purpose): Promise<void> {
     const ttlMs = purpose === 'verify-email' ? VERIFY_EMAIL_TTL_MS : RESET_PASSWORD_TTL_MS;
-    const { token } = await this.#tokens.issue(purpose, Number(record.id), ttlMs);
+    // Bound to the address: the link stops working if the account's address changes (see #consume).
+    const { token } = await this.#tokens.issue(purpose, Number(record.id), ttlMs, this.#accounts.canonicalIdentifier(email));
     const base = this.#publicUrl ?? ctx.origin ?? 'http://localhost';
     const link = `${base}/v1/auth/${purpose}?token=${encodeURIComponent(token)}`;
-    await this.#mailer.send({ template: purpose, to: email, link, expiresInMinutes: Math.round(ttlMs / 60_000) });
+    await this.#mailer.send({ template, to: email, link, expiresInMinutes: Math.round(ttlMs / 60_000) });
   }
 
+  /**
+   * Uses up a link's token, if it was sent to the address its account has now: a link sent before
+   * the address changed proves nothing about the new one (and a reset link must not reach an
+   * account from a mailbox it left). Refused links are all the same error.
+   */
   async #consume(purpose: OneTimeTokenPurpose, token: string): Promise<string> {
-    const accountId = await this.#tokens.consume(purpose, token);
+    const named = OneTimeTokenStore.accountOf(token);
+    const address = named === undefined ? undefined : await this.#accounts.currentIdentifier(Number(named));
+    const accountId = address === undefined ? undefined : await this.#tokens.consume(purpose, token, address);
     if (accountId === undefined) throw new InvalidLinkTokenError('The link is not valid: it was used already, has expired, or was never issued. Ask for a new one.');
     return accountId;
   }
 
-  #inBackground(purpose: OneTimeTokenPurpose, work: () => Promise<void>): void {
+  #inBackground(purpose: MailTemplateName, work: () => Promise<void>): void {
     const running = work()
       .catch((error: unknown) => this.#log.error({ err: error, template: purpose }, `sending a ${purpose} email failed`))
       .finally(() => this.#pending.delete(running));

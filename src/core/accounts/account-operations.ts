@@ -1,5 +1,6 @@
-import { AuthenticationRequiredError, ForbiddenError, InvalidCredentialsError, RestgraphError, ValidationError } from '../../errors.js';
+import { AuthenticationRequiredError, EmailNotVerifiedError, ForbiddenError, InvalidCredentialsError, RestgraphError, UniqueConflictError, ValidationError } from '../../errors.js';
 import type { AccountsModel } from '../../schema/accounts-model.js';
+import { foldIdentifier, foldsIdentifierCase } from '../../schema/identifier-case.js';
 import { resourceNamed, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
 import type { AccountKey, CredentialStore } from '../../store/credential-store.js';
 import type { StoredRecord } from '../../store/list-spec.js';
@@ -39,6 +40,9 @@ export class AccountOperations {
   readonly #sessions: AccountSessions;
   readonly #throttle: AccountThrottle | undefined;
   readonly #signUpListeners: ((ctx: OperationContext, record: StoredRecord) => void)[] = [];
+  readonly #signUpTakenListeners: ((ctx: OperationContext, identifier: string) => void)[] = [];
+  /** An email identifier: compared ignoring case (stored lower-cased, schema/identifier-case.ts). */
+  readonly #foldsCase: boolean;
 
   constructor(options: {
     schema: SchemaModel & { accounts: AccountsModel };
@@ -53,6 +57,7 @@ export class AccountOperations {
   }) {
     this.accounts = options.schema.accounts;
     this.resource = resourceNamed(options.schema, this.accounts.resource);
+    this.#foldsCase = foldsIdentifierCase(this.accounts, options.schema.resources);
     this.#operations = options.operations;
     this.#records = options.records;
     this.#credentials = options.credentials;
@@ -76,10 +81,54 @@ export class AccountOperations {
     if (typeof profile[this.accounts.identifier] !== 'string') {
       throw new ValidationError(`Sign-up needs ${this.accounts.identifier}.`, { errors: [{ pointer: `/${this.accounts.identifier}`, detail: 'is required (a string)' }] });
     }
+    // Hashed whether or not the identifier is taken: the same work in both cases.
     const passwordHash = await hashPassword(checkNewPassword(password, '/password'));
-    const record = await this.#createAccount(ctx, profile, (tx, key) => this.#credentials.setPassword(key, passwordHash, tx));
+    const hidden = this.hidesSignUpOutcome(ctx.principal);
+    let record: StoredRecord;
+    try {
+      record = await this.#createAccount(ctx, profile, (tx, key) => this.#credentials.setPassword(key, passwordHash, tx));
+    } catch (error) {
+      if (!hidden || !this.#isIdentifierTaken(error)) throw error;
+      await this.#signUpTaken(ctx, profile);
+      return null;
+    }
     for (const listener of this.#signUpListeners) listener(ctx, record);
-    return this.#userView(String(record.id));
+    return hidden ? null : this.#userView(String(record.id));
+  }
+
+  /**
+   * Whether sign-up answers alike for a new and a taken identifier (`emailVerification:
+   * required`, for everyone but admins): {@link signUp} then resolves to null in both cases, and
+   * the owner of a taken address hears of the attempt by email ({@link onSignUpTaken}).
+   */
+  hidesSignUpOutcome(principal: Principal): boolean {
+    return this.accounts.emailVerification === 'required' && !isAdmin(principal);
+  }
+
+  /** Calls `listener` with the (canonical) identifier of each hidden sign-up whose identifier was taken. */
+  onSignUpTaken(listener: (ctx: OperationContext, identifier: string) => void): void {
+    this.#signUpTakenListeners.push(listener);
+  }
+
+  #isIdentifierTaken(error: unknown): boolean {
+    return error instanceof UniqueConflictError && (error.errors ?? []).some((e) => e.pointer === `/${this.accounts.identifier}`);
+  }
+
+  /**
+   * A hidden sign-up of a taken identifier: the body is judged as it would have been for a new
+   * account (its field write access and create rule, the existing record standing in for the new
+   * one), so that a refused body is refused alike; then the owner is told.
+   */
+  async #signUpTaken(ctx: OperationContext, profile: Record<string, unknown>): Promise<void> {
+    const identifier = this.canonicalIdentifier(String(profile[this.accounts.identifier]));
+    const existing = await this.findByIdentifier(identifier);
+    if (existing !== undefined) {
+      const candidate = { ...existing, ...profile, id: existing.id };
+      const own = newAccountPrincipal(candidate);
+      enforceFieldChecks(this.resource, createFieldChecks(own, this.resource, profile), candidate);
+      enforceRule(own, this.resource, 'create', candidate);
+    }
+    for (const listener of this.#signUpTakenListeners) listener(ctx, identifier);
   }
 
   /** Calls `listener` after each sign-up that made an account (the verification email is sent so). */
@@ -128,13 +177,19 @@ export class AccountOperations {
     // Each attempt takes one of the identifier's failures before hashing (given back on success),
     // so concurrent attempts hash no more than the quota and a throttled identifier costs no
     // hashing; known and unknown identifiers are counted alike.
-    await this.#throttle?.reserveSignIn(identifier);
-    const record = await this.findByIdentifier(identifier);
+    const canonical = this.canonicalIdentifier(identifier);
+    await this.#throttle?.reserveSignIn(canonical);
+    const record = await this.findByIdentifier(canonical);
     const key = record === undefined ? undefined : accountKey(this.resource, record);
-    const stored = key === undefined ? undefined : (await this.#credentials.find(key))?.passwordHash ?? undefined;
+    const credentials = key === undefined ? undefined : await this.#credentials.find(key);
+    const stored = credentials?.passwordHash ?? undefined;
     const valid = stored === undefined ? await verifyNothing(password) : await verifyPassword(stored, password);
     if (!valid || record === undefined || key === undefined || stored === undefined) throw this.#wrongCredentials();
-    await this.#throttle?.releaseSignIn(identifier);
+    await this.#throttle?.releaseSignIn(canonical);
+    // Only after the right password: to anyone without it, an unverified account looks like any other.
+    if (this.accounts.emailVerification === 'required' && (credentials?.emailVerifiedAt ?? null) === null) {
+      throw new EmailNotVerifiedError('Confirm your email first: open the link we sent you, or ask for a new one (POST /v1/auth/verify-email/request).');
+    }
     if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
     return this.startSession(record);
   }
@@ -198,10 +253,22 @@ export class AccountOperations {
 
   // ---- For the email and OpenID Connect flows -------------------------------------------------
 
-  /** The account with this identifier, as stored (every field). */
+  /** The account with this identifier, as stored (every field); an email identifier whatever its case. */
   async findByIdentifier(identifier: string): Promise<StoredRecord | undefined> {
-    const rows = await this.#records.list(this.resource, { filters: [{ field: this.accounts.identifier, op: 'eq', value: identifier }], sort: [{ field: 'id', direction: 'asc' }], limit: 1 });
+    const value = this.canonicalIdentifier(identifier);
+    const rows = await this.#records.list(this.resource, { filters: [{ field: this.accounts.identifier, op: 'eq', value }], sort: [{ field: 'id', direction: 'asc' }], limit: 1 });
     return rows[0];
+  }
+
+  /** The identifier an account has now, in its canonical form (undefined: no such account, or none set). */
+  async currentIdentifier(recordId: number): Promise<string | undefined> {
+    const value = (await this.#records.findById(this.resource, recordId))?.[this.accounts.identifier];
+    return typeof value === 'string' ? this.canonicalIdentifier(value) : undefined;
+  }
+
+  /** An identifier as it is stored and counted (throttles): an email lower-cased, any other as given. */
+  canonicalIdentifier(identifier: string): string {
+    return this.#foldsCase ? foldIdentifier(identifier) : identifier;
   }
 
   /** Sets an account's password (a reset), checked against the policy; its sessions end. @throws ValidationError */
@@ -228,11 +295,26 @@ export class AccountOperations {
   async findOrCreateByVerifiedEmail(ctx: OperationContext, email: string, profile: Record<string, unknown> = {}): Promise<StoredRecord> {
     const found = await this.findByIdentifier(email);
     if (found !== undefined) {
+      await this.#dropUnprovenPassword(found);
       await this.markEmailVerified(Number(found.id));
       return found;
     }
     this.#assertMaySignUp(ctx.principal);
     return this.#createAccount(ctx, { ...profile, [this.accounts.identifier]: email }, (tx, key) => this.#credentials.markEmailVerified(key, tx));
+  }
+
+  /**
+   * Account pre-hijacking: someone who never proved the mailbox may have signed up with the
+   * address and a password of their own before its owner first signs in through a provider. Once
+   * the provider proves the mailbox, a password set while the email was unverified is removed and
+   * the account's sessions end; the owner can set one with a reset.
+   */
+  async #dropUnprovenPassword(record: StoredRecord): Promise<void> {
+    const key = accountKey(this.resource, record);
+    const credentials = await this.#credentials.find(key);
+    if (credentials === undefined || credentials.emailVerifiedAt !== null || credentials.passwordHash === null) return;
+    await this.#credentials.clearPassword(key);
+    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId: key.recordId });
   }
 
   /** Whether the account's identifier was verified. */
