@@ -14,6 +14,8 @@ export interface AccountsDefinition {
   signUp?: SignUpPolicy;
   /** Fields of the resource copied into access tokens, read by rules as `@auth.claims.<name>`. */
   claims?: string[];
+  /** A filter expression over the account's record (`role = 'admin'`): when it holds at sign-in or refresh, the token has the admin scope. */
+  admin?: string;
 }
 
 /** The compiled `accounts:` section. */
@@ -22,6 +24,8 @@ export interface AccountsModel {
   identifier: string;
   signUp: SignUpPolicy;
   claims: readonly string[];
+  /** The `admin` filter expression as written (checked and compiled by core/accounts/admin-accounts.ts). */
+  admin?: string;
 }
 
 /**
@@ -51,5 +55,5 @@ export function compileAccounts(definition: AccountsDefinition | undefined, reso
     else if (RESERVED_CLAIMS.includes(claim)) problems.push({ path: `accounts.claims.${index}`, message: `"${claim}" is a claim restgraph sets itself; choose another field` });
   });
   if (new Set(claims).size !== claims.length) problems.push({ path: 'accounts.claims', message: 'lists a field twice' });
-  return Object.freeze({ resource: resource.name, identifier: definition.identifier, signUp: definition.signUp ?? 'open', claims: Object.freeze([...claims]) });
+  return Object.freeze({ resource: resource.name, identifier: definition.identifier, signUp: definition.signUp ?? 'open', claims: Object.freeze([...claims]), ...(definition.admin === undefined ? {} : { admin: definition.admin }) });
 }
