@@ -132,8 +132,8 @@ describe('admin accounts', () => {
         (failure: unknown) => failure,
       );
       expect(error, admin).toBeInstanceOf(SchemaError);
-      expect(String((error as Error).message)).toContain('accounts.admin');
-      expect(String((error as Error).message)).toContain(says);
+      expect((error as Error).message).toContain('accounts.admin');
+      expect((error as Error).message).toContain(says);
     }
   });
 });
@@ -151,9 +151,8 @@ describe('account state and revocation', () => {
     const wrongPassword = await post('/v1/auth/sign-in', { email: 'dora@example.com', password: 'not her password' });
     const refusedSignIn = await post('/v1/auth/sign-in', { email: 'dora@example.com', password: PASSWORD });
     expect(refusedSignIn.statusCode).toBe(401);
-    const { requestId: _a, ...refusedBody } = json<Record<string, unknown>>(refusedSignIn);
-    const { requestId: _b, ...wrongBody } = json<Record<string, unknown>>(wrongPassword);
-    expect(refusedBody).toEqual(wrongBody);
+    const withoutRequestId = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([name]) => name !== 'requestId'));
+    expect(withoutRequestId(json(refusedSignIn))).toEqual(withoutRequestId(json(wrongPassword)));
     expect(json<{ code: string }>(await post('/v1/auth/refresh', { refreshToken: session.refreshToken })).code).toBe('invalid-credentials');
     const live = await get('/v1/auth/me', bearer(session.accessToken));
     expect(live.statusCode).toBe(401);
