@@ -34,14 +34,16 @@ export class AccessTokens {
 
   async sign(content: AccessTokenContent): Promise<string> {
     const { kid, privateKey } = await this.#keys.current();
-    return new SignJWT({ ...content.claims, sid: content.session, ...(content.admin === true ? { scope: ADMIN_SCOPE } : {}) })
+    const now = Date.now();
+    // `iat_ms`, the issue time in milliseconds: a revocation refuses the tokens issued before it,
+    // never one issued just after in the same second. (No field name has an underscore, so no
+    // claim field can take it; `iat` stays whole seconds, as every JWT library reads it.)
+    return new SignJWT({ ...content.claims, sid: content.session, iat_ms: now, ...(content.admin === true ? { scope: ADMIN_SCOPE } : {}) })
       .setProtectedHeader({ alg: ACCOUNT_TOKEN_ALGORITHM, kid, typ: 'at+jwt' })
       .setIssuer(ACCOUNT_TOKEN_ISSUER)
       .setSubject(content.subject)
-      // In milliseconds (a NumericDate may have a fraction, RFC 7519 section 2): a revocation
-      // refuses the tokens issued before it, never one issued just after in the same second.
-      .setIssuedAt(Date.now() / 1000)
-      .setExpirationTime(`${this.lifetimeSeconds}s`)
+      .setIssuedAt(Math.floor(now / 1000))
+      .setExpirationTime(Math.floor(now / 1000) + this.lifetimeSeconds)
       .sign(privateKey);
   }
 
@@ -68,7 +70,7 @@ export class AccessTokens {
       throw new InvalidTokenError(error instanceof joseErrors.JWTExpired ? 'The token has expired.' : 'The token could not be verified.');
     }
     const subject = payload.sub ?? '';
-    if (this.#states !== undefined) await this.#states.assertTokenCurrent(subject, typeof payload.iat === 'number' ? Math.round(payload.iat * 1000) : 0);
+    if (this.#states !== undefined) await this.#states.assertTokenCurrent(subject, issuedAtMs(payload));
     const scopes = payload.scope === ADMIN_SCOPE ? ADMIN_SCOPES : NO_SCOPES;
     return { kind: 'jwt', account: true, subject, scopes, claims: Object.freeze(payload), credentialId: `account:${subject}` };
   }
@@ -76,3 +78,9 @@ export class AccessTokens {
 
 const NO_SCOPES: ReadonlySet<string> = Object.freeze(new Set<string>());
 const ADMIN_SCOPES: ReadonlySet<string> = Object.freeze(new Set<string>([ADMIN_SCOPE]));
+
+/** When a token was issued, in milliseconds: `iat_ms`, or `iat` for a token signed before it existed. */
+function issuedAtMs(payload: JWTPayload): number {
+  if (typeof payload.iat_ms === 'number') return payload.iat_ms;
+  return typeof payload.iat === 'number' ? payload.iat * 1000 : 0;
+}
