@@ -54,7 +54,7 @@ export function SignIn({ onSignIn, onSignInWithAccount, error, notice }: SignInP
           }}
         />
       )}
-      <form onSubmit={submit} noValidate aria-labelledby={accounts === undefined ? undefined : 'token-title'}>
+      <form onSubmit={submit} noValidate>
         {accounts !== undefined && <h2 id="token-title">With a token</h2>}
         <p>Sign in with an API key or the admin token. It is kept in this browser tab only (sessionStorage) and sent as <code>Authorization: Bearer</code> on each call.</p>
         <label for="token">Token</label>
