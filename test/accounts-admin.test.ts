@@ -204,6 +204,25 @@ describe('account state and revocation', () => {
   });
 });
 
+describe('revocation through this instance', () => {
+  it("takes effect at once here, however long the verified-token cache would trust the token", async () => {
+    const cached = await startTestApp({ schema: parseSchemaText(ADMIN_SCHEMA), apiKeyCacheMs: 3_600_000 });
+    try {
+      const signUp = await cached.app.inject({ method: 'POST', url: '/v1/auth/sign-up', headers: anonymous, payload: { email: 'hal@example.com', password: PASSWORD } });
+      const id = json<{ user: { id: number } }>(signUp).user.id;
+      const signIn = await cached.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: anonymous, payload: { email: 'hal@example.com', password: PASSWORD } });
+      const token = json<Session>(signIn).accessToken;
+      const me = () => cached.app.inject({ method: 'GET', url: '/v1/auth/me', headers: bearer(token) });
+      expect((await me()).statusCode).toBe(200);
+      expect((await me()).statusCode).toBe(200); // now from the cache
+      expect((await cached.app.inject({ method: 'POST', url: `/v1/auth/accounts/${id}/sign-out` })).statusCode).toBe(200);
+      expect((await me()).statusCode).toBe(401);
+    } finally {
+      await cached.close();
+    }
+  });
+});
+
 describe('the admin endpoints', () => {
   it('refuse anonymous callers (401) and accounts that are not admins (403)', async () => {
     const id = await account('nina@example.com');

@@ -196,6 +196,11 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     authenticator.forgetApiKey(id);
     streamCredentials.endCredential(apiKeyCredentialId(id));
   });
+  // Likewise an account's sessions ended here: its access tokens and streams, at once here.
+  accountSetup?.states.onSessionsEnded((recordId) => {
+    authenticator.forgetAccount(String(recordId));
+    streamCredentials.endCredential(`account:${recordId}`);
+  });
   registerWebhookRoutes(app, webhooks);
   registerAuthRoutes(app, schema, accountSetup?.accounts);
   if (accountSetup !== undefined) {

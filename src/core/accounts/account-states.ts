@@ -21,6 +21,7 @@ export class AccountStates {
   readonly #resource: ResourceModel;
   readonly #store: AccountStateStore;
   readonly #records: RecordStore;
+  readonly #sessionsEnded: ((recordId: number) => void)[] = [];
 
   constructor(resource: ResourceModel, store: AccountStateStore, records: RecordStore) {
     this.#resource = resource;
@@ -33,14 +34,29 @@ export class AccountStates {
     return (await this.#store.find(accountKeyOf(this.#resource, record))).disabledAt !== null;
   }
 
+  /**
+   * Calls `listener` with the record id each time an account's sessions end here (disabled,
+   * signed out, password changed): this instance then forgets its tokens at once, rather than
+   * within the verified-token cache's window.
+   */
+  onSessionsEnded(listener: (recordId: number) => void): void {
+    this.#sessionsEnded.push(listener);
+  }
+
   /** Disables or enables the account; disabling refuses its access tokens issued until now. */
   async setDisabled(record: StoredRecord, disabled: boolean): Promise<void> {
     await this.#store.setDisabled(accountKeyOf(this.#resource, record), disabled, new Date().toISOString());
+    if (disabled) this.#ended(record);
   }
 
   /** Refuses from now on every access token of the account issued until now. */
   async endSessions(record: StoredRecord): Promise<void> {
     await this.#store.endSessions(accountKeyOf(this.#resource, record), new Date().toISOString());
+    this.#ended(record);
+  }
+
+  #ended(record: StoredRecord): void {
+    for (const listener of this.#sessionsEnded) listener(Number(record.id));
   }
 
   /** {@link endSessions} by record id (nothing when there is no such record). */
