@@ -57,6 +57,7 @@ const TABLES: { name: string; key: string[]; json?: string[]; booleans?: string[
   { name: '_restgraph_credentials', key: ['resource', 'recordId'] },
   { name: '_restgraph_refresh_tokens', key: ['id'] },
   { name: '_restgraph_signing_keys', key: ['kid'] },
+  { name: '_restgraph_account_states', key: ['resource', 'recordId'] },
   { name: 'authors', key: ['id'], json: ['meta'], booleans: ['active'] },
   { name: 'books', key: ['id'] },
 ];
@@ -164,7 +165,7 @@ describe.concurrent('restgraph copy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       expect(there.code).toBe(0);
       expect(there.stdout).toContain('\n  authors                        2\n');
       const total = Object.values(before).reduce((sum, line) => sum + Number.parseInt(line, 10), 0);
-      expect(there.stdout).toMatch(new RegExp(`\\nCopied ${total} rows \\(15 tables\\) in \\d+\\.\\d\\d s \\(\\d+ rows/s\\)\\.\\n$`));
+      expect(there.stdout).toMatch(new RegExp(`\\nCopied ${total} rows \\(16 tables\\) in \\d+\\.\\d\\d s \\(\\d+ rows/s\\)\\.\\n$`));
       expect(await checksums(b)).toEqual(before);
       const back = await copy(dir, b, c);
       expect(back.code).toBe(0);

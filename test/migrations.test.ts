@@ -118,7 +118,7 @@ async function seedBase(): Promise<void> {
 describe('a fresh database', () => {
   it('gets every table, column and index of the example schema, and one migration record', async () => {
     const app = await boot(EXAMPLE_SCHEMA_PATH);
-    expect(await tables()).toEqual(['_restgraph_api_keys', '_restgraph_credentials', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_one_time_tokens', '_restgraph_rate_limits', '_restgraph_refresh_tokens', '_restgraph_signing_keys', '_restgraph_state', '_restgraph_system_migrations', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'orders', 'posts', 'products', 'users']);
+    expect(await tables()).toEqual(['_restgraph_account_states', '_restgraph_api_keys', '_restgraph_credentials', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_one_time_tokens', '_restgraph_rate_limits', '_restgraph_refresh_tokens', '_restgraph_signing_keys', '_restgraph_state', '_restgraph_system_migrations', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'orders', 'posts', 'products', 'users']);
     expect(await columns('users')).toEqual(['id', 'name', 'email', 'bio', 'createdAt', 'updatedAt']);
     expect(await columns('posts')).toEqual(['id', 'title', 'body', 'userId', 'published', 'publishedAt', 'tags', 'createdAt', 'updatedAt']);
     expect(await columns('orders')).toEqual(['id', 'userId', 'productId', 'quantity', 'status', 'placedOn', 'note', 'createdAt', 'updatedAt']);
@@ -134,7 +134,7 @@ describe('a fresh database', () => {
   it('works from a model built by parseSchemaText, via startTestApp', async () => {
     const t = await startTestApp({ schema: parseSchemaText('resources:\n  notes:\n    fields:\n      text: { type: string }\n') });
     try {
-      expect(await tables(t.db)).toEqual(['_restgraph_api_keys', '_restgraph_credentials', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_one_time_tokens', '_restgraph_rate_limits', '_restgraph_refresh_tokens', '_restgraph_signing_keys', '_restgraph_state', '_restgraph_system_migrations', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'notes']);
+      expect(await tables(t.db)).toEqual(['_restgraph_account_states', '_restgraph_api_keys', '_restgraph_credentials', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_one_time_tokens', '_restgraph_rate_limits', '_restgraph_refresh_tokens', '_restgraph_signing_keys', '_restgraph_state', '_restgraph_system_migrations', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks', 'notes']);
       expect(await columns('notes', t.db)).toEqual(['id', 'text', 'createdAt', 'updatedAt']);
       expect(await migrations(t.db)).toHaveLength(1);
     } finally {
@@ -468,7 +468,7 @@ describe('planMigration and applyMigration', () => {
       ]);
       expect(plan.warnings).toEqual([]);
       // Planning alone creates no resource table.
-      expect(await tables()).toEqual(['_restgraph_api_keys', '_restgraph_credentials', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_one_time_tokens', '_restgraph_rate_limits', '_restgraph_refresh_tokens', '_restgraph_signing_keys', '_restgraph_state', '_restgraph_system_migrations', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks']);
+      expect(await tables()).toEqual(['_restgraph_account_states', '_restgraph_api_keys', '_restgraph_credentials', '_restgraph_events', '_restgraph_idempotency_keys', '_restgraph_migrations', '_restgraph_one_time_tokens', '_restgraph_rate_limits', '_restgraph_refresh_tokens', '_restgraph_signing_keys', '_restgraph_state', '_restgraph_system_migrations', '_restgraph_webhook_attempts', '_restgraph_webhook_deliveries', '_restgraph_webhooks']);
       await applyMigration(db, schema, plan);
       expect(await lastAppliedDefinition(db)).toEqual(schema.definition);
       const again = await planMigration(db, rules, schema);

@@ -25,6 +25,7 @@ const EXPECTED_VERSIONS = [
   { version: 3, name: 'api keys carry claims' },
   { version: 4, name: 'one-time tokens for account emails' },
   { version: 5, name: 'end-user accounts: credentials, refresh tokens, signing keys' },
+  { version: 6, name: 'account states: disabled, sessions valid after' },
 ];
 
 let dir: ReturnType<typeof tempDir>;

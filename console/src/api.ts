@@ -66,9 +66,14 @@ async function problemOf(response: Response): Promise<Problem> {
 
 /** Calls the API with a token; resolves to status, headers and the parsed body, or throws ApiError. */
 export class Api {
-  readonly #token: string | undefined;
+  #token: string | undefined;
 
   constructor(token: string | undefined) {
+    this.#token = token;
+  }
+
+  /** Sends `token` from now on (an account's renewed access token). */
+  useToken(token: string): void {
     this.#token = token;
   }
 

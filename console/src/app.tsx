@@ -1,11 +1,12 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { accountTokenStale, keepAccountFresh, refreshAccount, signInWithPassword, signOutAccount } from './account-session.js';
 import { Api, ApiError } from './api.js';
 import { SessionContext, type AccessSummary, type Session } from './context.js';
 import { schemaForToken } from './field-access.js';
 import { schemaInfo, type OpenApiDocument } from './schema.js';
-import { forgetToken, storedToken, storeToken } from './session.js';
+import { forgetToken, storedRefresh, storedToken, storeToken } from './session.js';
 import { Shell } from './shell.js';
-import { ErrorMessage } from './ui.js';
+import { SignIn } from './sign-in.js';
 
 /** Checks a token with `GET /v1/auth/me` and reads the schema from `GET /openapi.json`. */
 async function openSession(token: string, signOut: Session['signOut']): Promise<Session> {
@@ -14,7 +15,7 @@ async function openSession(token: string, signOut: Session['signOut']): Promise<
   return { api, me, schema: schemaForToken(schemaInfo(document), me), signOut };
 }
 
-/** The console: the sign-in form until a token is accepted, then the console itself. */
+/** The console: the sign-in form until a token (or an account's password) is accepted, then the console itself. */
 export function App() {
   const [session, setSession] = useState<Session | undefined>();
   const [restoring, setRestoring] = useState(storedToken() !== undefined);
@@ -22,19 +23,34 @@ export function App() {
   const [notice, setNotice] = useState<string | undefined>();
 
   const signOut = (said?: string): void => {
+    // An account's session ends on the server too (its refresh token); the tab forgets it at once.
+    void signOutAccount();
     forgetToken();
     setSession(undefined);
     setError(undefined);
     setNotice(said);
     location.hash = '';
   };
+  const open = async (token: string): Promise<void> => {
+    const opened = await openSession(token, signOut);
+    storeToken(token);
+    setSession(opened);
+  };
   const signIn = async (token: string): Promise<void> => {
     setError(undefined);
     setNotice(undefined);
     try {
-      const opened = await openSession(token, signOut);
-      storeToken(token);
-      setSession(opened);
+      await open(token);
+    } catch (failure) {
+      if (failure instanceof ApiError && failure.status === 401) forgetToken();
+      setError(failure);
+    }
+  };
+  const signInWithAccount = async (identifier: string, value: string, password: string): Promise<void> => {
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      await open(await signInWithPassword(identifier, value, password));
     } catch (failure) {
       if (failure instanceof ApiError && failure.status === 401) forgetToken();
       setError(failure);
@@ -43,8 +59,23 @@ export function App() {
   useEffect(() => {
     const token = storedToken();
     if (token === undefined) return;
-    void signIn(token).finally(() => setRestoring(false));
+    // An account's access token that has expired meanwhile (a reload later) is renewed first.
+    const restore = async (): Promise<void> => {
+      const fresh = accountTokenStale() ? await refreshAccount().catch(() => undefined) : token;
+      if (fresh === undefined) {
+        forgetToken();
+        setNotice('Your session has ended: sign in again.');
+        return;
+      }
+      await signIn(fresh);
+    };
+    void restore().finally(() => setRestoring(false));
   }, []);
+  // An account's session is renewed before its access token expires, while the console is open.
+  useEffect(() => {
+    if (session === undefined || storedRefresh() === undefined) return undefined;
+    return keepAccountFresh(session.api, () => signOut('Your session has ended (signed out elsewhere, or the account was disabled): sign in again.'));
+  }, [session]);
 
   if (session !== undefined) {
     return (
@@ -54,55 +85,5 @@ export function App() {
     );
   }
   if (restoring) return <p class="loading">Signing in…</p>;
-  return <SignIn onSignIn={signIn} error={error} notice={notice} />;
-}
-
-function SignIn({ onSignIn, error, notice }: { onSignIn: (token: string) => Promise<void>; error: unknown; notice: string | undefined }) {
-  const [token, setToken] = useState('');
-  const field = useRef<HTMLInputElement>(null);
-  // Signed out with something to say: the form is where the person now is.
-  useEffect(() => {
-    if (notice !== undefined) field.current?.focus();
-  }, [notice]);
-  const [busy, setBusy] = useState(false);
-  const [empty, setEmpty] = useState(false);
-  const submit = (event: Event): void => {
-    event.preventDefault();
-    const value = token.trim();
-    setEmpty(value === '');
-    if (value === '') return;
-    setBusy(true);
-    void onSignIn(value).finally(() => setBusy(false));
-  };
-  return (
-    <main class="sign-in">
-      <h1>restgraph admin console</h1>
-      <form onSubmit={submit} noValidate>
-        <div role="status">{notice !== undefined && <p class="ok">{notice}</p>}</div>
-        <p>Sign in with an API key or the admin token. It is kept in this browser tab only (sessionStorage) and sent as <code>Authorization: Bearer</code> on each call.</p>
-        <label for="token">Token</label>
-        <input id="token" ref={field} name="token" type="password" autoComplete="off" spellcheck={false} value={token} onInput={(event) => setToken(event.currentTarget.value)} aria-describedby="token-error" aria-invalid={empty || error !== undefined} />
-        <div id="token-error">
-          {empty ? (
-            <p class="error" role="alert">
-              Enter a token.
-            </p>
-          ) : (
-            <ErrorMessage error={error} />
-          )}
-        </div>
-        <button type="submit" disabled={busy}>
-          Sign in
-        </button>
-      </form>
-      <p class="hint">
-        No key yet? <code>{tokenCommand()}</code> makes one, run where the server runs (docs/auth.md). Also here: <a href="/graphql">GraphiQL</a> · <a href="/docs">API reference</a>
-      </p>
-    </main>
-  );
-}
-
-/** The command that makes an admin key for this server (its schema file and database), as the server put it in the page. */
-function tokenCommand(): string {
-  return document.querySelector<HTMLMetaElement>('meta[name="restgraph-token-command"]')?.content ?? 'npx restgraph token create --scopes admin';
+  return <SignIn onSignIn={signIn} onSignInWithAccount={signInWithAccount} error={error} notice={notice} />;
 }

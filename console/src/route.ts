@@ -10,6 +10,7 @@ export type Route =
   | { page: 'new'; resource: string }
   | { page: 'record'; resource: string; id: string }
   | { page: 'keys' }
+  | { page: 'accounts' }
   | { page: 'webhooks' }
   | { page: 'webhook'; id: string }
   | { page: 'events' }
@@ -34,6 +35,7 @@ export function parseRoute(hash: string): Route {
   // Ids are positive integers: anything else (such as `..`) must never become part of a request's path.
   if (first === 'r' && second !== undefined && third !== undefined && ID.test(third) && parts.length === 3) return { page: 'record', resource: second, id: third };
   if (first === 'keys' && parts.length === 1) return { page: 'keys' };
+  if (first === 'accounts' && parts.length === 1) return { page: 'accounts' };
   if (first === 'webhooks' && parts.length === 1) return { page: 'webhooks' };
   if (first === 'webhooks' && second !== undefined && ID.test(second) && parts.length === 2) return { page: 'webhook', id: second };
   if (first === 'events' && parts.length === 1) return { page: 'events' };

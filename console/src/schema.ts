@@ -64,6 +64,8 @@ export interface SchemaInfo {
   eventTypes: string[];
   /** Every scope an operation names, and `admin`: the choices when creating an API key. */
   scopes: string[];
+  /** The schema has accounts (docs/accounts.md): the field they sign in with (`email`). */
+  accounts?: { identifier: string };
 }
 
 /** Filter operators per field type (docs/list-queries.md). */
@@ -102,7 +104,7 @@ interface JsonSchema {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { security?: Record<string, string[]>[]; parameters?: { name: string; schema?: JsonSchema }[] }>>;
+  paths: Record<string, Record<string, { security?: Record<string, string[]>[]; parameters?: { name: string; schema?: JsonSchema }[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
   components: { schemas: Record<string, JsonSchema> };
 }
 
@@ -171,7 +173,15 @@ export function schemaInfo(document: OpenApiDocument): SchemaInfo {
       for (const requirement of operation.security ?? []) for (const list of Object.values(requirement)) for (const scope of list) scopes.add(scope);
     }
   }
-  return { resources, eventTypes, scopes: [...scopes].sort() };
+  const accounts = accountsOf(document);
+  return { resources, eventTypes, scopes: [...scopes].sort(), ...(accounts === undefined ? {} : { accounts }) };
+}
+
+/** Whether the server has accounts, and their sign-in field: the first required member of `POST /v1/auth/sign-in`'s body besides the password. */
+export function accountsOf(document: OpenApiDocument): { identifier: string } | undefined {
+  const body = document.paths['/v1/auth/sign-in']?.post?.requestBody?.content?.['application/json']?.schema;
+  const identifier = body?.required?.find((name) => name !== 'password');
+  return identifier === undefined ? undefined : { identifier };
 }
 
 /** The fields of other resources (and of this one) that refer to `resource`. */

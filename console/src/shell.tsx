@@ -1,4 +1,5 @@
 import { accessTo, useSession } from './context.js';
+import { AccountsPage } from './pages/accounts-page.js';
 import { EventsPage } from './pages/events-page.js';
 import { KeysPage } from './pages/keys-page.js';
 import { NewRecordPage } from './pages/new-record-page.js';
@@ -39,6 +40,13 @@ export function Shell({ onSignOut }: { onSignOut: () => void }) {
               <li>
                 <a href="#/keys" {...current(route.page === 'keys')}>
                   API keys
+                </a>
+              </li>
+            )}
+            {schema.accounts !== undefined && me.admin && (
+              <li>
+                <a href="#/accounts" {...current(route.page === 'accounts')}>
+                  Accounts
                 </a>
               </li>
             )}
@@ -110,6 +118,9 @@ function Page({ route, readable }: { route: Route; readable: string[] }) {
   switch (route.page) {
     case 'keys':
       return me.manage.tokens ? <KeysPage /> : <NotAllowed what="API keys" needs="manage API keys (it needs the admin scope)" />;
+    case 'accounts':
+      if (schema.accounts === undefined) return <NotAllowed what="Accounts" needs="manage accounts: this server's schema has no accounts" />;
+      return me.admin ? <AccountsPage identifier={schema.accounts.identifier} /> : <NotAllowed what="Accounts" needs="manage accounts (it needs the admin scope)" />;
     case 'webhooks':
       return me.manage.webhooks ? <WebhooksPage /> : <NotAllowed what="Webhooks" needs="manage webhooks (it needs the admin scope)" />;
     case 'webhook':

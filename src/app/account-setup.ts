@@ -4,12 +4,15 @@ import { AccountEmails, type AccountEmailsLog } from '../core/accounts/account-e
 import type { AccountThrottle } from '../core/account-throttle.js';
 import { createMailer } from '../mail/create-mailer.js';
 import type { MailLog } from '../mail/mail-log.js';
+import { AccountAdministration } from '../core/accounts/account-administration.js';
 import { AccountOperations } from '../core/accounts/account-operations.js';
+import { AccountStates } from '../core/accounts/account-states.js';
 import { SigningKeys } from '../core/accounts/signing-keys.js';
 import { ANONYMOUS } from '../core/principal.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { SignInWithIdentity } from '../auth/oidc-settings.js';
-import type { SchemaModel } from '../schema/schema-model.js';
+import { resourceNamed, type SchemaModel } from '../schema/schema-model.js';
+import { AccountStateStore } from '../store/account-state-store.js';
 import { CredentialStore } from '../store/credential-store.js';
 import { RefreshTokenStore } from '../store/refresh-token-store.js';
 import { SigningKeyStore } from '../store/signing-key-store.js';
@@ -24,6 +27,10 @@ export interface AccountSetup {
   keys: SigningKeys;
   accessTokens: AccessTokens;
   throttle: AccountThrottle;
+  /** Disabled accounts and revoked access tokens. */
+  states: AccountStates;
+  stateStore: AccountStateStore;
+  refreshTokens: RefreshTokenStore;
 }
 
 /**
@@ -37,18 +44,35 @@ export async function setUpAccounts(schema: SchemaModel, storage: Storage, optio
   lifecycle.add(() => throttle.close());
   const keys = new SigningKeys(new SigningKeyStore(storage.db), options.accessTokenSeconds * 1000);
   await keys.ensureKey();
-  const accessTokens = new AccessTokens(keys, options.accessTokenSeconds);
+  const stateStore = new AccountStateStore(storage.db);
+  const states = new AccountStates(resourceNamed(schema, model.resource), stateStore, storage.records);
+  const accessTokens = new AccessTokens(keys, options.accessTokenSeconds, states);
+  const refreshTokens = new RefreshTokenStore(storage.db);
   const accounts = new AccountOperations({
     schema: { ...schema, accounts: model },
     operations,
     records: storage.records,
     credentials: new CredentialStore(storage.db),
-    refreshTokens: new RefreshTokenStore(storage.db),
+    refreshTokens,
     accessTokens,
     refreshTokenSeconds: options.refreshTokenSeconds,
     throttle,
+    states,
   });
-  return { accounts, keys, accessTokens, throttle };
+  return { accounts, keys, accessTokens, throttle, states, stateStore, refreshTokens };
+}
+
+/** Account administration (admins only): the list, disable, enable, force sign-out, resending the verification email. */
+export function setUpAccountAdministration(setup: AccountSetup, storage: Storage, emails: AccountEmails | undefined): AccountAdministration {
+  return new AccountAdministration({
+    resource: setup.accounts.resource,
+    identifier: setup.accounts.accounts.identifier,
+    records: storage.records,
+    refreshTokens: setup.refreshTokens,
+    states: setup.states,
+    stateStore: setup.stateStore,
+    ...(emails === undefined ? {} : { emails }),
+  });
 }
 
 /**

@@ -34,8 +34,9 @@ import { EXAMPLE_SCHEMA_PATH, loadSchemaFile } from '../schema/load-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { resourcesIn } from '../schema/version-view.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
-import { setUpAccountEmails, setUpAccounts, signInWithAccounts } from './account-setup.js';
+import { setUpAccountAdministration, setUpAccountEmails, setUpAccounts, signInWithAccounts } from './account-setup.js';
 import { registerAccountRoutes } from '../rest/account-routes.js';
+import { registerAccountAdminRoutes } from '../rest/account-admin-routes.js';
 import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-access.js';
 import { createAppLogging } from './app-logging.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
@@ -198,9 +199,17 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     authenticator.forgetApiKey(id);
     streamCredentials.endCredential(apiKeyCredentialId(id));
   });
+  // Likewise an account's sessions ended here: its access tokens and streams, at once here.
+  accountSetup?.states.onSessionsEnded((recordId) => {
+    authenticator.forgetAccount(String(recordId));
+    streamCredentials.endCredential(`account:${recordId}`);
+  });
   registerWebhookRoutes(app, webhooks);
   registerAuthRoutes(app, schema, accountSetup?.accounts);
-  if (accountSetup !== undefined) registerAccountRoutes(app, accountSetup.accounts, accountSetup.keys, accountEmails);
+  if (accountSetup !== undefined) {
+    registerAccountRoutes(app, accountSetup.accounts, accountSetup.keys, accountEmails);
+    registerAccountAdminRoutes(app, setUpAccountAdministration(accountSetup, storage, accountEmails));
+  }
   if (signInWithIdentity !== undefined) registerOidcRoutes(app, { signIn: new OidcSignIn(options.oidc), signInWithIdentity, redirectUrl: options.oidc.redirectUrl });
   registerEventStreamRoutes(app, schema, dispatcher, {
     heartbeatMs: options.events.heartbeatMs,

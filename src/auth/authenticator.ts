@@ -234,6 +234,11 @@ export class Authenticator {
     for (const header of headers) this.#cache.delete(header);
   }
 
+  /** Forgets the verified access tokens of account `subject` at once (after its sessions were ended through this server). */
+  forgetAccount(subject: string): void {
+    this.#verifiedAccountTokens.forgetAccount(subject);
+  }
+
   /** Records last use at most once a minute per key, off the request's path. */
   #touch(id: number, now: number): void {
     const last = this.#lastTouched.get(id);

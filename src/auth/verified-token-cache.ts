@@ -43,6 +43,12 @@ export class VerifiedTokenCache {
     return undefined;
   }
 
+  /** Forgets every token of account `subject` at once (its sessions were ended on this instance). */
+  forgetAccount(subject: string): void {
+    const tokens = [...this.#entries.entries()].filter(([, entry]) => entry.principal.account === true && entry.principal.subject === subject).map(([token]) => token);
+    for (const token of tokens) this.#entries.delete(token);
+  }
+
   /** Remembers a token just verified; its principal's `exp` claim (seconds) bounds the entry. */
   remember(token: string, principal: Principal, now: number): void {
     const exp = principal.claims?.exp;

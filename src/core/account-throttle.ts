@@ -117,8 +117,14 @@ export class AccountThrottle {
    * which addresses have accounts, and the mailbox's owner is not the one asking.
    */
   async allowEmail(identifier: string): Promise<boolean> {
+    return (await this.decideEmail(identifier)).allowed;
+  }
+
+  /** {@link allowEmail}, with how long until the address's quota allows another (for an admin's resend, which may say so). */
+  async decideEmail(identifier: string): Promise<ThrottleDecision> {
     const result = await this.#limiter.consume([this.#settings.accountEmails], identifierPartition(identifier));
-    return result.allowed;
+    if (result.allowed) return { allowed: true, retryAfterSeconds: 0 };
+    return { allowed: false, retryAfterSeconds: Math.max(1, result.states[0]?.resetSeconds ?? 60) };
   }
 
   close(): Promise<void> {

@@ -93,7 +93,7 @@ export function accountPaths(accounts: AccountsModel, recordSchema: string | und
     [`${base}/sign-out-everywhere`]: post(
       'signOutEverywhere',
       "End every session of the caller's account",
-      'Needs an account access token. Access tokens already issued stay valid until they expire.',
+      'Needs an account access token. Its access tokens already issued are refused within 10 seconds.',
       AUTHENTICATED,
       undefined,
       done,

@@ -9,6 +9,7 @@ import { resourcePaths } from './resource-paths.js';
 import { aggregatePath } from './aggregate-path.js';
 import { dbPath, JSON_SERVER_PARAMETERS, withJsonServer } from './json-server-operations.js';
 import { resourceSchemas } from './resource-schemas.js';
+import { accountAdminPaths } from './account-admin-paths.js';
 import { accountPaths } from './account-paths.js';
 import { oidcPaths } from './oidc-paths.js';
 import { authPaths, eventPaths, systemPaths, tokenPaths, webhookPaths } from './service-paths.js';
@@ -83,6 +84,7 @@ export function buildOpenApiDocument(schema: SchemaModel, version: string, optio
     ),
     systemPaths(openApiDocumentUrls(schema), options.metrics),
     schema.accounts === undefined ? {} : accountPaths(schema.accounts, resources.find((r) => r.name === schema.accounts?.resource)?.typeName),
+    schema.accounts === undefined ? {} : accountAdminPaths(schema.accounts),
   );
   uniqueOperationIds(paths);
   if (options.rateLimits) addRateLimits(paths);

@@ -19,6 +19,8 @@ export interface AccountsDefinition {
   claims?: string[];
   /** `required`: sign-up answers alike for new and taken identifiers, and sign-in waits for a verified email. @default optional */
   emailVerification?: EmailVerificationPolicy;
+  /** A filter expression over the account's record (`role = 'admin'`): when it holds at sign-in or refresh, the token has the admin scope. */
+  admin?: string;
 }
 
 /** The compiled `accounts:` section. */
@@ -28,6 +30,8 @@ export interface AccountsModel {
   signUp: SignUpPolicy;
   claims: readonly string[];
   emailVerification: EmailVerificationPolicy;
+  /** The `admin` filter expression as written (checked and compiled by core/accounts/admin-accounts.ts). */
+  admin?: string;
 }
 
 /**
@@ -61,5 +65,5 @@ export function compileAccounts(definition: AccountsDefinition | undefined, reso
   if (emailVerification === 'required' && identifier !== undefined && identifier.format !== 'email') {
     problems.push({ path: 'accounts.emailVerification', message: `required needs an email identifier: ${resource.name}.${identifier.name} has no format: email` });
   }
-  return Object.freeze({ resource: resource.name, identifier: definition.identifier, signUp: definition.signUp ?? 'open', claims: Object.freeze([...claims]), emailVerification });
+  return Object.freeze({ resource: resource.name, identifier: definition.identifier, signUp: definition.signUp ?? 'open', claims: Object.freeze([...claims]), emailVerification, ...(definition.admin === undefined ? {} : { admin: definition.admin }) });
 }

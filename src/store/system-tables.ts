@@ -157,6 +157,11 @@ export const SYSTEM_MIGRATIONS: readonly SystemMigration[] = [
     name: 'end-user accounts: credentials, refresh tokens, signing keys',
     statements: accountTables,
   },
+  {
+    version: 6,
+    name: 'account states: disabled, sessions valid after',
+    statements: accountStates,
+  },
 ];
 
 /** Version 4: the table of single-use tokens, found by their hash; pruned by id (creation order). */
@@ -213,6 +218,25 @@ function accountTables(rules: SqlDialectRules): string[] {
       "publicKey" text not null,
       "createdAt" text not null,
       "retiredAt" text
+    )`,
+  ];
+}
+
+/**
+ * Version 6: what an admin sets on an account (store/account-state-store.ts): disabled since when,
+ * and the instant before which its access tokens are refused (disable, force sign-out, sign-out
+ * everywhere, password change and reset). Keyed like credentials, with the record's `createdAt`.
+ */
+function accountStates(): string[] {
+  return [
+    `create table "_restgraph_account_states" (
+      "resource" text not null,
+      "recordId" bigint not null,
+      "recordCreatedAt" text not null,
+      "disabledAt" text,
+      "sessionsValidAfter" text,
+      "updatedAt" text not null,
+      primary key ("resource", "recordId")
     )`,
   ];
 }
@@ -283,4 +307,10 @@ export const SYSTEM_DATA_TABLES: readonly SystemTableLayout[] = [
     generatedId: true,
   },
   { name: '_restgraph_signing_keys', columns: ['kid', 'algorithm', 'privateKey', 'publicKey', 'createdAt', 'retiredAt'], key: ['kid'], generatedId: false },
+  {
+    name: '_restgraph_account_states',
+    columns: ['resource', 'recordId', 'recordCreatedAt', 'disabledAt', 'sessionsValidAfter', 'updatedAt'],
+    key: ['resource', 'recordId'],
+    generatedId: false,
+  },
 ];

@@ -1,4 +1,4 @@
-import { InvalidLinkTokenError, ValidationError } from '../../errors.js';
+import { InvalidLinkTokenError, RateLimitedError, ValidationError } from '../../errors.js';
 import type { StoredRecord } from '../../store/list-spec.js';
 import { type OneTimeTokenPurpose, OneTimeTokenStore } from '../../store/one-time-token-store.js';
 import type { AccountThrottle } from '../account-throttle.js';
@@ -137,6 +137,25 @@ export class AccountEmails {
       const record = await this.#accounts.findByIdentifier(email);
       if (record !== undefined) await this.#sendLink('reset-password', record, email, ctx, 'account-exists');
     });
+  }
+
+  /**
+   * An admin's resend of an account's verification link (docs/accounts.md#account-administration):
+   * the same mailer and per-address email quota as the public request, but the answer says what
+   * happened (an admin may know whether the account exists). The message leaves in the background.
+   * @throws EmailNotConfiguredError, RateLimitedError (the address's email quota is used up)
+   */
+  async resendVerification(ctx: EmailFlowContext, record: StoredRecord): Promise<'sent' | 'already-verified'> {
+    this.#mailer.assertConfigured();
+    const email = record[this.#accounts.accounts.identifier];
+    if (typeof email !== 'string') throw new ValidationError(`The account has no ${this.#accounts.accounts.identifier} to send to.`);
+    if (await this.#accounts.isEmailVerified(Number(record.id))) return 'already-verified';
+    const decision = this.#throttle === undefined ? undefined : await this.#throttle.decideEmail(email);
+    if (decision?.allowed === false) {
+      throw new RateLimitedError(`This address has had its quota of account emails; try again in ${decision.retryAfterSeconds} s.`, { headers: { 'retry-after': String(decision.retryAfterSeconds) } });
+    }
+    this.#inBackground('verify-email', () => this.#sendLink('verify-email', record, email, ctx));
+    return 'sent';
   }
 
   /** Resolves once the messages being sent now are sent (or failed). */

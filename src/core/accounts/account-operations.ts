@@ -15,6 +15,7 @@ import type { ResourceOperations } from '../resource-operations.js';
 import type { AccountThrottle } from '../account-throttle.js';
 import type { AccessTokens } from './access-tokens.js';
 import { AccountSessions, type SessionTokens } from './account-sessions.js';
+import type { AccountStates } from './account-states.js';
 import { checkNewPassword, hashPassword, MAX_PASSWORD_LENGTH, needsRehash, passwordLength, verifyNothing, verifyPassword } from './password-hashing.js';
 
 export type { SessionTokens };
@@ -39,6 +40,7 @@ export class AccountOperations {
   readonly #refreshTokens: RefreshTokenStore;
   readonly #sessions: AccountSessions;
   readonly #throttle: AccountThrottle | undefined;
+  readonly #states: AccountStates | undefined;
   readonly #signUpListeners: ((ctx: OperationContext, record: StoredRecord) => void)[] = [];
   readonly #signUpTakenListeners: ((ctx: OperationContext, identifier: string) => void)[] = [];
   /** An email identifier: compared ignoring case (stored lower-cased, schema/identifier-case.ts). */
@@ -54,6 +56,8 @@ export class AccountOperations {
     refreshTokenSeconds: number;
     /** The account throttles (failed sign-ins per identifier, requests per address); none: unthrottled. */
     throttle?: AccountThrottle;
+    /** Disabled accounts and revoked access tokens (docs/accounts.md#revocation); none: neither exists. */
+    states?: AccountStates;
   }) {
     this.accounts = options.schema.accounts;
     this.resource = resourceNamed(options.schema, this.accounts.resource);
@@ -63,7 +67,8 @@ export class AccountOperations {
     this.#credentials = options.credentials;
     this.#refreshTokens = options.refreshTokens;
     this.#throttle = options.throttle;
-    this.#sessions = new AccountSessions(this.accounts, this.resource, options.refreshTokens, options.accessTokens, options.refreshTokenSeconds * 1000);
+    this.#states = options.states;
+    this.#sessions = new AccountSessions(this.accounts, this.resource, options.refreshTokens, options.accessTokens, options.refreshTokenSeconds * 1000, options.states);
   }
 
   /**
@@ -213,7 +218,7 @@ export class AccountOperations {
     // A token older than the record was issued to an earlier record under its id (one deleted, then its id given again by an import).
     if (record === undefined || Date.parse(found.createdAt) < Date.parse(String(record.createdAt))) throw refused;
     if ((await this.#credentials.find(accountKey(this.resource, record))) === undefined) throw refused;
-    return this.#sessions.issue(record, (subject) => this.#userView(subject), found.family);
+    return this.#sessions.issue(record, (subject) => this.#userView(subject), found.family, () => refused);
   }
 
   /** Ends the session of a refresh token (its whole family). Unknown tokens end nothing, without saying so. */
@@ -222,9 +227,11 @@ export class AccountOperations {
     if (found !== undefined) await this.#refreshTokens.revokeFamily(found.family);
   }
 
-  /** Ends every session of the caller's account (access tokens already issued live out their minutes). */
+  /** Ends every session of the caller's account (its access tokens stop working within the verified-token cache's window). */
   async signOutEverywhere(principal: Principal): Promise<void> {
-    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId: accountIdOf(principal) });
+    const recordId = accountIdOf(principal);
+    await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId });
+    await this.#states?.endSessionsOf(recordId);
   }
 
   /**
@@ -244,6 +251,7 @@ export class AccountOperations {
     await this.#credentials.setPassword(key, await hashPassword(next));
     const session = principal.claims?.sid;
     await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId }, typeof session === 'string' ? session : undefined);
+    if (record !== undefined) await this.#states?.endSessions(record);
   }
 
   /** The record of an account token's user, as they may see it (null for other credentials, or when the rules hide it). */
@@ -278,6 +286,7 @@ export class AccountOperations {
     if (record === undefined) throw new ValidationError(`There is no account ${recordId}.`);
     await this.#credentials.setPassword(accountKey(this.resource, record), hashed);
     await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId });
+    await this.#states?.endSessions(record);
   }
 
   /** Records that the account's identifier (email) was verified now. */
