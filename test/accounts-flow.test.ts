@@ -70,6 +70,15 @@ describe('accounts', () => {
     expect((await signUp('ann@example.com')).statusCode).toBe(409);
   });
 
+  it('sign-in refuses an over-long password or identifier with a 422 that says which, before any lookup', async () => {
+    const longPassword = await post('/v1/auth/sign-in', { email: 'ann@example.com', password: 'x'.repeat(1025) });
+    expect(longPassword.statusCode).toBe(422);
+    expect(json<{ detail: string }>(longPassword).detail).toBe('The password is longer than 1024 characters.');
+    const longEmail = await post('/v1/auth/sign-in', { email: `${'a'.repeat(400)}@example.com`, password: PASSWORD });
+    expect(longEmail.statusCode).toBe(422);
+    expect(json<{ detail: string }>(longEmail).detail).toBe('email is longer than 320 characters.');
+  });
+
   it('sign-in gives tokens; the access token acts for the record under rules naming @auth.sub', async () => {
     await signUp('bob@example.com', { name: 'Bob' });
     const ann = await signIn('ann@example.com');

@@ -40,6 +40,8 @@ export class AccountOperations {
   readonly #refreshTokens: RefreshTokenStore;
   readonly #sessions: AccountSessions;
   readonly #throttle: AccountThrottle | undefined;
+  /** The longest identifier sign-in looks up: the field's maxLength, else 320 (an email's longest, RFC 5321) for email, else 1,024. */
+  readonly #identifierLimit: number;
   readonly #states: AccountStates | undefined;
   readonly #signUpListeners: ((ctx: OperationContext, record: StoredRecord) => void)[] = [];
   readonly #signUpTakenListeners: ((ctx: OperationContext, identifier: string) => void)[] = [];
@@ -67,6 +69,8 @@ export class AccountOperations {
     this.#credentials = options.credentials;
     this.#refreshTokens = options.refreshTokens;
     this.#throttle = options.throttle;
+    const identifierField = this.resource.fields.get(this.accounts.identifier);
+    this.#identifierLimit = identifierField?.maxLength ?? (identifierField?.format === 'email' ? 320 : 1024);
     this.#states = options.states;
     this.#sessions = new AccountSessions(this.accounts, this.resource, options.refreshTokens, options.accessTokens, options.refreshTokenSeconds * 1000, options.states);
   }
@@ -176,9 +180,10 @@ export class AccountOperations {
     await this.#throttle?.checkAccountRequest(ctx.clientAddress);
     const identifier = isPlainObject(body) ? body[this.accounts.identifier] : undefined;
     const password = isPlainObject(body) ? body.password : undefined;
-    if (typeof identifier !== 'string' || typeof password !== 'string' || passwordLength(password) > MAX_PASSWORD_LENGTH) {
-      throw new ValidationError(`Sign-in needs ${this.accounts.identifier} and password (strings).`);
-    }
+    if (typeof identifier !== 'string' || typeof password !== 'string') throw new ValidationError(`Sign-in needs ${this.accounts.identifier} and password (strings).`);
+    // Bounded before anything is looked up, counted or hashed: the same answer for every account.
+    if (identifier.length > this.#identifierLimit) throw new ValidationError(`${this.accounts.identifier} is longer than ${this.#identifierLimit} characters.`);
+    if (passwordLength(password) > MAX_PASSWORD_LENGTH) throw new ValidationError(`The password is longer than ${MAX_PASSWORD_LENGTH} characters.`);
     // Each attempt takes one of the identifier's failures before hashing (given back on success),
     // so concurrent attempts hash no more than the quota and a throttled identifier costs no
     // hashing; known and unknown identifiers are counted alike.
