@@ -20,9 +20,15 @@ function truncateKeepingExtension(name: string): string {
   if (Buffer.byteLength(name) <= MAX_NAME_BYTES) return name;
   const dot = name.lastIndexOf('.');
   const extension = dot > 0 && name.length - dot <= 16 ? name.slice(dot) : '';
-  let stem = Array.from(name.slice(0, name.length - extension.length));
-  while (stem.length > 0 && Buffer.byteLength(stem.join('') + extension) > MAX_NAME_BYTES) stem = stem.slice(0, -1);
-  return stem.join('') + extension;
+  // One pass over the characters: cut on a character, never inside one.
+  let budget = MAX_NAME_BYTES - Buffer.byteLength(extension);
+  let stem = '';
+  for (const character of name.slice(0, name.length - extension.length)) {
+    budget -= Buffer.byteLength(character);
+    if (budget < 0) break;
+    stem += character;
+  }
+  return stem + extension;
 }
 
 /** The file name of a `Content-Disposition` header: `filename*` (RFC 8187, UTF-8) before `filename`. */
