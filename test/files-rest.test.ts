@@ -1,10 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { ADMIN, listenApp, tempDatabase } from './helpers/event-stream.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
 import { filesIn, keyOf, type FileValue } from '../src/core/file-fields.js';
+import { png } from './helpers/files.js';
 
 /**
  * File fields over REST (docs/files.md): upload, download (ranges, validators, safe headers),
@@ -20,12 +23,6 @@ resources:
       attachments: { type: file, multiple: true, maxFiles: 2, maxSize: 1MB }
       notes: { type: file }
 `;
-
-/** A 1×1 PNG, then `extra` bytes after its end (still a PNG to a sniffer). */
-export function png(extra = 0): Buffer {
-  const tiny = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
-  return Buffer.concat([tiny, randomBytes(extra)]);
-}
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 
@@ -227,5 +224,50 @@ describe('file fields over REST', () => {
     expect((await upload('/users/999999/avatar', png())).statusCode).toBe(404);
     expect((await t.app.inject({ url: '/users/999999/avatar' })).statusCode).toBe(404);
     expect(stored().filter((key) => !before.has(key))).toEqual([]);
+  });
+});
+
+describe('file uploads over a real socket', () => {
+  it('streams a chunked upload and answers 413 mid-body once it passes maxSize, the connection closed after the answer', async () => {
+    const dir = tempDir('restgraph-files-');
+    const db = await tempDatabase();
+    const server = await listenApp(db.url, { schema: parseSchemaText(SCHEMA), files: { dir: dir.path } });
+    try {
+      const id = (await (await fetch(`${server.base}/users`, { method: 'POST', headers: { authorization: ADMIN, 'content-type': 'application/json' }, body: '{"name":"x"}' })).json() as User).id;
+      // No Content-Length: the size is only known by counting, 16 KB at a time, past the 64 KB limit.
+      const answer = await new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
+        const request = httpRequest(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png', 'transfer-encoding': 'chunked' } }, (response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection, body }));
+        });
+        request.on('error', reject);
+        request.write(png(0));
+        let sent = 0;
+        const more = (): void => {
+          while (sent < 1024 * 1024) {
+            sent += 16 * 1024;
+            if (!request.write(randomBytes(16 * 1024))) return void request.once('drain', more);
+          }
+          request.end();
+        };
+        more();
+      });
+      expect(answer.status).toBe(413);
+      expect(answer.connection).toBe('close');
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'payload-too-large' });
+      expect(readdirSync(join(dir.path, 'tmp'))).toEqual([]);
+
+      // A file within the limit, streamed the same way, arrives whole.
+      const bytes = png(40_000);
+      const put = await fetch(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png' }, body: bytes });
+      expect(put.status).toBe(200);
+      const got = Buffer.from(await (await fetch(`${server.base}/users/${id}/avatar`, { headers: { authorization: ADMIN } })).arrayBuffer());
+      expect(sha256(got)).toBe(sha256(bytes));
+    } finally {
+      await server.close();
+      await db.cleanup();
+      dir.cleanup();
+    }
   });
 });

@@ -91,6 +91,11 @@ class FieldRoutes {
         claimedType: request.headers['content-type'],
         declaredLength: length === undefined ? undefined : Number(length),
         urlOf: (key) => `/${this.#resource.name}/${id}/${this.#field.name}${this.#field.multiple === true ? `/${key}` : ''}`,
+      }).catch((error: unknown) => {
+        // Refused before the body was read whole (413, 415): the rest is not read, the connection
+        // closes once the answer is out (lingering, so the client sees it; http/lingering-close.ts).
+        if (!request.raw.complete) reply.header('connection', 'close');
+        throw error;
       });
       let record: StoredRecord;
       try {
