@@ -262,6 +262,7 @@ describe('file uploads over a real socket', () => {
       const bytes = png(40_000);
       const put = await fetch(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png' }, body: bytes });
       expect(put.status).toBe(200);
+      await put.arrayBuffer(); // read: an unread body keeps the connection busy, and the server's close waits for it
       const got = Buffer.from(await (await fetch(`${server.base}/users/${id}/avatar`, { headers: { authorization: ADMIN } })).arrayBuffer());
       expect(sha256(got)).toBe(sha256(bytes));
     } finally {
