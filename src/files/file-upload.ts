@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
 import { acceptsType, fileLimits } from '../schema/file-field.js';
@@ -39,16 +39,19 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
     input.body.resume(); // drained, so the connection can answer; lingering-close ends it
     throw tooLarge();
   }
-  const chunks = input.body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-  const head = await readHead(chunks, SNIFF_BYTES);
+  const head = await readHead(input.body, SNIFF_BYTES);
   const type = await sniffType(head.bytes, input.claimedType);
   if (!acceptsType(limits.accept, type)) {
-    await chunks.return?.();
     throw new UnsupportedMediaTypeError(`${field.name} takes ${limits.accept?.join(', ') ?? ''}; this file is ${type} (told by its content, not its Content-Type).`);
   }
   const key = newFileKey();
-  const body = Readable.from(rest(head, chunks), { objectMode: false });
-  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge });
+  // The head, then the rest of the body piped on: when storage stops (the size limit), the pipe
+  // ends and the body is left unread, for the connection to close once the answer is out.
+  const body = new PassThrough();
+  body.write(head.bytes);
+  if (head.done) body.end();
+  else input.body.pipe(body);
+  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => input.body.unpipe(body));
   return { name: sanitizeFileName(input.name ?? 'file'), type, size, url: input.urlOf(key), etag: `"${key}"` };
 }
 
@@ -58,26 +61,28 @@ interface Head {
   done: boolean;
 }
 
-async function readHead(chunks: AsyncIterator<Buffer>, size: number): Promise<Head> {
-  const parts: Buffer[] = [];
-  let length = 0;
-  while (length < size) {
-    const next = await chunks.next();
-    if (next.done === true) return { bytes: Buffer.concat(parts), done: true };
-    parts.push(next.value);
-    length += next.value.length;
-  }
-  return { bytes: Buffer.concat(parts), done: false };
-}
-
-async function* rest(head: Head, chunks: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
-  if (head.bytes.length > 0) yield head.bytes;
-  if (head.done) return;
-  for (;;) {
-    const next = await chunks.next();
-    if (next.done === true) return;
-    yield next.value;
-  }
+/** Reads the body's first `size` bytes (or all of a shorter body), then pauses it: nothing more is read until it is piped on. */
+function readHead(body: Readable, size: number): Promise<Head> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let length = 0;
+    const finish = (done: boolean): void => {
+      body.pause();
+      body.off('data', onData).off('end', onEnd).off('error', onError);
+      resolve({ bytes: Buffer.concat(parts), done });
+    };
+    const onData = (chunk: Buffer): void => {
+      parts.push(chunk);
+      length += chunk.length;
+      if (length >= size) finish(false);
+    };
+    const onEnd = (): void => finish(true);
+    const onError = (error: Error): void => {
+      body.off('data', onData).off('end', onEnd);
+      reject(error);
+    };
+    body.on('data', onData).once('end', onEnd).once('error', onError);
+  });
 }
 
 /**

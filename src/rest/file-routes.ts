@@ -42,7 +42,9 @@ export async function registerFileRoutes(app: FastifyInstance, options: FileRout
       if (tr.view.hidden.includes(field.name)) continue;
       const path = `${prefix}/${resource.name}/:id/${field.name}`;
       const routes = new FieldRoutes(options, resource, field, tr);
-      registerPath(scope, path, { GET: routes.download, PUT: routes.upload(false), DELETE: routes.clear, ...(field.multiple === true ? { POST: routes.upload(true) } : {}) }, { produces: null });
+      // A multiple field's files are read one by one, at the url each has.
+      const whole = field.multiple === true ? { POST: routes.upload(true) } : { GET: routes.download };
+      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null });
       if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null });
     }
     done();
@@ -94,7 +96,11 @@ class FieldRoutes {
       }).catch((error: unknown) => {
         // Refused before the body was read whole (413, 415): the rest is not read, the connection
         // closes once the answer is out (lingering, so the client sees it; http/lingering-close.ts).
-        if (!request.raw.complete) reply.header('connection', 'close');
+        // Resumed: the rest is read and dropped (Node dumps no body a handler began to read), within the lingering bounds.
+        if (!request.raw.complete) {
+          reply.header('connection', 'close');
+          request.raw.resume();
+        }
         throw error;
       });
       let record: StoredRecord;
