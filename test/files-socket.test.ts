@@ -8,7 +8,7 @@ import { tempDir } from './helpers/test-app.js';
 /**
  * File uploads over a real socket (docs/files.md#upload). The refusals mid-body (413, 415) are
  * tested through app.inject (files-rest.test.ts): over a socket, a client that keeps sending after
- * the early answer holds the server's close until its timeout (a known weakness, issue 37).
+ * the early answer holds the server's close until its timeout (a known weakness, to be fixed).
  */
 
 const SCHEMA = `
