@@ -49,7 +49,8 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
   // ends and the body is left unread, for the connection to close once the answer is out.
   const body = new PassThrough();
   body.write(head.bytes);
-  if (head.done) body.end();
+  // A body whose last bytes were in the head may have ended since (while the type was sniffed): piping it would wait for an 'end' already past.
+  if (head.done || input.body.readableEnded) body.end();
   else input.body.pipe(body);
   const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => input.body.unpipe(body));
   return { name: sanitizeFileName(input.name ?? 'file'), type, size, url: input.urlOf(key), etag: `"${key}"` };
