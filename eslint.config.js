@@ -16,7 +16,7 @@ const LAYERS = [
   ['src/schema'],
   ['src/store'],
   ['src/core'],
-  ['src/auth', 'src/webhooks', 'src/mail'],
+  ['src/auth', 'src/webhooks', 'src/mail', 'src/files'],
   ['src/openapi'],
   ['src/http'],
   ['src/rest', 'src/graphql'],

@@ -150,6 +150,12 @@ export class UnsupportedMediaTypeError extends RestgraphError {
   readonly title = 'Unsupported media type';
 }
 
+export class RangeNotSatisfiableError extends RestgraphError {
+  readonly code = 'range-not-satisfiable';
+  readonly status = 416;
+  readonly title = 'Range not satisfiable';
+}
+
 export class ValidationError extends RestgraphError {
   readonly code = 'validation-failed';
   readonly status = 422;

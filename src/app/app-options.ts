@@ -4,6 +4,7 @@ import type { ListLimits } from '../core/list-query.js';
 import type { GraphqlLimits } from '../graphql/query-limits.js';
 import type { WebhookOptions } from '../webhooks/webhook-service.js';
 import type { MailOptions } from '../mail/create-mailer.js';
+import { DEFAULT_FILE_OPTIONS, type FileOptions } from '../files/create-file-storage.js';
 import type { CorsOptions } from '../http/cors.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
@@ -103,6 +104,8 @@ export interface RestgraphOptions {
   metrics?: Partial<MetricsOptions>;
   /** Email for accounts (SMTP, From, templates); see {@link MailOptions}. */
   mail?: Partial<MailOptions>;
+  /** Where the files of file fields live, and how often orphans are swept (docs/files.md). */
+  files?: Partial<FileOptions>;
   /** OpenID Connect sign-in: providers, the redirect URL, the sign-in of a verified identity (docs/oidc.md). */
   oidc?: Partial<OidcOptions>;
 }
@@ -215,6 +218,7 @@ export interface ResolvedOptions {
   metrics: MetricsOptions;
   mail: MailOptions;
   oidc: OidcOptions;
+  files: FileOptions;
 }
 
 export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
@@ -295,6 +299,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   // Development without SMTP writes messages (and their links) to the log; production refuses.
   mail: Object.freeze({ smtpUrl: undefined, from: undefined, templatesDir: undefined, logWhenUnconfigured: process.env.NODE_ENV !== 'production' }),
   oidc: DEFAULT_OIDC_OPTIONS,
+  files: DEFAULT_FILE_OPTIONS,
 });
 
 /** Merges options over the defaults once; the result is frozen. */
@@ -334,6 +339,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     metrics: Object.freeze({ ...DEFAULT_OPTIONS.metrics, ...options.metrics }),
     mail: Object.freeze({ ...DEFAULT_OPTIONS.mail, ...options.mail }),
     oidc: resolvedOidc(options.oidc),
+    files: Object.freeze({ ...DEFAULT_OPTIONS.files, ...options.files }),
   });
 }
 

@@ -48,6 +48,9 @@ import { logSchemaChanges } from './schema-change-log.js';
 import { openStorage } from './storage.js';
 import { caseFoldedFields } from '../schema/identifier-case.js';
 import { checkIdentifierCase } from './identifier-case-check.js';
+import { setUpFiles } from './file-setup.js';
+import type { FileWorkLog } from '../core/file-fields.js';
+import { registerFileRoutes } from '../rest/file-routes.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
 export interface RestgraphContext {
@@ -109,6 +112,9 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
 
   // The core, over the storage.
   const dispatcher = new EventDispatcher(storage.events, schema, { pollIntervalMs: options.events.pollIntervalMs, maxLag: options.events.maxLag, maxPausedMs: options.events.maxPausedMs, ...(options.events.maxLagReading === undefined ? {} : { maxLagReading: options.events.maxLagReading }) });
+  // File work logs through the app's logger, made below with the HTTP server.
+  const fileLog: { current?: FileWorkLog } = {};
+  const files = await setUpFiles(options, schema, () => fileLog.current ?? { warn: () => undefined, info: () => undefined }, lifecycle);
   const operations = new ResourceOperations({
     schema,
     db,
@@ -116,7 +122,13 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     validator: new RecordValidator(schema.resources.values(), caseFoldedFields(schema)),
     limits: { maxEmbedded: options.maxEmbedded },
     events: storage.events,
-    onEventsCommitted: (events) => dispatcher.committed(events),
+    onEventsCommitted:
+      files === undefined
+        ? (events) => dispatcher.committed(events)
+        : (events) => {
+            files.cleanup.committed(events);
+            dispatcher.committed(events);
+          },
   });
   const tokens = new TokenOperations(storage.apiKeys);
   const accountSetup = await setUpAccounts(schema, storage, options, operations, lifecycle);
@@ -138,6 +150,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const metrics = options.metrics.enabled ? new AppMetrics({ processMetrics: options.metrics.processMetrics }) : undefined;
   const http = createHttpServer(options, { logging, authenticator, rateLimits: storage.rateLimits, metrics }, lifecycle);
   const { app } = http;
+  fileLog.current = { warn: (details, message) => app.log.warn(details, message), info: (details, message) => app.log.info(details, message) };
   // Background work that loses the database says so once (and once a minute while it lasts), retries with backoff, and says when it works again.
   const workerLog: WorkerLog = {
     failing: (error, message) => app.log.error({ err: error }, message),
@@ -190,7 +203,10 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
-    for (const resource of resourcesIn(schema, version)) registerResourceRoutes(app, routeOptions, resource, prefix, version);
+    for (const resource of resourcesIn(schema, version)) {
+      registerResourceRoutes(app, routeOptions, resource, prefix, version);
+      if (files !== undefined) await registerFileRoutes(app, { operations, storage: files.storage }, resource, prefix, version);
+    }
     if (options.compat === 'json-server') registerJsonServerDbRoute(app, operations, options.listLimits, prefix, version);
   }
   // A key revoked here stops working here at once, its open streams included; other instances
@@ -239,6 +255,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     done();
   });
 
+  files?.startSweeps(storage.records, fileLog.current);
   await startEventWork(app, { options, storage, dispatcher, webhooks, workerLog, closeUnusedConnections: http.closeUnusedConnections }, lifecycle);
   return app;
 }

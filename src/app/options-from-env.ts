@@ -200,6 +200,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (Object.keys(mail).length > 0) options.mail = mail;
   const oidc = oidcFromEnv(env);
   if (oidc !== undefined) options.oidc = oidc;
+  if (nonEmpty(env.RESTGRAPH_FILES_DIR)) options.files = { dir: env.RESTGRAPH_FILES_DIR };
   return options;
 }
 

@@ -49,7 +49,7 @@ export function aggregates(fn: AggregateFunction, field: FieldModel): boolean {
     case 'max':
       return ORDERED_TYPES.has(field.type);
     case 'countDistinct':
-      return field.type !== 'json';
+      return field.type !== 'json' && field.type !== 'file';
   }
 }
 

@@ -18,6 +18,7 @@ export const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly QueryOperato
   enum: ['eq', 'ne', 'in', 'isNull'],
   boolean: ['eq', 'ne', 'isNull'],
   json: ['isNull'],
+  file: ['isNull'],
 };
 
 /** Turns a query-string value into a value of the field's type. */
@@ -51,6 +52,8 @@ export function parseFilterValue(field: FieldModel, text: string): { value?: unk
       return field.values?.includes(text) === true ? { value: text } : { problem: `is not one of ${field.values?.join(', ') ?? ''}` };
     case 'json':
       return { problem: 'json fields can only be filtered with [isNull]' };
+    case 'file':
+      return { problem: 'file fields can only be filtered with [isNull]' };
   }
 }
 

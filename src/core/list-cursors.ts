@@ -56,7 +56,8 @@ function cursorValue(field: FieldModel, value: unknown): { value?: unknown; prob
     case 'boolean':
       return typeof value === 'boolean' ? { value } : { problem: 'is not true or false' };
     case 'json':
-      return { problem: 'is of a json field, which cannot be sorted' };
+    case 'file':
+      return { problem: `is of a ${field.type} field, which cannot be sorted` };
     default:
       // Text in responses (strings, enum values, dates, datetimes): checked as a filter value is.
       return typeof value === 'string' ? parseFilterValue(field, value) : { problem: `is not ${field.type === 'enum' ? 'one of the values' : 'text'}` };

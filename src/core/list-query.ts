@@ -178,8 +178,8 @@ function parseSort(resource: ResourceModel, value: string, problems: ErrorDetail
     const field = resource.fields.get(name);
     if (field === undefined) {
       problems.push({ parameter: 'sort', detail: name === '' ? 'has an empty entry' : `"${name}" is not a field of ${resource.name}` });
-    } else if (field.type === 'json') {
-      problems.push({ parameter: 'sort', detail: `"${name}" is a json field and cannot be sorted` });
+    } else if (field.type === 'json' || field.type === 'file') {
+      problems.push({ parameter: 'sort', detail: `"${name}" is a ${field.type} field and cannot be sorted` });
     } else if (keys.some((k) => k.field === name)) {
       problems.push({ parameter: 'sort', detail: `"${name}" is given twice` });
     } else {
@@ -302,7 +302,7 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
   }
   for (const key of input.sort ?? []) {
     const field = resource.fields.get(key.field);
-    if (field === undefined || field.type === 'json') problems.push({ parameter: 'sort', detail: `"${key.field}" cannot be sorted` });
+    if (field === undefined || field.type === 'json' || field.type === 'file') problems.push({ parameter: 'sort', detail: `"${key.field}" cannot be sorted` });
     else if (query.sort.some((k) => k.field === key.field)) problems.push({ parameter: 'sort', detail: `"${key.field}" is given twice` });
     else query.sort.push({ field: key.field, direction: key.direction });
   }

@@ -54,8 +54,9 @@ export class RecordValidator {
       const partialProperties: Record<string, JsonSchema> = {};
       const restoreProperties: Record<string, JsonSchema> = {};
       for (const field of resource.writableFields) {
-        const value = fieldJsonSchema(field);
-        const nullable = field.type === 'json' ? value : nullableSchema(value);
+        // A file arrives through its upload route (docs/files.md): a body may only clear it, checked below.
+        const value = field.type === 'file' ? {} : fieldJsonSchema(field);
+        const nullable = field.type === 'json' || field.type === 'file' ? value : nullableSchema(value);
         properties[field.name] = field.required ? value : nullable;
         partialProperties[field.name] = field.required ? value : nullable;
         restoreProperties[field.name] = nullable;
@@ -110,6 +111,10 @@ export class RecordValidator {
       if (value === null && field?.required === true && kind !== 'restore') {
         problems.push({ pointer, detail: REQUIRED_NOT_NULL });
         nullRequired.add(pointer);
+      }
+      if (field?.type === 'file' && kind !== 'restore' && value !== null && !(Array.isArray(value) && value.length === 0 && field.multiple === true)) {
+        problems.push({ pointer, detail: `is a file: upload it with PUT /${resource.name}/<id>/${name} (its bytes as the body); only null clears it here` });
+        continue;
       }
       const nul = nulPointer(value, pointer);
       if (nul !== undefined) problems.push({ pointer: nul, detail: NUL_DETAIL });

@@ -35,6 +35,11 @@ export interface WriteOptions extends ValidateOptions {
    * (JSON Merge Patch, REST's PATCH) rather than replacing it (GraphQL's update). @default true
    */
   mergeJson?: boolean;
+  /**
+   * Update only: values computed from the row as locked in the transaction, stored without the
+   * body's validation (file uploads: the field's new files, checked by the upload; docs/files.md).
+   */
+  fileValues?: (current: StoredRecord) => StoredRecord;
   /** Checks the row as it is inside the write's transaction; throws to refuse (If-Match). */
   precondition?: (current: StoredRecord) => void;
   /** Runs inside the write's transaction, after it, with its result: commits or rolls back with it. */
@@ -259,10 +264,11 @@ export class ResourceOperations {
 
   /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
   async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
-    const values = this.#validated(ctx, resource, 'update', patch, id);
+    const validated = this.#validated(ctx, resource, 'update', patch, id);
     return this.#writtenRow(ctx, resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
       options.precondition?.(this.#shown(ctx, resource, current));
+      const values = options.fileValues === undefined ? validated : { ...validated, ...options.fileValues(current) };
       const changed: StoredRecord = {};
       for (const [name, value] of Object.entries(values)) {
         const field = fieldNamed(resource, name);

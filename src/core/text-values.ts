@@ -50,6 +50,7 @@ export function valueFromText(field: FieldModel, text: string): unknown {
       return text;
     }
     case 'json':
+    case 'file':
       try {
         return JSON.parse(text) as unknown;
       } catch {

@@ -58,6 +58,7 @@ export class FieldTypes {
       case 'enum':
         return this.#enumOf(resource, field) ?? GraphQLString;
       case 'json':
+      case 'file':
         return JsonScalar;
     }
   }

@@ -110,7 +110,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const sortKeys = new Map<string, SortKey>();
     const sortValues: GraphQLEnumValueConfigMap = {};
     for (const field of shownFields(resource)) {
-      if (field.type === 'json') continue;
+      if (field.type === 'json' || field.type === 'file') continue;
       for (const direction of ['asc', 'desc'] as const) {
         const value = `${constantCase(field.name)}_${direction.toUpperCase()}`;
         sortKeys.set(value, { field: field.name, direction });

@@ -10,8 +10,11 @@ const STANDARD_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type StandardMethod = (typeof STANDARD_METHODS)[number];
 
 export interface PathOptions {
-  /** The media type the handlers produce (checked against Accept). @default JSON */
-  produces?: string;
+  /**
+   * The media type the handlers produce (checked against Accept); `null`: the handlers' own, not
+   * checked (file downloads answer with each file's type). @default JSON
+   */
+  produces?: string | null;
   /** Route config of every method of the path (e.g. exempt from rate limits). */
   config?: FastifyContextConfig;
   /** Quotas of each method besides the server-wide ones. */
@@ -43,7 +46,7 @@ export function registerPath(
       config: rateLimits === undefined ? { ...options.config } : { ...options.config, rateLimits },
       handler: (request, reply) => {
         request.routePattern = url;
-        assertAcceptable(request, options.produces);
+        if (options.produces !== null) assertAcceptable(request, options.produces);
         return handler(request, reply);
       },
     });

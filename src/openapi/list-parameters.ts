@@ -27,7 +27,7 @@ const OPERATOR_MEANINGS: Record<QueryOperator, string> = {
  */
 export function resourceParameters(resource: ResourceView, limits: ListLimits): Record<string, ParameterObject> {
   const params: Record<string, ParameterObject> = {};
-  const sortable = resource.fields.filter((f) => f.model.type !== 'json').map((f) => f.name);
+  const sortable = resource.fields.filter((f) => f.model.type !== 'json' && f.model.type !== 'file').map((f) => f.name);
   params[`${resource.name}.sort`] = {
     name: 'sort',
     in: 'query',

@@ -8,6 +8,7 @@ import { ref, type OperationObject, type ParameterObject, type PathItemObject, t
 import { schemaNames } from './resource-schemas.js';
 import { presetSentence, ruleSentence, rulesMayForbid } from './rule-notes.js';
 import type { RelationView, ResourceView } from './versioned-view.js';
+import { filePaths } from './file-paths.js';
 
 /**
  * The REST paths of one resource under `prefix` (`''` for the latest version, `/v1`, …): the
@@ -60,6 +61,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
   for (const relation of resource.relations) {
     paths[`${base}/{id}/${relation.name}`] = { ...byId, get: relationOperation(resource, relation, parameters) };
   }
+  Object.assign(paths, filePaths(resource, base));
   return paths;
 }
 

@@ -2,6 +2,7 @@ import { filledFromCredential } from '../core/access-rules/write-access.js';
 import { MAX_CHOSEN_ID } from '../core/record-validator.js';
 import { readRestricted } from '../core/access-rules/field-reads.js';
 import { fieldJsonSchema } from '../schema/field-json-schema.js';
+import { fileFieldJsonSchema } from '../schema/file-field.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import { ref, type SchemaObject } from './openapi-types.js';
@@ -84,6 +85,10 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
       properties[field.name] = { ...responseValueSchema(field.model), readOnly: true, description: note };
       continue;
     }
+    if (field.model.type === 'file') {
+      properties[field.name] = { type: 'null', description: `A file: upload it with PUT ${'/' + resource.name}/{id}/${field.name} (docs/files.md); only null (clears it) is taken here.` };
+      continue;
+    }
     const value = fieldJsonSchema(field.model);
     // json fields take any value, null included; other optional fields may be null (cleared).
     let schema = field.model.required || field.model.type === 'json' ? value : nullable(value);
@@ -121,6 +126,8 @@ export function responseValueSchema(field: FieldModel): SchemaObject {
       return { type: 'string', enum: field.values ?? [] };
     case 'json':
       return {};
+    case 'file':
+      return fileFieldJsonSchema(field);
   }
 }
 

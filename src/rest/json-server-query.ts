@@ -161,14 +161,14 @@ function filterOf(tr: VersionTranslator, key: string, given: string[], limits: L
   const field = tr.field(path);
   if (field === undefined) {
     const top = tr.field(topName);
-    if (top?.type === 'json') {
+    if (top?.type === 'json' || top?.type === 'file') {
       problems.push({ parameter: key, detail: `is a path into the json field ${top.name}: filters on parts of json values are not supported` });
       return [];
     }
     return op === 'eq' ? [] : [NONE];
   }
-  if (field.type === 'json') {
-    problems.push({ parameter: key, detail: `${field.name} is a json field: json fields cannot be filtered` });
+  if (field.type === 'json' || field.type === 'file') {
+    problems.push({ parameter: key, detail: `${field.name} is a ${field.type} field: ${field.type} fields cannot be filtered` });
     return [];
   }
   const texts = op === 'in' ? given.flatMap((v) => v.split(',')) : given;
@@ -200,7 +200,7 @@ function sortOf(tr: VersionTranslator, sort: string | undefined, order: string |
     const refused = tr.notInVersion(name);
     if (refused !== undefined) problems.push({ parameter: '_sort', detail: quoted(refused) });
     const field = tr.field(name);
-    if (field === undefined || field.type === 'json' || keys.some((k) => k.replace(/^-/, '') === field.name)) return;
+    if (field === undefined || field.type === 'json' || field.type === 'file' || keys.some((k) => k.replace(/^-/, '') === field.name)) return;
     keys.push(descending ? `-${field.name}` : field.name);
   });
   return keys.join(',');

@@ -70,8 +70,8 @@ function allOf(walk: WhereWalk, where: Record<string, unknown>, depth: number): 
       parts.push(NONE); // 1.x: a field a row does not have fails every operator
       continue;
     }
-    if (field.type === 'json') {
-      problems.push({ parameter: '_where', detail: `${field.name} is a json field: json fields cannot be filtered` });
+    if (field.type === 'json' || field.type === 'file') {
+      problems.push({ parameter: '_where', detail: `${field.name} is a ${field.type} field: ${field.type} fields cannot be filtered` });
       continue;
     }
     const tests: [string, unknown][] = isObject(value) ? operators.map((op) => [op, value[op]]) : [['eq', value]];

@@ -1,3 +1,4 @@
+import { checkFileField } from './file-field.js';
 import pluralize from 'pluralize';
 import {
   OPERATION_GROUPS,
@@ -290,6 +291,8 @@ function checkField(at: string, field: FieldDefinition, definition: SchemaDefini
   only(['values'], ['enum']);
   only(['searchable'], ['string']);
   only(['references', 'onDelete'], ['integer']);
+  only(['maxSize', 'accept', 'multiple', 'maxFiles'], ['file']);
+  if (field.type === 'file') problems.push(...checkFileField(at, field));
   if (field.type === 'enum' && field.values === undefined) problems.push({ path: at, message: 'an enum field needs "values"' });
   if (field.min !== undefined && field.max !== undefined && field.min > field.max) problems.push({ path: `${at}.min`, message: 'min is greater than max' });
   if (field.minLength !== undefined && field.maxLength !== undefined && field.minLength > field.maxLength) {

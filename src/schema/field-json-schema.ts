@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { fileFieldJsonSchema } from './file-field.js';
 import type { FieldDefinition } from './schema-model.js';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
@@ -49,6 +50,9 @@ export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
       schema.enum = field.values ?? [];
       break;
     case 'json':
+      break;
+    case 'file':
+      Object.assign(schema, fileFieldJsonSchema(field));
       break;
   }
   if (field.description !== undefined) schema.description = field.description;

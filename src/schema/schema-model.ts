@@ -6,7 +6,7 @@ import type { RateLimitPolicy } from './rate-limit-policy.js';
  * Built once at start-up by {@link compileSchema}; frozen afterwards.
  */
 
-export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime' | 'date' | 'enum' | 'json';
+export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime' | 'date' | 'enum' | 'json' | 'file';
 export type StringFormat = 'email' | 'uri' | 'uuid' | 'hostname' | 'ipv4' | 'ipv6';
 export type OnDelete = 'restrict' | 'cascade' | 'setNull';
 
@@ -45,6 +45,14 @@ export interface FieldDefinition {
   renamedFrom?: string;
   /** The version that introduced the current name (with `renamedFrom`). */
   renamedIn?: string;
+  /** File fields: the largest file, in bytes or as `5MB` (docs/files.md). */
+  maxSize?: number | string;
+  /** File fields: the media types taken (`image/png`, `image/*`), as sniffed from the bytes. */
+  accept?: string[];
+  /** File fields: a list of files. */
+  multiple?: boolean;
+  /** File fields with `multiple`: the most files the list holds. */
+  maxFiles?: number;
   /** Who may see the field: an access rule, or a rule expression over the record (docs/auth.md#field-access). */
   read?: FieldAccessDefinition;
   /** Who may set the field: an access rule, or a rule expression over the record as stored. */

@@ -94,7 +94,7 @@ export class TableCopy {
     const columns = table.columns.map((column) =>
       // JSON as its text, exactly as stored: a value parsed and serialised again could come out
       // otherwise (members named by integers move first, large numbers round).
-      column.field?.type === 'json' ? sql<string>`cast(${sql.ref(column.name)} as text)`.as(column.name) : sql.ref(column.name).as(column.name),
+      column.field?.type === 'json' || column.field?.type === 'file' ? sql<string>`cast(${sql.ref(column.name)} as text)`.as(column.name) : sql.ref(column.name).as(column.name),
     );
     let query = this.#source.builder.selectFrom(table.name).select(columns);
     if (after !== undefined) {
@@ -108,7 +108,7 @@ export class TableCopy {
   #conversionOf(column: CopiedColumn): Conversion {
     const field = column.field;
     // JSON is copied as text (see #pageStatement); datetimes are ISO 8601 UTC text on every database.
-    if (field === undefined || field.type === 'json' || field.type === 'datetime') return undefined;
+    if (field === undefined || field.type === 'json' || field.type === 'file' || field.type === 'datetime') return undefined;
     const from = this.#source.rules;
     const to = this.#target.rules;
     const decodes = from.needsDecode(field);

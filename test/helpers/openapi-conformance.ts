@@ -125,7 +125,8 @@ export class ResponseConformance {
       return problems;
     }
     const type = (header(exchange, 'content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-    const media = content[type];
+    // Media type ranges (OpenAPI 3.1, 4.8.14.1): the most specific key that covers the type (file downloads are */*).
+    const media = content[type] ?? content[`${type.split('/')[0] ?? ''}/*`] ?? content['*/*'];
     if (media === undefined) return [...problems, `${what}: content type ${type || '(none)'} is not documented (${Object.keys(content).join(', ') || 'no body'})`];
     if (media.schema === undefined || !/json$/.test(type)) return problems;
     let body: unknown;

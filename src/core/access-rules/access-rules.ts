@@ -112,7 +112,7 @@ function compileResource(resource: ResourceModel, problems: SchemaProblem[]): Re
     if (field === undefined) continue; // compileSchema reported it
     const reference = new AuthReference(text.replace(/^@/, '').split('.'), 0);
     const problem = !text.startsWith('@') ? 'is not a reference; expected @auth.sub or @auth.claims.<name>' : referenceProblem(reference.path);
-    if (problem !== undefined || reference.name === 'auth.scopes' || reference.name === 'now' || field.type === 'json') {
+    if (problem !== undefined || reference.name === 'auth.scopes' || reference.name === 'now' || field.type === 'json' || field.type === 'file') {
       problems.push({ path, message: `${JSON.stringify(text)} ${problem ?? `cannot fill ${name} (${field.type}); expected @auth.sub, @auth.kind or @auth.claims.<name>`}` });
       continue;
     }

@@ -302,7 +302,7 @@ class FilterParser {
       reference.name === 'now' ? field.type === 'datetime' || field.type === 'date' :
       reference.name === 'auth.scopes' ? false :
       reference.name === 'auth.kind' ? field.type === 'string' || field.type === 'enum' :
-      field.type !== 'json';
+      field.type !== 'json' && field.type !== 'file';
     if (!fits) {
       const why = reference.name === 'auth.scopes' ? "is a list; use field in @auth.scopes, or 'scope' in @auth.scopes" : `cannot be compared with ${field.name} (${field.type})`;
       throw new FilterSyntaxError(`@${reference.name} at ${token.offset} ${why}`, token.offset);
@@ -314,7 +314,7 @@ class FilterParser {
   #value(field: FieldModel, token: Token, text: boolean): unknown {
     const expected = text || field.type === 'string' || field.type === 'enum' || field.type === 'date' || field.type === 'datetime'
       ? `a quoted ${text ? 'text' : field.type === 'string' ? 'string' : field.type}`
-      : field.type === 'boolean' ? 'true or false' : field.type === 'json' ? 'nothing (json fields take only is null and is not null)' : 'a number';
+      : field.type === 'boolean' ? 'true or false' : field.type === 'json' || field.type === 'file' ? `nothing (${field.type} fields take only is null and is not null)` : 'a number';
     const kindOk =
       token.kind === 'string' ? expected.startsWith('a quoted') :
       token.kind === 'number' ? field.type === 'integer' || field.type === 'number' :

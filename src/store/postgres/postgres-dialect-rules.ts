@@ -44,6 +44,7 @@ export const postgresDialectRules: SqlDialectRules = {
       case 'boolean':
         return 'boolean';
       case 'json':
+      case 'file':
         return 'json';
       default:
         return 'text collate "C"';
@@ -117,6 +118,7 @@ export const postgresDialectRules: SqlDialectRules = {
     if (value === null || value === undefined) return null;
     switch (field.type) {
       case 'json':
+      case 'file':
         // As text: the driver would turn a JS array into a PostgreSQL array literal.
         return JSON.stringify(value);
       case 'datetime':

@@ -93,6 +93,7 @@ export const sqliteDialectRules: SqlDialectRules = {
       case 'boolean':
         return value === true ? 1 : 0;
       case 'json':
+      case 'file':
         return JSON.stringify(value);
       case 'datetime':
         return new Date(value as string).toISOString();
@@ -102,7 +103,7 @@ export const sqliteDialectRules: SqlDialectRules = {
   },
 
   needsDecode(field: FieldModel): boolean {
-    return field.type === 'boolean' || field.type === 'json';
+    return field.type === 'boolean' || field.type === 'json' || field.type === 'file';
   },
 
   decode(field: FieldModel, raw: unknown): unknown {
@@ -111,6 +112,7 @@ export const sqliteDialectRules: SqlDialectRules = {
       case 'boolean':
         return raw === 1 || raw === 1n;
       case 'json':
+      case 'file':
         return JSON.parse(raw as string) as unknown;
       default:
         return raw;

@@ -1,0 +1,30 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * The port of file storage (docs/files.md#storage): where the bytes of file fields live. The core
+ * and the routes see only this; `src/files/` holds the adapters (a local directory today, an
+ * S3-compatible bucket later). Keys are restgraph's own (random, URL-safe): never a client's text.
+ */
+export interface FileStorage {
+  /**
+   * Stores `body` under `key`, complete or not at all (a reader never sees part of it). Past
+   * `maxBytes` it stops, removes what it wrote and rejects with the error `tooLarge()` made; a
+   * failing or aborted body also leaves nothing behind. @returns the bytes stored
+   */
+  put(key: string, body: Readable, options: { maxBytes: number; tooLarge: () => Error }): Promise<{ size: number }>;
+  /** The file's size and when it was stored, or undefined when there is none. */
+  stat(key: string): Promise<StoredFileInfo | undefined>;
+  /** A stream of the file's bytes, all or `range` (inclusive bounds, within its size); undefined when there is none. */
+  get(key: string, range?: { start: number; end: number }): Promise<Readable | undefined>;
+  /** Deletes the file; no error when there is none. */
+  delete(key: string): Promise<void>;
+  /** Every stored file, for the orphan sweep. */
+  list(): AsyncIterable<{ key: string; modified: Date }>;
+  /** Where it stores, for log lines (no credentials). */
+  readonly description: string;
+}
+
+export interface StoredFileInfo {
+  size: number;
+  modified: Date;
+}

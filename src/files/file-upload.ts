@@ -1,0 +1,113 @@
+import { PassThrough, type Readable } from 'node:stream';
+import { fileTypeFromBuffer } from 'file-type';
+import { PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
+import { acceptsType, fileLimits } from '../schema/file-field.js';
+import type { FieldModel } from '../schema/schema-model.js';
+import type { FileStorage } from '../core/file-storage.js';
+import { newFileKey, type FileValue } from '../core/file-fields.js';
+import { sanitizeFileName } from './file-names.js';
+
+/** Bytes read before storing anything, to tell the media type (file-type's sample size). */
+export const SNIFF_BYTES = 4100;
+
+/** Types a client may name for a file that has no magic number but is text. */
+const TEXT_TYPES = /^(text\/[a-z0-9.+-]+|application\/(json|xml|[a-z0-9.+-]+\+(json|xml))|image\/svg\+xml)$/;
+
+export interface UploadInput {
+  /** The request body, streamed. */
+  body: Readable;
+  /** The client's name for the file (sanitised here). */
+  name: string | undefined;
+  /** The client's `Content-Type`: only a hint for text, never trusted for binary files. */
+  claimedType: string | undefined;
+  /** The declared length, when the client sent one: refused at once past the limit. */
+  declaredLength: number | undefined;
+  /** Where the file will be downloaded from, given its key. */
+  urlOf: (key: string) => string;
+}
+
+/**
+ * Streams an upload into storage (docs/files.md#upload): the media type from the first bytes
+ * (415 when the field does not accept it, before anything is stored), the size counted while
+ * streaming (413 past maxSize, nothing left behind). Memory holds the first 4 KB and the chunks
+ * in flight, whatever the size. @returns the file's value, stored under a new key
+ */
+export async function receiveFile(storage: FileStorage, field: FieldModel, input: UploadInput): Promise<FileValue> {
+  const limits = fileLimits(field);
+  const tooLarge = (): Error => new PayloadTooLargeError(`The file is larger than ${field.name}'s maximum of ${limits.maxSize} bytes.`);
+  if (input.declaredLength !== undefined && input.declaredLength > limits.maxSize) {
+    input.body.resume(); // drained, so the connection can answer; lingering-close ends it
+    throw tooLarge();
+  }
+  const head = await readHead(input.body, SNIFF_BYTES);
+  const type = await sniffType(head.bytes, input.claimedType);
+  if (!acceptsType(limits.accept, type)) {
+    throw new UnsupportedMediaTypeError(`${field.name} takes ${limits.accept?.join(', ') ?? ''}; this file is ${type} (told by its content, not its Content-Type).`);
+  }
+  const key = newFileKey();
+  // The head, then the rest of the body piped on: when storage stops (the size limit), the pipe
+  // ends and the body is left unread, for the connection to close once the answer is out.
+  const body = new PassThrough();
+  body.write(head.bytes);
+  // A body whose last bytes were in the head may have ended since (while the type was sniffed): piping it would wait for an 'end' already past.
+  if (head.done || input.body.readableEnded) body.end();
+  else input.body.pipe(body);
+  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => input.body.unpipe(body));
+  return { name: sanitizeFileName(input.name ?? 'file'), type, size, url: input.urlOf(key), etag: `"${key}"` };
+}
+
+interface Head {
+  bytes: Buffer;
+  /** The stream ended within the head. */
+  done: boolean;
+}
+
+/** Reads the body's first `size` bytes (or all of a shorter body), then pauses it: nothing more is read until it is piped on. */
+function readHead(body: Readable, size: number): Promise<Head> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let length = 0;
+    const finish = (done: boolean): void => {
+      body.pause();
+      body.off('data', onData).off('end', onEnd).off('error', onError);
+      resolve({ bytes: Buffer.concat(parts), done });
+    };
+    const onData = (chunk: Buffer): void => {
+      parts.push(chunk);
+      length += chunk.length;
+      if (length >= size) finish(false);
+    };
+    const onEnd = (): void => finish(true);
+    const onError = (error: Error): void => {
+      body.off('data', onData).off('end', onEnd);
+      reject(error);
+    };
+    body.on('data', onData).once('end', onEnd).once('error', onError);
+  });
+}
+
+/**
+ * The media type of a file from its first bytes: file-type's answer when it knows the format;
+ * otherwise text (valid UTF-8, no control characters but tab, line feed, form feed and carriage
+ * return) keeps the client's type when it names a text type, and is `text/plain` when not;
+ * anything else is `application/octet-stream`.
+ */
+export async function sniffType(head: Buffer, claimed: string | undefined): Promise<string> {
+  if (head.length === 0) return 'application/octet-stream';
+  const known = await fileTypeFromBuffer(head).catch(() => undefined);
+  if (known !== undefined) return known.mime;
+  if (!looksLikeText(head)) return 'application/octet-stream';
+  const hint = claimed?.split(';')[0]?.trim().toLowerCase();
+  return hint !== undefined && TEXT_TYPES.test(hint) ? hint : 'text/plain';
+}
+
+function looksLikeText(head: Buffer): boolean {
+  try {
+    // stream: a character cut at the end of the head is not an error
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(head, { stream: true });
+    // eslint-disable-next-line no-control-regex
+    return !/[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text);
+  } catch {
+    return false;
+  }
+}

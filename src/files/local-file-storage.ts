@@ -1,0 +1,123 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { randomBytes } from 'node:crypto';
+import type { FileStorage, StoredFileInfo } from '../core/file-storage.js';
+import { isFileKey } from '../core/file-fields.js';
+
+/**
+ * File storage in a local directory (docs/files.md#storage): `<dir>/<first two characters of the
+ * key>/<key>`, written to `<dir>/tmp/` first, flushed, then renamed into place, so a file is
+ * complete or absent even after a crash. Keys are checked against the key form before any path
+ * is built from them.
+ */
+export class LocalFileStorage implements FileStorage {
+  readonly #dir: string;
+  readonly #fsync: boolean;
+  readonly description: string;
+
+  constructor(dir: string, options: { fsync?: boolean } = {}) {
+    this.#dir = dir;
+    this.#fsync = options.fsync ?? true;
+    this.description = `the directory ${dir}`;
+  }
+
+  /** Creates the directory (and its tmp/) and clears temporary files a crash left behind. */
+  async open(): Promise<void> {
+    await rm(join(this.#dir, 'tmp'), { recursive: true, force: true });
+    await mkdir(join(this.#dir, 'tmp'), { recursive: true });
+  }
+
+  async put(key: string, body: Readable, options: { maxBytes: number; tooLarge: () => Error }): Promise<{ size: number }> {
+    const path = this.#path(key);
+    const temporary = join(this.#dir, 'tmp', `${key}.${randomBytes(6).toString('hex')}`);
+    const counter = new ByteLimit(options.maxBytes, options.tooLarge);
+    try {
+      await pipeline(body, counter, createWriteStream(temporary, { flags: 'wx' }));
+      if (this.#fsync) await syncPath(temporary, 'r+');
+      await mkdir(join(path, '..'), { recursive: true });
+      await rename(temporary, path);
+      if (this.#fsync) await syncPath(join(path, '..'), 'r');
+      return { size: counter.bytes };
+    } catch (error) {
+      await unlink(temporary).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async stat(key: string): Promise<StoredFileInfo | undefined> {
+    if (!isFileKey(key)) return undefined;
+    try {
+      const info = await stat(this.#path(key));
+      return { size: info.size, modified: info.mtime };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async get(key: string, range?: { start: number; end: number }): Promise<Readable | undefined> {
+    if (!isFileKey(key)) return undefined;
+    const stream = createReadStream(this.#path(key), range === undefined ? {} : { start: range.start, end: range.end });
+    // Opened before answering: a missing file is undefined, not a stream that fails later.
+    return new Promise((resolve, reject) => {
+      stream.once('open', () => resolve(stream));
+      stream.once('error', (error) => (isMissing(error) ? resolve(undefined) : reject(error)));
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    if (!isFileKey(key)) return;
+    await rm(this.#path(key), { force: true });
+  }
+
+  async *list(): AsyncIterable<{ key: string; modified: Date }> {
+    for (const shard of await readdir(this.#dir).catch(() => [] as string[])) {
+      if (shard === 'tmp' || shard.length !== 2) continue;
+      for (const name of await readdir(join(this.#dir, shard)).catch(() => [] as string[])) {
+        if (!isFileKey(name)) continue;
+        const info = await stat(join(this.#dir, shard, name)).catch(() => undefined);
+        if (info !== undefined) yield { key: name, modified: info.mtime };
+      }
+    }
+  }
+
+  #path(key: string): string {
+    if (!isFileKey(key)) throw new Error(`not a file key: ${key}`);
+    return join(this.#dir, key.slice(0, 2), key);
+  }
+}
+
+/** Passes bytes through, counting them; past the limit it fails with the error given. */
+class ByteLimit extends Transform {
+  bytes = 0;
+  readonly #max: number;
+  readonly #tooLarge: () => Error;
+
+  constructor(max: number, tooLarge: () => Error) {
+    super();
+    this.#max = max;
+    this.#tooLarge = tooLarge;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.#max) done(this.#tooLarge());
+    else done(null, chunk);
+  }
+}
+
+async function syncPath(path: string, flags: string): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && (error.code === 'ENOENT' || error.code === 'ENOTDIR');
+}

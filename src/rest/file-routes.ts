@@ -1,0 +1,175 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { NotFoundError, ValidationError } from '../errors.js';
+import type { ResourceOperations } from '../core/resource-operations.js';
+import type { OperationContext } from '../core/principal.js';
+import type { FileStorage } from '../core/file-storage.js';
+import { filesIn, isFileKey, keyOf, type FileValue } from '../core/file-fields.js';
+import { hiddenFieldError } from '../core/access-rules/field-reads.js';
+import { fileLimits } from '../schema/file-field.js';
+import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import type { StoredRecord } from '../store/list-spec.js';
+import { assertIfMatch, entityTag } from '../http/conditional-requests.js';
+import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
+import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js';
+import { receiveFile } from '../files/file-upload.js';
+import { dispositionFileName } from '../files/file-names.js';
+import { sendFile } from './file-download.js';
+import { VersionTranslator } from './version-translation.js';
+import { viewOf } from '../schema/version-view.js';
+
+export interface FileRoutesOptions {
+  operations: ResourceOperations;
+  storage: FileStorage;
+}
+
+type FileParams = { id: string; key?: string };
+
+/**
+ * The routes of a resource's file fields (docs/files.md): `PUT`, `GET` and `DELETE`
+ * `/<resource>/<id>/<field>`, and for a `multiple` field `POST` (append) and `GET`/`DELETE`
+ * `/<resource>/<id>/<field>/<key>`. Registered in a scope of their own, whose body parser hands
+ * the raw request stream to the handlers: nothing is buffered.
+ */
+export async function registerFileRoutes(app: FastifyInstance, options: FileRoutesOptions, resource: ResourceModel, prefix: string, version: string): Promise<void> {
+  const fields = resource.writableFields.filter((f) => f.type === 'file');
+  if (fields.length === 0) return;
+  const tr = new VersionTranslator(options.operations.schema, viewOf(options.operations.schema, resource, version));
+  await app.register((scope, _options, done) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    for (const field of fields) {
+      if (tr.view.hidden.includes(field.name)) continue;
+      const path = `${prefix}/${resource.name}/:id/${field.name}`;
+      const routes = new FieldRoutes(options, resource, field, tr);
+      // A multiple field's files are read one by one, at the url each has.
+      const whole = field.multiple === true ? { POST: routes.upload(true) } : { GET: routes.download };
+      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null });
+      if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null });
+    }
+    done();
+  });
+}
+
+class FieldRoutes {
+  readonly #operations: ResourceOperations;
+  readonly #storage: FileStorage;
+  readonly #resource: ResourceModel;
+  readonly #field: FieldModel;
+  readonly #tr: VersionTranslator;
+
+  constructor(options: FileRoutesOptions, resource: ResourceModel, field: FieldModel, tr: VersionTranslator) {
+    this.#operations = options.operations;
+    this.#storage = options.storage;
+    this.#resource = resource;
+    this.#field = field;
+    this.#tr = tr;
+  }
+
+  /** GET: the file, under the record's read rules and the field's read access. */
+  readonly download: RouteHandler = async (request, reply) => {
+    const { id, key } = this.#target(request);
+    const record = await this.#operations.get(context(request), this.#resource, id);
+    if (!(this.#field.name in record)) throw hiddenFieldError(this.#resource, this.#field.name);
+    const file = this.#pick(record, id, key);
+    return sendFile(request, reply, this.#storage, file);
+  };
+
+  /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */
+  upload(append: boolean): RouteHandler {
+    return async (request, reply) => {
+      const { id } = this.#target(request);
+      const ctx = context(request);
+      // Who may not write it is refused before a byte is stored (and again in the transaction).
+      await this.#operations.get(ctx, this.#resource, id);
+      this.#operations.check(ctx, this.#resource, 'update', {}, id);
+      const query = request.query as Record<string, unknown>;
+      const body = request.body as Readable | undefined;
+      if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
+      const length = request.headers['content-length'];
+      const file = await receiveFile(this.#storage, this.#field, {
+        body,
+        name: typeof query.name === 'string' ? query.name : dispositionFileName(request.headers['content-disposition']),
+        claimedType: request.headers['content-type'],
+        declaredLength: length === undefined ? undefined : Number(length),
+        urlOf: (key) => `/${this.#resource.name}/${id}/${this.#field.name}${this.#field.multiple === true ? `/${key}` : ''}`,
+      }).catch((error: unknown) => {
+        // Refused before the body was read whole (413, 415): the rest is not read, the connection
+        // closes once the answer is out (lingering, so the client sees it; http/lingering-close.ts).
+        // Resumed: the rest is read and dropped (Node dumps no body a handler began to read), within the lingering bounds.
+        if (!request.raw.complete) {
+          reply.header('connection', 'close');
+          request.raw.resume();
+        }
+        throw error;
+      });
+      let record: StoredRecord;
+      try {
+        record = await this.#write(request, id, (current) => this.#withUpload(current, file, append));
+      } catch (error) {
+        // Not referenced by any row: removed now (the sweep would, an hour later).
+        await this.#storage.delete(keyOf(file) ?? '').catch(() => undefined);
+        throw error;
+      }
+      return this.#sendRecord(reply, record);
+    };
+  }
+
+  /** DELETE: clears the field, or removes one file of a multiple field; the files go after the commit. */
+  readonly clear: RouteHandler = async (request, reply) => {
+    const { id, key } = this.#target(request);
+    await this.#write(request, id, (current) => {
+      if (key === undefined) return { [this.#field.name]: null };
+      const files = filesIn(current[this.#field.name]);
+      if (!files.some((f) => keyOf(f) === key)) throw this.#noFile(id);
+      return { [this.#field.name]: files.filter((f) => keyOf(f) !== key) };
+    });
+    return reply.code(204).send();
+  };
+
+  #withUpload(current: StoredRecord, file: FileValue, append: boolean): StoredRecord {
+    if (this.#field.multiple !== true) return { [this.#field.name]: file };
+    const files = append ? filesIn(current[this.#field.name]) : [];
+    const { maxFiles } = fileLimits(this.#field);
+    if (files.length >= maxFiles) {
+      throw new ValidationError(`${this.#field.name} already holds ${maxFiles} files, its maximum.`, { errors: [{ pointer: `/${this.#field.name}`, detail: `holds at most ${maxFiles} files (maxFiles); delete one first` }] });
+    }
+    return { [this.#field.name]: [...files, file] };
+  }
+
+  /** An update of the field alone, as a PATCH would be: the update rule, owner, field write access, If-Match. */
+  async #write(request: FastifyRequest, id: number, values: (current: StoredRecord) => StoredRecord): Promise<StoredRecord> {
+    const ifMatch = request.headers['if-match'];
+    return this.#operations.update(context(request), this.#resource, id, {}, {
+      fileValues: values,
+      ...(ifMatch === undefined ? {} : { precondition: (current: StoredRecord) => assertIfMatch(ifMatch, entityTag(JSON.stringify(this.#tr.record(current)))) }),
+    });
+  }
+
+  #sendRecord(reply: FastifyReply, record: StoredRecord): FastifyReply {
+    const body = JSON.stringify(this.#tr.record(record));
+    return reply.header('etag', entityTag(body)).type(JSON_CONTENT_TYPE).send(body);
+  }
+
+  #target(request: FastifyRequest): { id: number; key: string | undefined } {
+    const params = request.params as FileParams;
+    const id = parseId(this.#resource.singular, params.id);
+    if (params.key !== undefined && !isFileKey(params.key)) throw this.#noFile(id);
+    return { id, key: params.key };
+  }
+
+  #pick(record: StoredRecord, id: number, key: string | undefined): FileValue {
+    const files = filesIn(record[this.#field.name]);
+    const file = key === undefined ? (this.#field.multiple === true ? undefined : files[0]) : files.find((f) => keyOf(f) === key);
+    if (file === undefined) throw this.#noFile(id);
+    return file;
+  }
+
+  #noFile(id: number): NotFoundError {
+    return new NotFoundError(`${this.#resource.singular} ${id} has no such file in ${this.#field.name}.`);
+  }
+}
+
+function context(request: FastifyRequest): OperationContext {
+  return { principal: request.principal, requestId: request.id };
+}
