@@ -64,11 +64,12 @@ class FileOperations {
       {
         operationId: `download_${this.#id}${one ? '_one' : ''}`,
         summary: `Download ${one ? 'one file of ' : ''}${r.singular}'s ${this.#field.name}`,
-        description: `Streams the file under the ${r.singular}'s read rules and the field's read access. \`Range\` (one range) answers 206; \`If-None-Match\` 304. Content-Disposition is inline for raster images, attachment otherwise; uploaded HTML or SVG is served with \`Content-Security-Policy: sandbox\` and \`X-Content-Type-Options: nosniff\`.`,
+        description: `Streams the file under the ${r.singular}'s read rules and the field's read access. \`Range\` (one range) answers 206; \`If-None-Match\` 304. \`?thumb=\` (${fileLimits(this.#field.model).thumbs.join(', ')}) answers a thumbnail of a PNG, JPEG, GIF, WebP or AVIF image instead (\`c\`: cropped to the size, else fitted inside it), rendered once and kept; another size, or a file that is not such an image, is a 400. Content-Disposition is inline for raster images, attachment otherwise; uploaded HTML or SVG is served with \`Content-Security-Policy: sandbox\` and \`X-Content-Type-Options: nosniff\`.`,
         tags: [r.name],
         parameters: [
           { name: 'Range', in: 'header', required: false, description: 'One byte range: `bytes=0-99`, `bytes=100-`, `bytes=-100`.', schema: { type: 'string' } },
           ref('parameters', 'IfNoneMatch'),
+          { name: 'thumb', in: 'query', required: false, description: 'A thumbnail size of the field.', schema: { type: 'string', enum: [...fileLimits(this.#field.model).thumbs] } },
         ],
       },
       [this.#rule('read')],
@@ -77,7 +78,7 @@ class FileOperations {
         206: { description: 'The byte range asked for (Content-Range says which).', content: { '*/*': { schema: BINARY } } },
         304: { description: 'Not modified: If-None-Match matches the file\'s ETag.' },
       },
-      mergeFailures({ 404: ['not-found'], 416: ['range-not-satisfiable'] }, fieldReadFailures(r)),
+      mergeFailures({ 400: ['bad-request'], 404: ['not-found'], 416: ['range-not-satisfiable'], 422: ['validation-failed'] }, fieldReadFailures(r)),
       { deprecated: r.deprecated, ...(rulesMayForbid(r.model, 'read') ? { ownerRule: true } : {}) },
     );
   }
