@@ -6,7 +6,7 @@ import { png } from './helpers/files.js';
 import { tempDir } from './helpers/test-app.js';
 
 /**
- * File uploads over a real socket (docs/files.md#upload). The refusals mid-body (413, 415) are
+ * File uploads over a real socket (docs/files.md#upload), raw and as a multipart FormData. The refusals mid-body (413, 415) are
  * tested through app.inject (files-rest.test.ts): over a socket, a client that keeps sending after
  * the early answer holds the server's close until its timeout (a known weakness, issue 37).
  */
@@ -37,6 +37,17 @@ describe('file uploads over a real socket', () => {
       await put.arrayBuffer(); // read: an unread body keeps the connection busy, and the server's close waits for it
       const got = Buffer.from(await (await fetch(`${server.base}/users/${id}/avatar`, { headers: { authorization: ADMIN } })).arrayBuffer());
       expect(sha256(got)).toBe(sha256(bytes));
+
+      // A multipart create as a browser's FormData sends it (docs/files.md#multipart-forms).
+      const body = new FormData();
+      body.set('name', 'y');
+      body.set('avatar', new Blob([bytes], { type: 'image/png' }), 'me.png');
+      const post = await fetch(`${server.base}/users`, { method: 'POST', headers: { authorization: ADMIN }, body });
+      expect(post.status).toBe(201);
+      const created = (await post.json()) as User & { avatar: { url: string; name: string } };
+      expect(created.avatar.name).toBe('me.png');
+      const again = Buffer.from(await (await fetch(`${server.base}${created.avatar.url}`, { headers: { authorization: ADMIN } })).arrayBuffer());
+      expect(sha256(again)).toBe(sha256(bytes));
     } finally {
       await server.close();
       await db.cleanup();

@@ -34,6 +34,30 @@ export function filePaths(resource: ResourceView, base: string): Record<string, 
   return paths;
 }
 
+/**
+ * Adds `multipart/form-data` to the request bodies of a resource's create, replace and update
+ * when it has file fields (src/rest/multipart-writes.ts): each field a text part (or all of them
+ * in `@jsonPayload`), each file field a binary part (several for a multiple field).
+ */
+export function addMultipartBodies(resource: ResourceView, paths: Record<string, PathItemObject>, base: string): void {
+  const fields = resource.writableFields;
+  if (resource.model.singleton || !fields.some((f) => f.model.type === 'file')) return;
+  const properties: Record<string, SchemaObject> = {
+    '@jsonPayload': { type: 'string', description: 'Fields as one JSON object (the text parts given beside it win).' },
+  };
+  for (const field of fields) {
+    const name = field.name;
+    if (field.model.type === 'file') properties[name] = field.model.multiple === true ? { type: 'array', items: BINARY, maxItems: fileLimits(field.model).maxFiles } : BINARY;
+    else properties[name] = { type: 'string', description: field.model.type === 'json' ? 'The value as JSON text.' : `The ${field.model.type} as text; an empty part is null${field.model.type === 'string' ? ' (for a string: the empty string)' : ''}.` };
+  }
+  const media = { schema: { type: 'object', properties } };
+  for (const operation of [paths[base]?.post, paths[`${base}/{id}`]?.put, paths[`${base}/{id}`]?.patch]) {
+    if (operation?.requestBody === undefined) continue;
+    operation.requestBody = { ...operation.requestBody, content: { ...operation.requestBody.content, 'multipart/form-data': media } };
+    operation.description = `${operation.description ?? ''} A multipart/form-data body carries the fields and the files in one request (without Idempotency-Key); a file in it replaces the field's files.`.trim();
+  }
+}
+
 const KEY: ParameterObject = {
   name: 'key',
   in: 'path',

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart, { type Multipart } from '@fastify/multipart';
 import { BadRequestError, PayloadTooLargeError, RestgraphError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
 import type { FileStorage } from '../core/file-storage.js';
@@ -199,7 +199,7 @@ export interface MultipartTarget {
  * before a byte is stored, the files stored, then the row written in one transaction with the
  * files' values; on any failure the stored files are removed. @returns the row written
  */
-export async function writeMultipart(request: FastifyRequest, target: MultipartTarget, kind: 'create' | 'update' | 'replace', id: number | undefined, precondition: ((current: StoredRecord) => void) | undefined): Promise<StoredRecord> {
+export async function writeMultipart(request: FastifyRequest, reply: FastifyReply, target: MultipartTarget, kind: 'create' | 'update' | 'replace', id: number | undefined, precondition: ((current: StoredRecord) => void) | undefined): Promise<StoredRecord> {
   const { operations, resource, tr, creates } = target;
   if (request.headers['idempotency-key'] !== undefined) {
     throw new BadRequestError('Idempotency-Key is not taken with multipart/form-data bodies: send JSON, or upload each file to its field\'s route.');
@@ -208,7 +208,16 @@ export async function writeMultipart(request: FastifyRequest, target: MultipartT
   // Who may not write here is refused before a byte is stored; the fields are validated once all are read.
   if (id !== undefined) await operations.get(ctx, resource, id);
   accessOnly(() => operations.check(ctx, resource, kind === 'create' ? 'create' : 'update', {}, id, kind === 'create' ? creates : {}));
-  const form = await readMultipartWrite(request, target.storage, resource, tr);
+  const form = await readMultipartWrite(request, target.storage, resource, tr).catch((error: unknown) => {
+    // Refused before the body was read whole (413, 415, 422): the rest is read and dropped, and
+    // the connection closes once the answer is out (lingering, as a refused raw upload's).
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      request.raw.unpipe();
+      request.raw.resume();
+    }
+    throw error;
+  });
   try {
     const body = tr.body(form.body, (translated) => operations.check(ctx, resource, kind, translated, id, kind === 'create' ? creates : {}));
     if (kind === 'create' || id === undefined) return await operations.create(ctx, resource, body, { ...creates, fileValues: (row) => form.fileValues(row.id as number) });

@@ -111,7 +111,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     PUT: handler(async (request, reply) => {
       const id = idOf(request);
       const precondition = ifMatch(request);
-      if (multipart !== undefined && request.isMultipart()) return sendPrepared(reply, prepared(200, await writeMultipart(request, multipart, 'replace', id, precondition)));
+      if (multipart !== undefined && request.isMultipart()) return sendPrepared(reply, prepared(200, await writeMultipart(request, reply, multipart, 'replace', id, precondition)));
       assertPlainJsonBody(request);
       const body = tr.body(request.body, (translated) => operations.check(context(request), resource, 'replace', translated, id));
       const record = await operations.replace(context(request), resource, id, body, precondition === undefined ? keep : { ...keep, precondition });
@@ -122,7 +122,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       assertHasBody(request);
       const id = idOf(request);
       const precondition = ifMatch(request);
-      if (multipart !== undefined && request.isMultipart()) return sendPrepared(reply, prepared(200, await writeMultipart(request, multipart, 'update', id, precondition)));
+      if (multipart !== undefined && request.isMultipart()) return sendPrepared(reply, prepared(200, await writeMultipart(request, reply, multipart, 'update', id, precondition)));
       return runIdempotent(request, reply, idempotency, async (commit) => {
         let response: PreparedResponse | undefined;
         const patch = tr.body(request.body, (translated) => operations.check(context(request), resource, 'update', translated, id));
@@ -162,7 +162,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     }),
     POST: handler(async (request, reply) => {
       if (multipart !== undefined && request.isMultipart()) {
-        const record = await writeMultipart(request, multipart, 'create', undefined, undefined);
+        const record = await writeMultipart(request, reply, multipart, 'create', undefined, undefined);
         return sendPrepared(reply, prepared(201, record, { location: itemPath(record.id) }));
       }
       assertPlainJsonBody(request);
