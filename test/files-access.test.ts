@@ -120,12 +120,26 @@ describe('the orphan sweep', () => {
       const young = orphan(0);
       const referenced = keyOf(photo) ?? '';
       age(referenced, 2); // old too: only being referenced keeps it
+      // Thumbnails (derived files) go with their file, are kept with it, and are swept alone when theirs is gone.
+      const thumb = (key: string): string => {
+        writeFileSync(file(key), 'a thumbnail');
+        age(key, 2);
+        return key;
+      };
+      const oldThumb = thumb(`${old}.100x100`);
+      const keptThumb = thumb(`${referenced}.100x100c`);
+      const loneKey = newFileKey();
+      mkdirSync(join(filesDir, loneKey.slice(0, 2)), { recursive: true });
+      const loneThumb = thumb(`${loneKey}.300x300`);
 
       const second = await start();
       try {
         await expect.poll(() => existsSync(file(old))).toBe(false);
         expect(existsSync(file(young))).toBe(true);
         expect(existsSync(file(referenced))).toBe(true);
+        await expect.poll(() => existsSync(file(loneThumb))).toBe(false);
+        expect(existsSync(file(oldThumb))).toBe(false);
+        expect(existsSync(file(keptThumb))).toBe(true);
       } finally {
         await second.close();
       }

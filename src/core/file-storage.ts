@@ -22,7 +22,7 @@ export interface FileStorage {
    * leaves the file, for the sweep to retry.
    */
   delete(key: string): Promise<void>;
-  /** Every stored file (not the derived ones, which go with theirs), for the orphan sweep. */
+  /** Every stored file, for the orphan sweep; derived files only when their file is gone (the others go with theirs). */
   list(): AsyncIterable<{ key: string; modified: Date }>;
   /** Where it stores, for log lines (no credentials). */
   readonly description: string;

@@ -83,8 +83,11 @@ export class LocalFileStorage implements FileStorage {
   async *list(): AsyncIterable<{ key: string; modified: Date }> {
     for (const shard of await readdir(this.#dir).catch(() => [] as string[])) {
       if (shard === 'tmp' || shard.length !== 2) continue;
-      for (const name of await readdir(join(this.#dir, shard)).catch(() => [] as string[])) {
-        if (!isFileKey(name)) continue;
+      const names = await readdir(join(this.#dir, shard)).catch(() => [] as string[]);
+      const files = new Set(names.filter(isFileKey));
+      for (const name of names) {
+        // A derived file is listed only when its file is gone (a thumbnail rendered while its file was deleted).
+        if (!isFileKey(name) && !(isStorageKey(name) && !files.has(name.slice(0, name.indexOf('.'))))) continue;
         const info = await stat(join(this.#dir, shard, name)).catch(() => undefined);
         if (info !== undefined) yield { key: name, modified: info.mtime };
       }
