@@ -6,7 +6,7 @@ import { parseSchemaText } from '../src/schema/load-schema.js';
 import { keyOf, newFileKey, type FileValue } from '../src/core/file-fields.js';
 import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
-import { png } from './helpers/files.js';
+import { form, png, type Part } from './helpers/files.js';
 import { buildApp } from '../src/app/build-app.js';
 import { createTestDatabase } from './helpers/test-database.js';
 import { discardLogs, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
@@ -78,6 +78,28 @@ describe('file fields under the access rules', () => {
     expect((await put(`/profiles/${id}/secret`, admin, 'classified')).statusCode).toBe(404); // not the owner: the row is not visible
     // The admin scope does not make carol the owner: alice's row stays hers. The field read rule hides it from alice.
     expect((await t.app.inject({ url: `/profiles/${id}/secret`, headers: { authorization: alice } })).statusCode).toBe(403);
+  });
+
+  it('applies the same access to multipart writes, refusing before a byte is stored', async () => {
+    const send = (method: 'POST' | 'PATCH', url: string, authorization: string, parts: Part[]) => {
+      const body = form(parts);
+      return t.app.inject({ method, url, payload: body.payload, headers: { ...body.headers, authorization } });
+    };
+    const before = new Set(stored());
+    const photo: Part = { name: 'photo', file: png(500), filename: 'p.png', type: 'image/png' };
+    expect((await send('POST', '/profiles', '', [photo])).statusCode).toBe(401);
+    expect((await send('PATCH', `/profiles/${id}`, bob, [photo])).statusCode).toBe(404);
+    expect((await send('POST', '/profiles', alice, [photo, { name: 'secret', file: 'classified', filename: 's.txt' }])).statusCode).toBe(403);
+    expect((await send('PATCH', `/profiles/${id}`, alice, [{ name: 'secret', file: 'classified', filename: 's.txt' }])).statusCode).toBe(403);
+    await expect.poll(() => stored().filter((k) => !before.has(k))).toEqual([]);
+
+    const created = await send('POST', '/profiles', alice, [photo]);
+    expect(created.statusCode, created.body).toBe(201);
+    const profile = json<Profile>(created);
+    expect(profile.ownerId).toBe('alice');
+    // Its thumbnail is read under the same rules as the file.
+    expect((await t.app.inject({ url: `/profiles/${profile.id}/photo?thumb=100x100`, headers: { authorization: alice } })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: `/profiles/${profile.id}/photo?thumb=100x100`, headers: { authorization: bob } })).statusCode).toBe(404);
   });
 
   it('puts the metadata in the event, never the bytes', async () => {

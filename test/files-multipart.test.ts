@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
 import { keyOf, type FileValue } from '../src/core/file-fields.js';
-import { png } from './helpers/files.js';
+import { form, png, type Part } from './helpers/files.js';
 
 /**
  * multipart/form-data on POST, PATCH and PUT (docs/files.md#multipart-forms): fields as text parts
@@ -31,25 +31,6 @@ resources:
 `;
 
 type User = { id: number; name: string; age: number | null; active: boolean | null; prefs: unknown; avatar: FileValue | null; attachments: FileValue[] | null };
-
-type Part = { name: string; value: string } | { name: string; file: Buffer | string; filename: string; type?: string };
-
-/** A multipart/form-data body and its Content-Type. */
-function form(parts: Part[]): { payload: Buffer; headers: Record<string, string> } {
-  const boundary = `----restgraph${randomBytes(8).toString('hex')}`;
-  const chunks: Buffer[] = [];
-  for (const part of parts) {
-    if ('value' in part) {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`));
-    } else {
-      chunks.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="${part.filename}"\r\nContent-Type: ${part.type ?? 'application/octet-stream'}\r\n\r\n`));
-      chunks.push(Buffer.isBuffer(part.file) ? part.file : Buffer.from(part.file));
-      chunks.push(Buffer.from('\r\n'));
-    }
-  }
-  chunks.push(Buffer.from(`--${boundary}--\r\n`));
-  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
 
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 
