@@ -142,6 +142,8 @@ describe('multipart writes', () => {
     expect((await send('POST', '/users', [{ name: 'name', value: 'g' }], { 'idempotency-key': 'k1' })).statusCode).toBe(400);
     // A resource without file fields, and other write routes, take JSON only.
     expect((await send('POST', '/notes', [{ name: 'text', value: 'hi' }])).statusCode).toBe(415);
+    expect((await send('POST', '/v1/tokens', [{ name: 'name', value: 'k' }])).statusCode).toBe(415);
+    expect((await send('POST', '/graphql', [{ name: 'query', value: '{ __typename }' }])).statusCode).not.toBe(500);
     expect((await send('POST', '/users/1/attachments', [{ name: 'text', value: 'hi' }])).statusCode).not.toBe(500);
   });
 });
