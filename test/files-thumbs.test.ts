@@ -1,5 +1,5 @@
 import { deflateSync, crc32 } from 'node:zlib';
-import { readdirSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,12 +134,38 @@ describe('thumbnails', () => {
     const put = await t.app.inject({ method: 'PUT', url: `/users/${id}/avatar`, payload: bomb });
     expect(put.statusCode, put.body).toBe(422);
     expect(json<{ detail: string }>(put).detail).toContain('50000 × 50000');
-    expect(stored()).toEqual(before);
+    expect(stored().filter((name) => !before.includes(name))).toEqual([]); // nothing added (earlier replacements may still be deleting)
     expect(json<User>(await t.app.inject({ url: `/users/${id}` })).avatar).toBeNull();
     // An image within the limit whose header is no bomb still uploads.
     expect((await t.app.inject({ method: 'PUT', url: `/users/${id}/avatar`, payload: bombPng(5_000) })).statusCode).toBe(200);
     // Its data is cut short: the thumbnail is a 422, not a 5xx.
     expect((await t.app.inject({ url: `/users/${id}/avatar?thumb=100x100` })).statusCode).toBe(422);
+  });
+
+  it('refuses a bomb whose JPEG frame header lies past the first 4 KB (read back from storage, then removed), and never decodes one at render time', async () => {
+    const id = await newUser();
+    const jpeg = await image(16, 16, 'jpeg');
+    // 10 KB of an application segment (APP15) before the frame header, whose dimensions say 60,000 × 60,000.
+    const padding = Buffer.concat([Buffer.from([0xff, 0xef, 0x28, 0x02]), Buffer.alloc(0x2800, 0x20)]);
+    const padded = Buffer.concat([jpeg.subarray(0, 2), padding, jpeg.subarray(2)]);
+    const within = await t.app.inject({ method: 'PUT', url: `/users/${id}/avatar`, payload: padded });
+    expect(within.statusCode, within.body).toBe(200); // dimensions found past the head, within the limit
+    const sof = padded.indexOf(Buffer.from([0xff, 0xc0]));
+    expect(sof).toBeGreaterThan(4100);
+    const bomb = Buffer.from(padded);
+    bomb.writeUInt16BE(60_000, sof + 5);
+    bomb.writeUInt16BE(60_000, sof + 7);
+    const before = stored();
+    const refused = await t.app.inject({ method: 'PUT', url: `/users/${id}/avatar`, payload: bomb });
+    expect(refused.statusCode, refused.body).toBe(422);
+    expect(stored().filter((name) => !before.includes(name))).toEqual([]); // nothing added (earlier replacements may still be deleting)
+
+    // A bomb that reached storage anyway (written there by hand): the thumbnail is a 422, its pixels never decoded.
+    const key = keyOf(json<User>(within).avatar) ?? '';
+    writeFileSync(join(dir.path, key.slice(0, 2), key), bombPng(50_000));
+    const thumb = await t.app.inject({ url: `/users/${id}/avatar?thumb=600x600` });
+    expect(thumb.statusCode, thumb.body).toBe(422);
+    expect(json<{ detail: string }>(thumb).detail).toContain('pixels');
   });
 
   it('checks thumbs at schema load', () => {
