@@ -218,6 +218,12 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
     }
     throw error;
   });
+  if (!request.raw.complete) {
+    // The last bytes (the body's epilogue, a chunked body's end) may not be read yet: dropped, and
+    // the connection closes after the answer rather than staying busy with a request half-read.
+    reply.header('connection', 'close');
+    request.raw.resume();
+  }
   try {
     const body = tr.body(form.body, (translated) => operations.check(ctx, resource, kind, translated, id, kind === 'create' ? creates : {}));
     if (kind === 'create' || id === undefined) return await operations.create(ctx, resource, body, { ...creates, fileValues: (row) => form.fileValues(row.id as number) });
