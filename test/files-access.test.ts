@@ -6,7 +6,7 @@ import { parseSchemaText } from '../src/schema/load-schema.js';
 import { keyOf, newFileKey, type FileValue } from '../src/core/file-fields.js';
 import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 import { json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
-import { png } from './helpers/files.js';
+import { form, png, type Part } from './helpers/files.js';
 import { buildApp } from '../src/app/build-app.js';
 import { createTestDatabase } from './helpers/test-database.js';
 import { discardLogs, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
@@ -80,6 +80,28 @@ describe('file fields under the access rules', () => {
     expect((await t.app.inject({ url: `/profiles/${id}/secret`, headers: { authorization: alice } })).statusCode).toBe(403);
   });
 
+  it('applies the same access to multipart writes, refusing before a byte is stored', async () => {
+    const send = (method: 'POST' | 'PATCH', url: string, authorization: string, parts: Part[]) => {
+      const body = form(parts);
+      return t.app.inject({ method, url, payload: body.payload, headers: { ...body.headers, authorization } });
+    };
+    const before = new Set(stored());
+    const photo: Part = { name: 'photo', file: png(500), filename: 'p.png', type: 'image/png' };
+    expect((await send('POST', '/profiles', '', [photo])).statusCode).toBe(401);
+    expect((await send('PATCH', `/profiles/${id}`, bob, [photo])).statusCode).toBe(404);
+    expect((await send('POST', '/profiles', alice, [photo, { name: 'secret', file: 'classified', filename: 's.txt' }])).statusCode).toBe(403);
+    expect((await send('PATCH', `/profiles/${id}`, alice, [{ name: 'secret', file: 'classified', filename: 's.txt' }])).statusCode).toBe(403);
+    await expect.poll(() => stored().filter((k) => !before.has(k))).toEqual([]);
+
+    const created = await send('POST', '/profiles', alice, [photo]);
+    expect(created.statusCode, created.body).toBe(201);
+    const profile = json<Profile>(created);
+    expect(profile.ownerId).toBe('alice');
+    // Its thumbnail is read under the same rules as the file.
+    expect((await t.app.inject({ url: `/profiles/${profile.id}/photo?thumb=100x100`, headers: { authorization: alice } })).statusCode).toBe(200);
+    expect((await t.app.inject({ url: `/profiles/${profile.id}/photo?thumb=100x100`, headers: { authorization: bob } })).statusCode).toBe(404);
+  });
+
   it('puts the metadata in the event, never the bytes', async () => {
     const up = await put(`/profiles/${id}/photo`, alice, png(3000));
     const photo = json<Profile>(up).photo as FileValue;
@@ -120,12 +142,26 @@ describe('the orphan sweep', () => {
       const young = orphan(0);
       const referenced = keyOf(photo) ?? '';
       age(referenced, 2); // old too: only being referenced keeps it
+      // Thumbnails (derived files) go with their file, are kept with it, and are swept alone when theirs is gone.
+      const thumb = (key: string): string => {
+        writeFileSync(file(key), 'a thumbnail');
+        age(key, 2);
+        return key;
+      };
+      const oldThumb = thumb(`${old}.100x100`);
+      const keptThumb = thumb(`${referenced}.100x100c`);
+      const loneKey = newFileKey();
+      mkdirSync(join(filesDir, loneKey.slice(0, 2)), { recursive: true });
+      const loneThumb = thumb(`${loneKey}.300x300`);
 
       const second = await start();
       try {
         await expect.poll(() => existsSync(file(old))).toBe(false);
         expect(existsSync(file(young))).toBe(true);
         expect(existsSync(file(referenced))).toBe(true);
+        await expect.poll(() => existsSync(file(loneThumb))).toBe(false);
+        expect(existsSync(file(oldThumb))).toBe(false);
+        expect(existsSync(file(keptThumb))).toBe(true);
       } finally {
         await second.close();
       }

@@ -51,6 +51,7 @@ import { checkIdentifierCase } from './identifier-case-check.js';
 import { setUpFiles } from './file-setup.js';
 import type { FileWorkLog } from '../core/file-fields.js';
 import { registerFileRoutes } from '../rest/file-routes.js';
+import { registerMultipart } from '../rest/multipart-writes.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
 export interface RestgraphContext {
@@ -190,6 +191,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   });
 
   // Routes: system, docs and the admin console, REST, tokens and webhooks, the event stream, GraphQL.
+  // Before any route: other write routes keep refusing multipart bodies (415).
+  if (files !== undefined) await registerMultipart(app);
   registerSystemRoutes(app, schema, db, http.isDraining);
   registerFavicon(app);
   if (metrics !== undefined) registerMetricsRoute(app, { exposition: () => metrics.exposition(), contentType: METRICS_CONTENT_TYPE, public: options.metrics.public });
@@ -200,7 +203,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     remote: tokenCommands(options, '<database URL>').create([ADMIN_SCOPE]),
   });
   const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits, schema);
-  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits };
+  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits, ...(files === undefined ? {} : { files: files.storage }) };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) {

@@ -32,6 +32,23 @@ export function isFileKey(text: string): boolean {
   return KEY.test(text);
 }
 
+const DERIVED_KEY = /^[A-Za-z0-9_-]{22}\.[0-9a-z]{1,16}$/;
+
+/**
+ * The key of a file derived from the file under `key` (a thumbnail: `<key>.100x100c`). Storage
+ * deletes a file's derived files with it, and lists only the files themselves.
+ */
+export function derivedKey(key: string, variant: string): string {
+  const derived = `${key}.${variant}`;
+  if (!DERIVED_KEY.test(derived)) throw new Error(`not a derived key: ${derived}`);
+  return derived;
+}
+
+/** Whether `text` has the form of a stored file's key or of a derived file's (`<key>.<variant>`). */
+export function isStorageKey(text: string): boolean {
+  return KEY.test(text) || DERIVED_KEY.test(text);
+}
+
 /** The storage key of a file value (its entity tag's inside), or undefined when the value is not one. */
 export function keyOf(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null || !('etag' in value) || typeof value.etag !== 'string') return undefined;

@@ -16,9 +16,13 @@ export interface FileStorage {
   stat(key: string): Promise<StoredFileInfo | undefined>;
   /** A stream of the file's bytes, all or `range` (inclusive bounds, within its size); undefined when there is none. */
   get(key: string, range?: { start: number; end: number }): Promise<Readable | undefined>;
-  /** Deletes the file; no error when there is none. */
+  /**
+   * Deletes the file; no error when there is none. Deleting a file's key also deletes the files
+   * derived from it (`<key>.<variant>`, thumbnails), before the file itself: a failure half-way
+   * leaves the file, for the sweep to retry.
+   */
   delete(key: string): Promise<void>;
-  /** Every stored file, for the orphan sweep. */
+  /** Every stored file, for the orphan sweep; derived files only when their file is gone (the others go with theirs). */
   list(): AsyncIterable<{ key: string; modified: Date }>;
   /** Where it stores, for log lines (no credentials). */
   readonly description: string;

@@ -36,8 +36,9 @@ export interface WriteOptions extends ValidateOptions {
    */
   mergeJson?: boolean;
   /**
-   * Update only: values computed from the row as locked in the transaction, stored without the
-   * body's validation (file uploads: the field's new files, checked by the upload; docs/files.md).
+   * Values computed from the row as locked in the transaction (create: the row just inserted;
+   * `{}` to learn the names written), stored without the body's validation (file uploads: the
+   * fields' new files, checked by the upload; docs/files.md).
    */
   fileValues?: (current: StoredRecord) => StoredRecord;
   /** Checks the row as it is inside the write's transaction; throws to refuse (If-Match). */
@@ -205,11 +206,13 @@ export class ResourceOperations {
    */
   async create(ctx: OperationContext, resource: ResourceModel, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const values = this.#validated(ctx, resource, 'create', body, undefined, options);
-    const fieldChecks = createFieldChecks(ctx.principal, resource, body);
+    const { fileValues } = options;
+    // Uploaded files count as written fields (their write access), keyed by name: their urls need the id.
+    const fieldChecks = createFieldChecks(ctx.principal, resource, fileValues === undefined || !isPlainObject(body) ? body : { ...body, ...fileValues({}) });
     const now = new Date().toISOString();
     const chosenId = values.id as number | undefined;
     const checked = rulesOf(resource).rows.create !== undefined || fieldChecks.length > 0;
-    if (options.beforeCommit === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
+    if (options.beforeCommit === undefined && fileValues === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
       const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
       if (created !== undefined) return rulesOf(resource).fieldRead.size === 0 ? created : created.then((record) => this.#shown(ctx, resource, record));
     }
@@ -217,7 +220,9 @@ export class ResourceOperations {
       // The parent row first, then the table: the order a cascading delete takes them in.
       await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
-      const record = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      const inserted = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      // Files of a multipart create: their values (urls) name the new id, set in the same transaction.
+      const record = fileValues === undefined ? inserted : ((await this.#store.update(tx, resource, inserted.id as number, fileValues(inserted))) ?? inserted);
       // The create rule and field write rules decide on the row as stored (its id, defaults): refused, nothing is written.
       if (checked) enforceRule(ctx.principal, resource, 'create', record);
       enforceFieldChecks(resource, fieldChecks, record);
@@ -249,10 +254,11 @@ export class ResourceOperations {
       }
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
       options.precondition?.(this.#shown(ctx, resource, current));
-      const changed = changedFields(current, values);
+      const written = options.fileValues === undefined ? values : { ...values, ...options.fileValues(current) };
+      const changed = changedFields(current, written);
       enforceFieldChanges(ctx.principal, resource, changed, current, 'before');
-      await this.#references.check(tx, resource, values, ctx.principal, current);
-      const record = await this.#store.update(tx, resource, id, { ...values, updatedAt: laterThan(current.updatedAt) });
+      await this.#references.check(tx, resource, written, ctx.principal, current);
+      const record = await this.#store.update(tx, resource, id, { ...written, updatedAt: laterThan(current.updatedAt) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
       enforceFieldChanges(ctx.principal, resource, changed, record, 'after');

@@ -6,6 +6,10 @@ import type { FieldModel } from '../schema/schema-model.js';
 import type { FileStorage } from '../core/file-storage.js';
 import { newFileKey, type FileValue } from '../core/file-fields.js';
 import { sanitizeFileName } from './file-names.js';
+import { checkImageSize, isThumbnailable } from './image-files.js';
+
+/** Bytes read back from storage to find an image's dimensions its first 4 KB did not hold. */
+const IMAGE_HEADER_BYTES = 1024 ** 2;
 
 /** Bytes read before storing anything, to tell the media type (file-type's sample size). */
 export const SNIFF_BYTES = 4100;
@@ -44,6 +48,8 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
   if (!acceptsType(limits.accept, type)) {
     throw new UnsupportedMediaTypeError(`${field.name} takes ${limits.accept?.join(', ') ?? ''}; this file is ${type} (told by its content, not its Content-Type).`);
   }
+  // An image bomb (50,000 × 50,000 pixels in a few KB) is refused from its header, before storing.
+  const sized = isThumbnailable(type) ? await checkImageSize(field.name, head.bytes) : true;
   const key = newFileKey();
   // The head, then the rest of the body piped on: when storage stops (the size limit), the pipe
   // ends and the body is left unread, for the connection to close once the answer is out.
@@ -53,7 +59,23 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
   if (head.done || input.body.readableEnded) body.end();
   else input.body.pipe(body);
   const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => input.body.unpipe(body));
+  if (!sized) await checkStoredImageSize(storage, field, key, size);
   return { name: sanitizeFileName(input.name ?? 'file'), type, size, url: input.urlOf(key), etag: `"${key}"` };
+}
+
+/** The pixel check of an image whose dimensions come after its first 4 KB: read from its first megabyte in storage; refused, it is deleted. */
+async function checkStoredImageSize(storage: FileStorage, field: FieldModel, key: string, size: number): Promise<void> {
+  const stream = size === 0 ? undefined : await storage.get(key, { start: 0, end: Math.min(size, IMAGE_HEADER_BYTES) - 1 });
+  if (stream === undefined) return;
+  const parts: Buffer[] = [];
+  for await (const chunk of stream) parts.push(chunk as Buffer);
+  try {
+    // Still unknown: the thumbnail renderer's own pixel limit applies, before it decodes a pixel.
+    await checkImageSize(field.name, Buffer.concat(parts));
+  } catch (error) {
+    await storage.delete(key).catch(() => undefined);
+    throw error;
+  }
 }
 
 interface Head {

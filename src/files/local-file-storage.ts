@@ -5,7 +5,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
 import type { FileStorage, StoredFileInfo } from '../core/file-storage.js';
-import { isFileKey } from '../core/file-fields.js';
+import { isFileKey, isStorageKey } from '../core/file-fields.js';
 
 /**
  * File storage in a local directory (docs/files.md#storage): `<dir>/<first two characters of the
@@ -48,7 +48,7 @@ export class LocalFileStorage implements FileStorage {
   }
 
   async stat(key: string): Promise<StoredFileInfo | undefined> {
-    if (!isFileKey(key)) return undefined;
+    if (!isStorageKey(key)) return undefined;
     try {
       const info = await stat(this.#path(key));
       return { size: info.size, modified: info.mtime };
@@ -59,7 +59,7 @@ export class LocalFileStorage implements FileStorage {
   }
 
   async get(key: string, range?: { start: number; end: number }): Promise<Readable | undefined> {
-    if (!isFileKey(key)) return undefined;
+    if (!isStorageKey(key)) return undefined;
     const stream = createReadStream(this.#path(key), range === undefined ? {} : { start: range.start, end: range.end });
     // Opened before answering: a missing file is undefined, not a stream that fails later.
     return new Promise((resolve, reject) => {
@@ -69,15 +69,25 @@ export class LocalFileStorage implements FileStorage {
   }
 
   async delete(key: string): Promise<void> {
-    if (!isFileKey(key)) return;
+    if (!isStorageKey(key)) return;
+    if (isFileKey(key)) {
+      // Its derived files (thumbnails) first: they sit beside it, named `<key>.<variant>`.
+      const shard = join(this.#dir, key.slice(0, 2));
+      for (const name of await readdir(shard).catch(() => [] as string[])) {
+        if (name.startsWith(`${key}.`) && isStorageKey(name)) await rm(join(shard, name), { force: true });
+      }
+    }
     await rm(this.#path(key), { force: true });
   }
 
   async *list(): AsyncIterable<{ key: string; modified: Date }> {
     for (const shard of await readdir(this.#dir).catch(() => [] as string[])) {
       if (shard === 'tmp' || shard.length !== 2) continue;
-      for (const name of await readdir(join(this.#dir, shard)).catch(() => [] as string[])) {
-        if (!isFileKey(name)) continue;
+      const names = await readdir(join(this.#dir, shard)).catch(() => [] as string[]);
+      const files = new Set(names.filter(isFileKey));
+      for (const name of names) {
+        // A derived file is listed only when its file is gone (a thumbnail rendered while its file was deleted).
+        if (!isFileKey(name) && !(isStorageKey(name) && !files.has(name.slice(0, name.indexOf('.'))))) continue;
         const info = await stat(join(this.#dir, shard, name)).catch(() => undefined);
         if (info !== undefined) yield { key: name, modified: info.mtime };
       }
@@ -85,7 +95,7 @@ export class LocalFileStorage implements FileStorage {
   }
 
   #path(key: string): string {
-    if (!isFileKey(key)) throw new Error(`not a file key: ${key}`);
+    if (!isStorageKey(key)) throw new Error(`not a file key: ${key}`);
     return join(this.#dir, key.slice(0, 2), key);
   }
 }

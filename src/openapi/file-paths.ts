@@ -34,6 +34,30 @@ export function filePaths(resource: ResourceView, base: string): Record<string, 
   return paths;
 }
 
+/**
+ * Adds `multipart/form-data` to the request bodies of a resource's create, replace and update
+ * when it has file fields (src/rest/multipart-writes.ts): each field a text part (or all of them
+ * in `@jsonPayload`), each file field a binary part (several for a multiple field).
+ */
+export function addMultipartBodies(resource: ResourceView, paths: Record<string, PathItemObject>, base: string): void {
+  const fields = resource.writableFields;
+  if (resource.model.singleton || !fields.some((f) => f.model.type === 'file')) return;
+  const properties: Record<string, SchemaObject> = {
+    '@jsonPayload': { type: 'string', description: 'Fields as one JSON object (the text parts given beside it win).' },
+  };
+  for (const field of fields) {
+    const name = field.name;
+    if (field.model.type === 'file') properties[name] = field.model.multiple === true ? { type: 'array', items: BINARY, maxItems: fileLimits(field.model).maxFiles } : BINARY;
+    else properties[name] = { type: 'string', description: field.model.type === 'json' ? 'The value as JSON text.' : `The ${field.model.type} as text; an empty part is null${field.model.type === 'string' ? ' (for a string: the empty string)' : ''}.` };
+  }
+  const media = { schema: { type: 'object', properties } };
+  for (const operation of [paths[base]?.post, paths[`${base}/{id}`]?.put, paths[`${base}/{id}`]?.patch]) {
+    if (operation?.requestBody === undefined) continue;
+    operation.requestBody = { ...operation.requestBody, content: { ...operation.requestBody.content, 'multipart/form-data': media } };
+    operation.description = `${operation.description ?? ''} A multipart/form-data body carries the fields and the files in one request (without Idempotency-Key); a file in it replaces the field's files.`.trim();
+  }
+}
+
 const KEY: ParameterObject = {
   name: 'key',
   in: 'path',
@@ -64,11 +88,12 @@ class FileOperations {
       {
         operationId: `download_${this.#id}${one ? '_one' : ''}`,
         summary: `Download ${one ? 'one file of ' : ''}${r.singular}'s ${this.#field.name}`,
-        description: `Streams the file under the ${r.singular}'s read rules and the field's read access. \`Range\` (one range) answers 206; \`If-None-Match\` 304. Content-Disposition is inline for raster images, attachment otherwise; uploaded HTML or SVG is served with \`Content-Security-Policy: sandbox\` and \`X-Content-Type-Options: nosniff\`.`,
+        description: `Streams the file under the ${r.singular}'s read rules and the field's read access. \`Range\` (one range) answers 206; \`If-None-Match\` 304. \`?thumb=\` (${fileLimits(this.#field.model).thumbs.join(', ')}) answers a thumbnail of a PNG, JPEG, GIF, WebP or AVIF image instead (\`c\`: cropped to the size, else fitted inside it), rendered once and kept; another size, or a file that is not such an image, is a 400. Content-Disposition is inline for raster images, attachment otherwise; uploaded HTML or SVG is served with \`Content-Security-Policy: sandbox\` and \`X-Content-Type-Options: nosniff\`.`,
         tags: [r.name],
         parameters: [
           { name: 'Range', in: 'header', required: false, description: 'One byte range: `bytes=0-99`, `bytes=100-`, `bytes=-100`.', schema: { type: 'string' } },
           ref('parameters', 'IfNoneMatch'),
+          { name: 'thumb', in: 'query', required: false, description: 'A thumbnail size of the field.', schema: { type: 'string', enum: [...fileLimits(this.#field.model).thumbs] } },
         ],
       },
       [this.#rule('read')],
@@ -77,7 +102,7 @@ class FileOperations {
         206: { description: 'The byte range asked for (Content-Range says which).', content: { '*/*': { schema: BINARY } } },
         304: { description: 'Not modified: If-None-Match matches the file\'s ETag.' },
       },
-      mergeFailures({ 404: ['not-found'], 416: ['range-not-satisfiable'] }, fieldReadFailures(r)),
+      mergeFailures({ 400: ['bad-request'], 404: ['not-found'], 416: ['range-not-satisfiable'], 422: ['validation-failed'] }, fieldReadFailures(r)),
       { deprecated: r.deprecated, ...(rulesMayForbid(r.model, 'read') ? { ownerRule: true } : {}) },
     );
   }

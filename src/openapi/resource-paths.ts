@@ -8,7 +8,7 @@ import { ref, type OperationObject, type ParameterObject, type PathItemObject, t
 import { schemaNames } from './resource-schemas.js';
 import { presetSentence, ruleSentence, rulesMayForbid } from './rule-notes.js';
 import type { RelationView, ResourceView } from './versioned-view.js';
-import { filePaths } from './file-paths.js';
+import { addMultipartBodies, filePaths } from './file-paths.js';
 
 /**
  * The REST paths of one resource under `prefix` (`''` for the latest version, `/v1`, …): the
@@ -62,6 +62,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
     paths[`${base}/{id}/${relation.name}`] = { ...byId, get: relationOperation(resource, relation, parameters) };
   }
   Object.assign(paths, filePaths(resource, base));
+  addMultipartBodies(resource, paths, base);
   return paths;
 }
 

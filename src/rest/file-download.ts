@@ -9,11 +9,10 @@ import { contentDisposition } from '../files/file-names.js';
 const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
 
 /**
- * Sends one stored file (docs/files.md#download): its type, length, validators, one byte range,
+ * Sends one stored file (docs/files.md#download), or a thumbnail of one under its own `key`: its type, length, validators, one byte range,
  * and the headers that keep an uploaded HTML or SVG file from running as the API's origin.
  */
-export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue): Promise<FastifyReply> {
-  const key = keyOf(file) ?? '';
+export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? ''): Promise<FastifyReply> {
   const info = await storage.stat(key);
   if (info === undefined) throw new NotFoundError('The file is not in storage.');
   reply.header('etag', file.etag);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
 import type { FileStorage } from '../core/file-storage.js';
@@ -15,6 +15,7 @@ import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js
 import { receiveFile } from '../files/file-upload.js';
 import { dispositionFileName } from '../files/file-names.js';
 import { sendFile } from './file-download.js';
+import { Thumbnails } from '../files/image-files.js';
 import { VersionTranslator } from './version-translation.js';
 import { viewOf } from '../schema/version-view.js';
 
@@ -24,6 +25,9 @@ export interface FileRoutesOptions {
 }
 
 type FileParams = { id: string; key?: string };
+
+/** One renderer per storage (its renders bounded together), made when a schema first has file routes. */
+const thumbnailsOf = new WeakMap<FileStorage, Thumbnails>();
 
 /**
  * The routes of a resource's file fields (docs/files.md): `PUT`, `GET` and `DELETE`
@@ -57,22 +61,30 @@ class FieldRoutes {
   readonly #resource: ResourceModel;
   readonly #field: FieldModel;
   readonly #tr: VersionTranslator;
+  readonly #thumbnails: Thumbnails;
 
   constructor(options: FileRoutesOptions, resource: ResourceModel, field: FieldModel, tr: VersionTranslator) {
     this.#operations = options.operations;
     this.#storage = options.storage;
+    const thumbnails = thumbnailsOf.get(options.storage) ?? new Thumbnails(options.storage);
+    thumbnailsOf.set(options.storage, thumbnails);
+    this.#thumbnails = thumbnails;
     this.#resource = resource;
     this.#field = field;
     this.#tr = tr;
   }
 
-  /** GET: the file, under the record's read rules and the field's read access. */
+  /** GET: the file or (`?thumb=`) one of its thumbnails, under the record's read rules and the field's read access. */
   readonly download: RouteHandler = async (request, reply) => {
     const { id, key } = this.#target(request);
+    const { thumb } = request.query as Record<string, unknown>;
+    if (thumb !== undefined && typeof thumb !== 'string') throw new BadRequestError('Give one ?thumb= size.');
     const record = await this.#operations.get(context(request), this.#resource, id);
     if (!(this.#field.name in record)) throw hiddenFieldError(this.#resource, this.#field.name);
     const file = this.#pick(record, id, key);
-    return sendFile(request, reply, this.#storage, file);
+    if (thumb === undefined) return sendFile(request, reply, this.#storage, file);
+    const thumbnail = await this.#thumbnails.get(this.#field, file, thumb);
+    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key);
   };
 
   /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */

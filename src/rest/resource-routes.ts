@@ -16,6 +16,8 @@ import type { ItemQuery, ListReader, RestQueryStyle } from './query-style.js';
 import { viewOf } from '../schema/version-view.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { isPromise } from '../promise-or-value.js';
+import type { FileStorage } from '../core/file-storage.js';
+import { MULTIPART_ROUTE, writeMultipart, type MultipartTarget } from './multipart-writes.js';
 
 export interface ResourceRoutesOptions {
   operations: ResourceOperations;
@@ -24,6 +26,8 @@ export interface ResourceRoutesOptions {
   queryStyle: RestQueryStyle;
   /** Page and group limits (aggregates read them; lists read them through the query style). */
   listLimits: ListLimits;
+  /** File storage, when file fields are served: POST, PATCH and PUT then also read multipart/form-data (docs/files.md#multipart-forms). */
+  files?: FileStorage;
 }
 
 type IdParams = { id: string };
@@ -38,6 +42,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   // json-server's front ends may choose a new row's id.
   const creates = queryStyle.chosenIds ? { acceptId: true } : {};
   const base = `${prefix}/${resource.name}`;
+  const multipart = multipartTarget(options, resource, viewOf(schema, resource, version), creates);
   const itemPath = (id: unknown): string => `${base}/${String(id)}`;
   // This version's names and fields; storage has every field under its latest name.
   const tr = new VersionTranslator(schema, viewOf(schema, resource, version));
@@ -104,9 +109,10 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       return undefined;
     }),
     PUT: handler(async (request, reply) => {
-      assertPlainJsonBody(request);
       const id = idOf(request);
       const precondition = ifMatch(request);
+      if (multipart !== undefined && request.isMultipart()) return sendPrepared(reply, prepared(200, await writeMultipart(request, reply, multipart, 'replace', id, precondition)));
+      assertPlainJsonBody(request);
       const body = tr.body(request.body, (translated) => operations.check(context(request), resource, 'replace', translated, id));
       const record = await operations.replace(context(request), resource, id, body, precondition === undefined ? keep : { ...keep, precondition });
       const response = prepared(200, record);
@@ -116,6 +122,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       assertHasBody(request);
       const id = idOf(request);
       const precondition = ifMatch(request);
+      if (multipart !== undefined && request.isMultipart()) return sendPrepared(reply, prepared(200, await writeMultipart(request, reply, multipart, 'update', id, precondition)));
       return runIdempotent(request, reply, idempotency, async (commit) => {
         let response: PreparedResponse | undefined;
         const patch = tr.body(request.body, (translated) => operations.check(context(request), resource, 'update', translated, id));
@@ -154,6 +161,10 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       return queryStyle.list(request, reply, request.query as RawQuery, reader, tr);
     }),
     POST: handler(async (request, reply) => {
+      if (multipart !== undefined && request.isMultipart()) {
+        const record = await writeMultipart(request, reply, multipart, 'create', undefined, undefined);
+        return sendPrepared(reply, prepared(201, record, { location: itemPath(record.id) }));
+      }
       assertPlainJsonBody(request);
       return runIdempotent(request, reply, idempotency, async (commit) => {
         let response: PreparedResponse | undefined;
@@ -176,7 +187,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         return response ?? prepared(201, record, { location: itemPath(record.id) });
       });
     }),
-  }, quotas(resource, { GET: 'list', POST: 'create' }));
+  }, { ...quotas(resource, { GET: 'list', POST: 'create' }), ...(multipart === undefined ? {} : { config: MULTIPART_ROUTE }) });
 
   // A fixed segment: ids are positive integers, so no row's path is /<resource>/aggregate (and
   // the router tries fixed segments before parameters, whatever the order they were added in).
@@ -193,7 +204,10 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     }),
   }, quotas(resource, { GET: 'list' }));
 
-  registerPath(app, `${base}/:id`, itemMethods((request) => parseId(resource.singular, (request.params as IdParams).id)), quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }));
+  registerPath(app, `${base}/:id`, itemMethods((request) => parseId(resource.singular, (request.params as IdParams).id)), {
+    ...quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }),
+    ...(multipart === undefined ? {} : { config: MULTIPART_ROUTE }),
+  });
 
   for (const relation of tr.view.relations.values()) {
     const target = resourceNamed(schema, relation.target);
@@ -262,6 +276,16 @@ function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
   const out: StoredRecord = {};
   for (const name of names) out[name] = record[name];
   return out;
+}
+
+/** The multipart writes of a resource with file fields, when file storage is on; undefined otherwise (multipart is then a 415). */
+function multipartTarget(options: ResourceRoutesOptions, resource: ResourceModel, view: ReturnType<typeof viewOf>, creates: MultipartTarget['creates']): MultipartTarget | undefined {
+  if (options.files === undefined || resource.singleton || !resource.writableFields.some((f) => f.type === 'file')) return undefined;
+  return { operations: options.operations, storage: options.files, resource, tr: new VersionTranslator(options.operations.schema, view), creates };
+}
+
+function sendPrepared(reply: FastifyReply, response: PreparedResponse): FastifyReply {
+  return reply.code(response.status).headers(response.headers).send(response.body);
 }
 
 function context(request: FastifyRequest): OperationContext {

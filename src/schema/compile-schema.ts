@@ -291,7 +291,7 @@ function checkField(at: string, field: FieldDefinition, definition: SchemaDefini
   only(['values'], ['enum']);
   only(['searchable'], ['string']);
   only(['references', 'onDelete'], ['integer']);
-  only(['maxSize', 'accept', 'multiple', 'maxFiles'], ['file']);
+  only(['maxSize', 'accept', 'multiple', 'maxFiles', 'thumbs'], ['file']);
   if (field.type === 'file') problems.push(...checkFileField(at, field));
   if (field.type === 'enum' && field.values === undefined) problems.push({ path: at, message: 'an enum field needs "values"' });
   if (field.min !== undefined && field.max !== undefined && field.min > field.max) problems.push({ path: `${at}.min`, message: 'min is greater than max' });

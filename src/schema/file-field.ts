@@ -12,10 +12,28 @@ export interface FileFieldLimits {
   multiple: boolean;
   /** With `multiple`: the most files the list holds. */
   maxFiles: number;
+  /** The thumbnail sizes served (`100x100`, `100x100c`). */
+  thumbs: readonly string[];
 }
 
 export const DEFAULT_MAX_FILE_SIZE = 10 * 1024 ** 2;
 export const DEFAULT_MAX_FILES = 10;
+/** The thumbnail sizes a file field serves unless its `thumbs` says otherwise (docs/files.md#thumbnails). */
+export const DEFAULT_THUMBS: readonly string[] = Object.freeze(['100x100', '300x300', '600x600', '100x100c', '300x300c', '600x600c']);
+/** A thumbnail size: width x height (1 to 4096 pixels each), `c` to crop to it rather than fit inside it. */
+const THUMB_SIZE = /^([1-9][0-9]{0,3})x([1-9][0-9]{0,3})(c?)$/;
+const MAX_THUMB_SIDE = 4096;
+const MAX_THUMB_SIZES = 20;
+
+/** A thumbnail size's parts, or undefined when `size` is not one. */
+export function parseThumbSize(size: string): { width: number; height: number; crop: boolean } | undefined {
+  const match = THUMB_SIZE.exec(size);
+  if (match === null) return undefined;
+  const width = Number(match[1]);
+  const height = Number(match[2]);
+  if (width > MAX_THUMB_SIDE || height > MAX_THUMB_SIDE) return undefined;
+  return { width, height, crop: match[3] === 'c' };
+}
 /** The largest maxSize a schema may declare: 1 TiB (a safe integer, far above any disk a test has). */
 const LARGEST_MAX_SIZE = 1024 ** 4;
 
@@ -39,6 +57,7 @@ export function fileLimits(field: FieldDefinition): FileFieldLimits {
     accept: field.accept,
     multiple: field.multiple === true,
     maxFiles: field.maxFiles ?? DEFAULT_MAX_FILES,
+    thumbs: field.thumbs ?? DEFAULT_THUMBS,
   };
 }
 
@@ -61,6 +80,16 @@ export function checkFileField(at: string, field: FieldDefinition): { path: stri
     else if (bytes > LARGEST_MAX_SIZE) problems.push({ path: `${at}.maxSize`, message: 'is larger than 1TB' });
   }
   if (field.maxFiles !== undefined && field.multiple !== true) problems.push({ path: `${at}.maxFiles`, message: 'maxFiles needs multiple: true' });
+  if (field.thumbs !== undefined) {
+    if (!Array.isArray(field.thumbs) || field.thumbs.length > MAX_THUMB_SIZES) problems.push({ path: `${at}.thumbs`, message: `must be a list of at most ${MAX_THUMB_SIZES} sizes` });
+    else {
+      field.thumbs.forEach((size, i) => {
+        if (typeof size !== 'string' || parseThumbSize(size) === undefined) {
+          problems.push({ path: `${at}.thumbs[${i}]`, message: `must be a size such as 100x100 (fit inside) or 100x100c (cropped to it), each side 1 to ${MAX_THUMB_SIDE} pixels` });
+        }
+      });
+    }
+  }
   return problems;
 }
 

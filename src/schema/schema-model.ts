@@ -53,6 +53,8 @@ export interface FieldDefinition {
   multiple?: boolean;
   /** File fields with `multiple`: the most files the list holds. */
   maxFiles?: number;
+  /** File fields: the thumbnail sizes served (`100x100` fit, `100x100c` crop); replaces the default list. */
+  thumbs?: string[];
   /** Who may see the field: an access rule, or a rule expression over the record (docs/auth.md#field-access). */
   read?: FieldAccessDefinition;
   /** Who may set the field: an access rule, or a rule expression over the record as stored. */

@@ -1,0 +1,245 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import multipart, { type Multipart } from '@fastify/multipart';
+import { BadRequestError, PayloadTooLargeError, RestgraphError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import type { FileStorage } from '../core/file-storage.js';
+import { keyOf, type FileValue } from '../core/file-fields.js';
+import { fileLimits } from '../schema/file-field.js';
+import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import { parseJsonBody } from '../http/content-negotiation.js';
+import { receiveFile } from '../files/file-upload.js';
+import type { VersionTranslator } from './version-translation.js';
+import type { ResourceOperations } from '../core/resource-operations.js';
+import type { ValidateOptions } from '../core/record-validator.js';
+import type { OperationContext } from '../core/principal.js';
+import type { StoredRecord } from '../store/list-spec.js';
+
+/**
+ * `multipart/form-data` on `POST /<resource>` and `PATCH`/`PUT /<resource>/<id>`
+ * (docs/files.md#multipart-forms): each field a text part converted by the field's type (or all
+ * of them as JSON in an `@jsonPayload` part), each file a file part streamed to storage through
+ * the upload pipeline before the row is written; the caller writes the row in one transaction and
+ * removes the stored files when anything fails.
+ */
+
+/** The most parts of one request, and the largest text part (JSON fields included). */
+export const MULTIPART_MAX_PARTS = 200;
+export const MULTIPART_MAX_FIELD_BYTES = 1024 * 1024;
+/** The part that holds fields as one JSON object (PocketBase's name). */
+export const JSON_PAYLOAD_PART = '@jsonPayload';
+
+/** Route config that lets a route read multipart bodies (others answer them 415). */
+export const MULTIPART_ROUTE = { multipart: true } as const;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route reads multipart/form-data bodies itself (resource writes with file fields). */
+    multipart?: boolean;
+  }
+}
+
+/**
+ * Registers @fastify/multipart (its parser leaves the body unread, for the route to stream) and
+ * keeps every other write route refusing multipart bodies with a 415, as before.
+ */
+export async function registerMultipart(app: FastifyInstance): Promise<void> {
+  await app.register(multipart, { throwFileSizeLimit: true });
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.config?.multipart === true || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) return;
+    const refuse = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void => {
+      done(request.isMultipart() ? new UnsupportedMediaTypeError('This route takes application/json, not multipart/form-data.') : undefined);
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? refuse : [...(Array.isArray(existing) ? existing : [existing]), refuse];
+  });
+}
+
+/** What a multipart write read: the JSON body, and the files already in storage, by field. */
+export interface MultipartWrite {
+  body: Record<string, unknown>;
+  /** The file fields' values for the row; `id`: the row's (a create knows it once inserted). */
+  fileValues: (id: number) => Record<string, FileValue | FileValue[]>;
+  /** Removes the stored files (the write failed). */
+  discard: () => Promise<void>;
+}
+
+/**
+ * Reads a multipart body: text parts into the JSON body, file parts streamed to storage (size and
+ * type checked as a raw upload). On any failure the files stored so far are removed.
+ */
+export async function readMultipartWrite(request: FastifyRequest, storage: FileStorage, resource: ResourceModel, tr: VersionTranslator): Promise<MultipartWrite> {
+  const fileFields = resource.writableFields.filter((f) => f.type === 'file' && !tr.view.hidden.includes(f.name));
+  const stored: FileValue[] = [];
+  const files = new Map<FieldModel, FileValue[]>();
+  const discard = async (): Promise<void> => {
+    await Promise.all(stored.map((file) => storage.delete(keyOf(file) ?? '').catch(() => undefined)));
+  };
+  const texts: Record<string, unknown> = {};
+  let payload: Record<string, unknown> = {};
+  try {
+    const parts = request.parts({
+      limits: {
+        parts: MULTIPART_MAX_PARTS,
+        fields: MULTIPART_MAX_PARTS,
+        fieldSize: MULTIPART_MAX_FIELD_BYTES,
+        fieldNameSize: 200,
+        headerPairs: 20,
+        files: fileFields.reduce((sum, f) => sum + (f.multiple === true ? fileLimits(f).maxFiles : 1), 0),
+        // Past the field's maxSize storage stops first (a 413); this only bounds the largest.
+        fileSize: Math.max(1, ...fileFields.map((f) => fileLimits(f).maxSize + 1)),
+      },
+    });
+    for await (const part of parts) {
+      if (part.type === 'field') {
+        const text = fieldText(part);
+        if (part.fieldname === JSON_PAYLOAD_PART) payload = jsonPayload(text);
+        else {
+          if (part.fieldname in texts) throw invalid(part.fieldname, 'is given twice');
+          texts[part.fieldname] = fromText(tr.field(part.fieldname), part.fieldname, text);
+        }
+        continue;
+      }
+      const named = tr.field(part.fieldname);
+      const field = fileFields.find((f) => f === named);
+      if (field === undefined) throw invalid(part.fieldname, `is not a file field of ${resource.name}${fileFields.length === 0 ? '' : ` (those are ${fileFields.map((f) => f.name).join(', ')})`}`);
+      const list = files.get(field) ?? [];
+      if (list.length >= (field.multiple === true ? fileLimits(field).maxFiles : 1)) {
+        throw invalid(field.name, field.multiple === true ? `holds at most ${fileLimits(field).maxFiles} files (maxFiles)` : 'takes one file');
+      }
+      const file = await receiveFile(storage, field, { body: part.file, name: part.filename, claimedType: part.mimetype, declaredLength: undefined, urlOf: (key) => key });
+      stored.push(file);
+      files.set(field, [...list, file]);
+    }
+  } catch (error) {
+    await discard();
+    throw multipartError(error);
+  }
+  for (const field of files.keys()) {
+    if (field.name in texts || field.name in payload) throw invalid(field.name, 'is given both as a file and as a value');
+  }
+  return {
+    body: { ...payload, ...texts },
+    fileValues: (id) => {
+      const values: Record<string, FileValue | FileValue[]> = {};
+      for (const [field, list] of files) {
+        const located = list.map((file) => ({ ...file, url: `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${keyOf(file) ?? ''}` : ''}` }));
+        values[field.name] = field.multiple === true ? located : (located[0] as FileValue);
+      }
+      return values;
+    },
+    discard,
+  };
+}
+
+function fieldText(part: Multipart & { type: 'field' }): string {
+  if (part.valueTruncated) throw new PayloadTooLargeError(`The part ${part.fieldname} is larger than ${MULTIPART_MAX_FIELD_BYTES} bytes.`);
+  return typeof part.value === 'string' ? part.value : String(part.value);
+}
+
+function jsonPayload(text: string): Record<string, unknown> {
+  const value = parseJsonBody(text);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(JSON_PAYLOAD_PART, 'must be a JSON object of fields');
+  return value as Record<string, unknown>;
+}
+
+const NUMBER = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$/;
+
+/**
+ * A text part's value for its field: numbers and booleans parsed, json fields parsed as JSON,
+ * an empty part null (for every type but string); anything that does not parse is kept as text,
+ * for validation to say what is wrong with it.
+ */
+function fromText(field: FieldModel | undefined, name: string, text: string): unknown {
+  if (field === undefined) return text; // an unknown field: refused by validation, by name
+  if (text === '' && field.type !== 'string') return null;
+  switch (field.type) {
+    case 'integer':
+    case 'number':
+      return NUMBER.test(text) ? Number(text) : text;
+    case 'boolean':
+      return text === 'true' ? true : text === 'false' ? false : text;
+    case 'json':
+      try {
+        return parseJsonBody(text);
+      } catch {
+        throw invalid(name, 'must be JSON (a json field\'s part holds its value as JSON text)');
+      }
+    default:
+      return text;
+  }
+}
+
+function invalid(name: string, detail: string): ValidationError {
+  return new ValidationError(`The multipart body's ${name} ${detail}.`, { errors: [{ pointer: `/${name}`, detail }] });
+}
+
+/** @fastify/multipart's errors (limits, malformed bodies) as restgraph's problems. */
+function multipartError(error: unknown): unknown {
+  if (error instanceof RestgraphError || !(error instanceof Error)) return error;
+  const code = 'code' in error ? String(error.code) : '';
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
+    return new PayloadTooLargeError(`The multipart body has too many parts: at most ${MULTIPART_MAX_PARTS}, and as many files as the file fields hold.`);
+  }
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new PayloadTooLargeError('A file is larger than its field\'s maxSize.');
+  return new BadRequestError(`The multipart body cannot be read: ${error.message}`);
+}
+
+/** What a multipart write needs of its route. */
+export interface MultipartTarget {
+  operations: ResourceOperations;
+  storage: FileStorage;
+  resource: ResourceModel;
+  tr: VersionTranslator;
+  /** Create options of the query style (json-server's chosen ids). */
+  creates: ValidateOptions;
+}
+
+/**
+ * A create (`POST`), update (`PATCH`) or replace (`PUT`) from a multipart body: access checked
+ * before a byte is stored, the files stored, then the row written in one transaction with the
+ * files' values; on any failure the stored files are removed. @returns the row written
+ */
+export async function writeMultipart(request: FastifyRequest, reply: FastifyReply, target: MultipartTarget, kind: 'create' | 'update' | 'replace', id: number | undefined, precondition: ((current: StoredRecord) => void) | undefined): Promise<StoredRecord> {
+  const { operations, resource, tr, creates } = target;
+  if (request.headers['idempotency-key'] !== undefined) {
+    throw new BadRequestError('Idempotency-Key is not taken with multipart/form-data bodies: send JSON, or upload each file to its field\'s route.');
+  }
+  const ctx: OperationContext = { principal: request.principal, requestId: request.id };
+  // Who may not write here is refused before a byte is stored; the fields are validated once all are read.
+  if (id !== undefined) await operations.get(ctx, resource, id);
+  accessOnly(() => operations.check(ctx, resource, kind === 'create' ? 'create' : 'update', {}, id, kind === 'create' ? creates : {}));
+  const form = await readMultipartWrite(request, target.storage, resource, tr).catch((error: unknown) => {
+    // Refused before the body was read whole (413, 415, 422): the rest is read and dropped, and
+    // the connection closes once the answer is out (lingering, as a refused raw upload's).
+    if (!request.raw.complete) {
+      reply.header('connection', 'close');
+      request.raw.unpipe();
+      request.raw.resume();
+    }
+    throw error;
+  });
+  if (!request.raw.complete) {
+    // The last bytes (the body's epilogue, a chunked body's end) may not be read yet: dropped, and
+    // the connection closes after the answer rather than staying busy with a request half-read.
+    reply.header('connection', 'close');
+    request.raw.resume();
+  }
+  try {
+    const body = tr.body(form.body, (translated) => operations.check(ctx, resource, kind, translated, id, kind === 'create' ? creates : {}));
+    if (kind === 'create' || id === undefined) return await operations.create(ctx, resource, body, { ...creates, fileValues: (row) => form.fileValues(row.id as number) });
+    const options = { ...(precondition === undefined ? {} : { precondition }), fileValues: () => form.fileValues(id) };
+    return kind === 'update' ? await operations.update(ctx, resource, id, body, options) : await operations.replace(ctx, resource, id, body, options);
+  } catch (error) {
+    await form.discard();
+    throw error;
+  }
+}
+
+/** Runs a check for its access refusals only: a validation problem waits for the whole body. */
+function accessOnly(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+  }
+}
