@@ -56,6 +56,21 @@ describe('links are bound to the address they were sent to', () => {
     expect((await post('/v1/auth/verify-email', { token: fresh })).statusCode).toBe(204);
   });
 
+  it('a verified account that changes its email is not verified any more (verification holds for the address verified)', async () => {
+    const up = json<{ user: { id: number } }>(await post('/v1/auth/sign-up', { email: 'cat@example.com', password: PASSWORD }));
+    expect((await post('/v1/auth/verify-email', { token: await tokenSentTo('cat@example.com', 'verify-email') })).statusCode).toBe(204);
+    const session = json<{ accessToken: string }>(await post('/v1/auth/sign-in', { email: 'cat@example.com', password: PASSWORD }));
+    const bearer = { authorization: `Bearer ${session.accessToken}` };
+    const me = async () => json<{ emailVerified: boolean }>(await t.app.inject({ method: 'GET', url: '/v1/auth/me', headers: bearer })).emailVerified;
+    expect(await me()).toBe(true);
+    const moved = await t.app.inject({ method: 'PATCH', url: `/users/${up.user.id}`, headers: bearer, payload: { email: 'boss@example.com' } });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(await me()).toBe(false);
+    // Back to the address it verified: verified again (nothing else proved anything since).
+    await t.app.inject({ method: 'PATCH', url: `/users/${up.user.id}`, headers: bearer, payload: { email: 'cat@example.com' } });
+    expect(await me()).toBe(true);
+  });
+
   it('a reset link sent to an address the account has left is refused', async () => {
     const up = json<{ user: { id: number } }>(await post('/v1/auth/sign-up', { email: 'bob@example.com', password: PASSWORD }));
     await post('/v1/auth/forgot-password', { email: 'bob@example.com' });

@@ -139,6 +139,11 @@ describe('multipart writes', () => {
     const many = Array.from({ length: 250 }, (_, i) => ({ name: `f${i}`, value: 'v' }));
     const parts = await send('POST', '/users', [{ name: 'name', value: 'f' }, ...many]);
     expect(parts.statusCode).toBe(413);
+    // Text parts are bounded together, as a JSON body is: three of 400 KB are a 413 (one is not).
+    const big = 'x'.repeat(400 * 1024);
+    const texts = await send('POST', '/users', [{ name: 'name', value: 'h' }, { name: 'a', value: big }, { name: 'b', value: big }, { name: 'c', value: big }]);
+    expect(texts.statusCode, texts.body).toBe(413);
+    expect((await send('POST', '/users', [{ name: 'name', value: 'h' }, { name: 'a', value: big }])).statusCode).toBe(422);
     expect((await send('POST', '/users', [{ name: 'name', value: 'g' }], { 'idempotency-key': 'k1' })).statusCode).toBe(400);
     // A resource without file fields, and other write routes, take JSON only.
     expect((await send('POST', '/notes', [{ name: 'text', value: 'hi' }])).statusCode).toBe(415);

@@ -58,7 +58,7 @@ export async function* exportLines(schema: SchemaModel, rows: BulkRows, reader: 
       while (next?.done === false && next.value.recordId < id) next = await accounts?.next();
       // Credentials bound to an earlier record under this id (deleted, its id given again by an import) are not this record's.
       const own = next?.done === false && next.value.recordId === id && next.value.recordCreatedAt === String(record.createdAt) ? next.value : undefined;
-      yield own === undefined ? `${prefix}${JSON.stringify(record)}}` : `${prefix}${JSON.stringify(record)},"credentials":${JSON.stringify(exportedCredentials(own))}}`;
+      yield own === undefined ? `${prefix}${JSON.stringify(record)}}` : `${prefix}${JSON.stringify(record)},"credentials":${JSON.stringify(exportedCredentials(own, record[schema.accounts?.identifier ?? '']))}}`;
     }
     await accounts?.return(undefined);
   }

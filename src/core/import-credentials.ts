@@ -26,7 +26,7 @@ export class ImportCredentials {
     const accounts = this.#schema.accounts?.resource;
     if (accounts !== resource.name) return `/credentials: only records of the accounts resource${accounts === undefined ? ' (the schema has none: accounts:)' : ` (${accounts})`} have credentials`;
     if (record.id === undefined) return '/credentials: an account imported with its credentials needs its id';
-    return importedCredentials(credentials, this.#now);
+    return importedCredentials(credentials, this.#now, record[this.#schema.accounts?.identifier ?? '']);
   }
 
   /** Stores the credentials of rows just written. */

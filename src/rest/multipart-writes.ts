@@ -21,7 +21,7 @@ import type { StoredRecord } from '../store/list-spec.js';
  * removes the stored files when anything fails.
  */
 
-/** The most parts of one request, and the largest text part (JSON fields included). */
+/** The most parts of one request, and the most bytes of its text parts together (JSON fields included). */
 export const MULTIPART_MAX_PARTS = 200;
 export const MULTIPART_MAX_FIELD_BYTES = 1024 * 1024;
 /** The part that holds fields as one JSON object (PocketBase's name). */
@@ -76,6 +76,9 @@ export async function readMultipartWrite(request: FastifyRequest, storage: FileS
   };
   const texts: Record<string, unknown> = {};
   let payload: Record<string, unknown> = {};
+  // The text parts together are bounded like a JSON body: 200 parts of 1 MB each held at once
+  // would be 200 MB per request.
+  let textBytes = 0;
   try {
     const parts = request.parts({
       limits: {
@@ -92,6 +95,8 @@ export async function readMultipartWrite(request: FastifyRequest, storage: FileS
     for await (const part of parts) {
       if (part.type === 'field') {
         const text = fieldText(part);
+        textBytes += Buffer.byteLength(text);
+        if (textBytes > MULTIPART_MAX_FIELD_BYTES) throw new PayloadTooLargeError(`The text parts of this form hold more than ${MULTIPART_MAX_FIELD_BYTES} bytes together (files do not count).`);
         if (part.fieldname === JSON_PAYLOAD_PART) payload = jsonPayload(text);
         else {
           if (part.fieldname in texts) throw invalid(part.fieldname, 'is given twice');

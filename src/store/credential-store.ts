@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SqlDatabase, SqlExecutor } from './sql-database.js';
 
 const TABLE = '_restgraph_credentials';
@@ -6,8 +7,28 @@ const TABLE = '_restgraph_credentials';
 export interface StoredCredentials {
   /** The `$argon2id$…` string; null: the account has no password (signs in another way). */
   passwordHash: string | null;
-  /** When its identifier (email) was verified; null: not yet. */
+  /**
+   * The verification of its identifier (email): `<instant> <SHA-256 of the address verified>`, as
+   * {@link verificationMark} writes it; null: never. It holds for that address only: an account
+   * whose email changed since is not verified ({@link isVerifiedFor}).
+   */
   emailVerifiedAt: string | null;
+}
+
+function addressDigest(address: string): string {
+  return createHash('sha256').update(address).digest('base64url');
+}
+
+/** The `emailVerifiedAt` value of `address` verified now. */
+export function verificationMark(address: string, now = new Date().toISOString()): string {
+  return `${now} ${addressDigest(address)}`;
+}
+
+/** Whether `emailVerifiedAt` (a {@link verificationMark}) verified `address`, the account's identifier as stored now. */
+export function isVerifiedFor(emailVerifiedAt: string | null | undefined, address: unknown): boolean {
+  if (typeof emailVerifiedAt !== 'string' || typeof address !== 'string') return false;
+  const space = emailVerifiedAt.indexOf(' ');
+  return space > 0 && emailVerifiedAt.slice(space + 1) === addressDigest(address);
 }
 
 /** Which record an account is: its resource, id and `createdAt` (a later record under a reused id is another account). */
@@ -39,9 +60,9 @@ export class CredentialStore {
     await this.#upsert(account, { passwordHash }, executor);
   }
 
-  /** Marks the account's identifier as verified (now), keeping its password. */
-  async markEmailVerified(account: AccountKey, executor: SqlExecutor = this.#db): Promise<void> {
-    await this.#upsert(account, { emailVerifiedAt: new Date().toISOString() }, executor);
+  /** Marks `address`, the account's identifier, as verified (now), keeping its password. */
+  async markEmailVerified(account: AccountKey, address: string, executor: SqlExecutor = this.#db): Promise<void> {
+    await this.#upsert(account, { emailVerifiedAt: verificationMark(address) }, executor);
   }
 
   /**

@@ -3,6 +3,7 @@ import type { ResourceModel } from '../../schema/schema-model.js';
 import type { AccountStateStore, AccountSummary } from '../../store/account-state-store.js';
 import type { FilterCondition, StoredRecord, TextMatch } from '../../store/list-spec.js';
 import type { RecordStore } from '../../store/record-store.js';
+import { isVerifiedFor } from '../../store/credential-store.js';
 import type { RefreshTokenStore } from '../../store/refresh-token-store.js';
 import { isAdmin, type OperationContext, type Principal } from '../principal.js';
 import type { AccountEmails } from './account-emails.js';
@@ -139,7 +140,7 @@ export class AccountAdministration {
     return {
       id: Number(record.id),
       identifier: typeof identifier === 'string' ? identifier : null,
-      emailVerified: (summary?.emailVerifiedAt ?? null) !== null,
+      emailVerified: isVerifiedFor(summary?.emailVerifiedAt, identifier),
       disabled: (summary?.disabledAt ?? null) !== null,
       createdAt: String(record.createdAt),
       activeSessions: summary?.activeSessions ?? 0,

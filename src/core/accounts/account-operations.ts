@@ -2,7 +2,7 @@ import { AuthenticationRequiredError, EmailNotVerifiedError, ForbiddenError, Inv
 import type { AccountsModel } from '../../schema/accounts-model.js';
 import { foldIdentifier, foldsIdentifierCase } from '../../schema/identifier-case.js';
 import { resourceNamed, type ResourceModel, type SchemaModel } from '../../schema/schema-model.js';
-import type { AccountKey, CredentialStore } from '../../store/credential-store.js';
+import { isVerifiedFor, type AccountKey, type CredentialStore } from '../../store/credential-store.js';
 import type { StoredRecord } from '../../store/list-spec.js';
 import type { RecordStore } from '../../store/record-store.js';
 import type { RefreshTokenStore } from '../../store/refresh-token-store.js';
@@ -197,7 +197,7 @@ export class AccountOperations {
     if (!valid || record === undefined || key === undefined || stored === undefined) throw this.#wrongCredentials();
     await this.#throttle?.releaseSignIn(canonical);
     // Only after the right password: to anyone without it, an unverified account looks like any other.
-    if (this.accounts.emailVerification === 'required' && (credentials?.emailVerifiedAt ?? null) === null) {
+    if (this.accounts.emailVerification === 'required' && !isVerifiedFor(credentials?.emailVerifiedAt, record[this.accounts.identifier])) {
       throw new EmailNotVerifiedError('Confirm your email first: open the link we sent you, or ask for a new one (POST /v1/auth/verify-email/request).');
     }
     if (needsRehash(stored)) await this.#credentials.setPassword(key, await hashPassword(password));
@@ -297,7 +297,8 @@ export class AccountOperations {
   /** Records that the account's identifier (email) was verified now. */
   async markEmailVerified(recordId: number): Promise<void> {
     const record = await this.#records.findById(this.resource, recordId);
-    if (record !== undefined) await this.#credentials.markEmailVerified(accountKey(this.resource, record));
+    const address = record?.[this.accounts.identifier];
+    if (record !== undefined && typeof address === 'string') await this.#credentials.markEmailVerified(accountKey(this.resource, record), address);
   }
 
   /**
@@ -314,7 +315,7 @@ export class AccountOperations {
       return found;
     }
     this.#assertMaySignUp(ctx.principal);
-    return this.#createAccount(ctx, { ...profile, [this.accounts.identifier]: email }, (tx, key) => this.#credentials.markEmailVerified(key, tx));
+    return this.#createAccount(ctx, { ...profile, [this.accounts.identifier]: email }, (tx, key) => this.#credentials.markEmailVerified(key, this.canonicalIdentifier(email), tx));
   }
 
   /**
@@ -326,15 +327,17 @@ export class AccountOperations {
   async #dropUnprovenPassword(record: StoredRecord): Promise<void> {
     const key = accountKey(this.resource, record);
     const credentials = await this.#credentials.find(key);
-    if (credentials === undefined || credentials.emailVerifiedAt !== null || credentials.passwordHash === null) return;
+    if (credentials === undefined || isVerifiedFor(credentials.emailVerifiedAt, record[this.accounts.identifier]) || credentials.passwordHash === null) return;
     await this.#credentials.clearPassword(key);
     await this.#refreshTokens.revokeAccount({ resource: this.resource.name, recordId: key.recordId });
+    // The access tokens too: the one who set that password must not keep a session for minutes.
+    await this.#states?.endSessions(record);
   }
 
   /** Whether the account's identifier was verified. */
   async isEmailVerified(recordId: number): Promise<boolean> {
     const record = await this.#records.findById(this.resource, recordId);
-    return record !== undefined && ((await this.#credentials.find(accountKey(this.resource, record)))?.emailVerifiedAt ?? null) !== null;
+    return record !== undefined && isVerifiedFor((await this.#credentials.find(accountKey(this.resource, record)))?.emailVerifiedAt, record[this.accounts.identifier]);
   }
 
   /** A new session (tokens) for an account whose user proved who they are (password, or an identity provider). */

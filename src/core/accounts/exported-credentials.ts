@@ -1,4 +1,4 @@
-import type { StoredCredentials } from '../../store/credential-store.js';
+import { isVerifiedFor, verificationMark, type StoredCredentials } from '../../store/credential-store.js';
 import { isPlainObject } from '../merge-patch.js';
 
 /**
@@ -25,15 +25,15 @@ const MAX_PASSES = 16;
 const MAX_LANES = 16;
 
 /** What an export line carries for stored credentials. */
-export function exportedCredentials(stored: StoredCredentials): ExportedCredentials {
-  return { passwordHash: stored.passwordHash, emailVerified: stored.emailVerifiedAt !== null };
+export function exportedCredentials(stored: StoredCredentials, address: unknown): ExportedCredentials {
+  return { passwordHash: stored.passwordHash, emailVerified: isVerifiedFor(stored.emailVerifiedAt, address) };
 }
 
 /**
  * The credentials of an import line, as they will be stored (verified now when `emailVerified`),
  * or why not, as one line naming the JSON pointer.
  */
-export function importedCredentials(value: unknown, now: string): StoredCredentials | string {
+export function importedCredentials(value: unknown, now: string, address: unknown): StoredCredentials | string {
   if (!isPlainObject(value)) return '/credentials: must be {"passwordHash": "$argon2id$…" or null, "emailVerified": true or false}';
   const unknown = Object.keys(value).filter((key) => key !== 'passwordHash' && key !== 'emailVerified');
   if (unknown.length > 0) return `/credentials/${unknown[0] ?? ''}: is not a credential (passwordHash, emailVerified)`;
@@ -43,7 +43,7 @@ export function importedCredentials(value: unknown, now: string): StoredCredenti
     const why = argon2idProblem(passwordHash);
     if (why !== undefined) return `/credentials/passwordHash: ${why}`;
   }
-  return { passwordHash: typeof passwordHash === 'string' ? passwordHash : null, emailVerifiedAt: emailVerified === true ? now : null };
+  return { passwordHash: typeof passwordHash === 'string' ? passwordHash : null, emailVerifiedAt: emailVerified === true && typeof address === 'string' ? verificationMark(address, now) : null };
 }
 
 /** Why `hash` is not an Argon2id PHC string a sign-in can verify, or undefined when it is one. */
