@@ -12,6 +12,7 @@ import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 import type { FilterCondition, ListSpec, SortKey, StoredRecord, TextSearch } from './list-spec.js';
 import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
 import { aggregateStatement, decodeAggregateRow } from './aggregate-statements.js';
+import { columnNames, decodedFields } from './record-columns.js';
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
@@ -24,6 +25,8 @@ const NO_OPTIONS = Object.freeze({});
  * Reads and writes resource rows. Field names reach SQL only from the schema model; values only
  * as bound parameters. Rows come back decoded, in canonical key order.
  */
+export { columnNames } from './record-columns.js';
+
 export class RecordStore {
   readonly #db: SqlDatabase;
   readonly #rules: SqlDialectRules;
@@ -289,7 +292,6 @@ export class RecordStore {
     return { sql: text, parameters: Object.values(encoded), reuse: true };
   }
 
-
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
   async update(executor: SqlExecutor, resource: ResourceModel, id: number, values: StoredRecord): Promise<StoredRecord | undefined> {
     const encoded = this.#encodeValues(resource, values);
@@ -384,32 +386,6 @@ export class RecordStore {
     return encoded;
   }
 }
-
-
-/** Column names in canonical order: selecting them gives rows whose keys are already in that order. */
-export function columnNames(resource: ResourceModel): string[] {
-  let names = columnNameCache.get(resource);
-  if (names === undefined) {
-    names = canonicalFields(resource).map((f) => f.name);
-    columnNameCache.set(resource, names);
-  }
-  return names;
-}
-
-const columnNameCache = new WeakMap<ResourceModel, string[]>();
-const decodedFieldCache = new WeakMap<ResourceModel, FieldModel[]>();
-
-/** The fields whose stored value is not already what clients see, under these dialect rules. */
-function decodedFields(resource: ResourceModel, rules: SqlDialectRules): FieldModel[] {
-  let fields = decodedFieldCache.get(resource);
-  if (fields === undefined) {
-    fields = canonicalFields(resource).filter((f) => rules.needsDecode(f));
-    decodedFieldCache.set(resource, fields);
-  }
-  return fields;
-}
-
-
 
 function firstRow(rows: SqlRow[]): SqlRow {
   const row = rows[0];
