@@ -144,6 +144,13 @@ export function createHttpServer(options: ResolvedOptions, { logging, authentica
     closeIdleTimer ??= setInterval(closeIdleConnections, 50);
     closeIdleTimer.unref();
   });
+  // close() drains as a SIGTERM does: Fastify closes the connections idle at that moment once, and
+  // a keep-alive connection whose response was still going out (the last bytes of a streamed file
+  // sent, its end not yet) went idle just after, and held close() for the keep-alive timeout (72 s).
+  app.addHook('preClose', (done) => {
+    app.startDraining();
+    done();
+  });
   app.decorate('flushLogs', (callback: () => void) => {
     pinoLogger.flush(() => callback());
   });
