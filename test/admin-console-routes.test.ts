@@ -24,7 +24,7 @@ describe('the admin console routes', () => {
     const page = await t.app.inject({ method: 'GET', url: '/admin', headers: { authorization: '' } });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(page.headers['content-security-policy']).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    expect(page.headers['content-security-policy']).toBe("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     expect(page.headers['cache-control']).toBe('no-cache');
     expect(page.body).not.toMatch(/<script>|style=/);
     const script = /src="\/admin\/assets\/([^"]+\.js)"/.exec(page.body)?.[1];

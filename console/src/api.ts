@@ -88,22 +88,31 @@ export class Api {
   }
 
   async call<T>(path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.authorization, ...options.headers };
+    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
     let body: string | undefined;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
+    const response = await this.fetch(path, { method: options.method ?? 'GET', headers, body, signal: options.signal ?? null });
+    const text = response.status === 204 || response.status === 202 ? '' : await response.text();
+    return { status: response.status, headers: response.headers, body: (text === '' ? undefined : JSON.parse(text)) as T };
+  }
+
+  /**
+   * A request with the token whose body and answer are bytes (a file's upload and download): the
+   * answer as it came, or ApiError with the server's problem when it is not a 2xx.
+   */
+  async fetch(path: string, init: { method?: string; headers?: Record<string, string>; body?: BodyInit | undefined; signal?: AbortSignal | null }): Promise<Response> {
     let response: Response;
     try {
-      response = await fetch(path, { method: options.method ?? 'GET', headers, body, credentials: 'omit', cache: 'no-store', signal: options.signal ?? null });
+      response = await fetch(path, { method: init.method ?? 'GET', headers: { ...this.authorization, ...init.headers }, body: init.body ?? null, credentials: 'omit', cache: 'no-store', signal: init.signal ?? null });
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') throw error;
       throw new ApiError({ status: 0, title: 'No answer', detail: `The server could not be reached (${error instanceof Error ? error.message : String(error)}).`, code: 'network' });
     }
     if (!response.ok) throw new ApiError(await problemOf(response));
-    const text = response.status === 204 || response.status === 202 ? '' : await response.text();
-    return { status: response.status, headers: response.headers, body: (text === '' ? undefined : JSON.parse(text)) as T };
+    return response;
   }
 
   async get<T>(path: string, signal?: AbortSignal): Promise<T> {

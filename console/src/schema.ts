@@ -5,7 +5,7 @@
  * constraints and the required list. Nothing else is asked of the server.
  */
 
-export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum' | 'json';
+export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'date' | 'datetime' | 'enum' | 'json' | 'file';
 export type OnDelete = 'restrict' | 'cascade' | 'setNull';
 
 export interface FieldInfo {
@@ -31,6 +31,18 @@ export interface FieldInfo {
    * filtered, sorted or grouped by (the server refuses that with a 403).
    */
   readRule?: string;
+  /** A file field (docs/files.md): uploaded and downloaded at its own route, never in JSON bodies. */
+  file?: FileFieldInfo;
+}
+
+/** What the console knows of a file field, from the record schema and its download route. */
+export interface FileFieldInfo {
+  /** A list of files (each at its own url), rather than one. */
+  multiple: boolean;
+  /** With `multiple`: the most files the list holds. */
+  maxFiles?: number;
+  /** The thumbnail sizes the server renders (`?thumb=`), in the schema's order. */
+  thumbs: string[];
 }
 
 /** A hasMany relation: the rows of `target` whose `foreignKey` holds this record's id. */
@@ -78,6 +90,7 @@ export const OPERATORS: Readonly<Record<FieldType, readonly string[]>> = {
   enum: ['eq', 'ne', 'in', 'isNull'],
   boolean: ['eq', 'ne', 'isNull'],
   json: ['isNull'],
+  file: ['isNull'],
 };
 
 interface JsonSchema {
@@ -95,6 +108,8 @@ interface JsonSchema {
   required?: string[];
   properties?: Record<string, JsonSchema>;
   items?: JsonSchema;
+  maxItems?: number;
+  anyOf?: JsonSchema[];
   $ref?: string;
   'x-restgraph-resource'?: string;
   'x-restgraph-foreign-key'?: string;
@@ -103,8 +118,14 @@ interface JsonSchema {
   'x-restgraph-on-delete'?: OnDelete;
 }
 
+interface OpenApiOperation {
+  security?: Record<string, string[]>[];
+  parameters?: { name: string; schema?: JsonSchema }[];
+  requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+}
+
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { security?: Record<string, string[]>[]; parameters?: { name: string; schema?: JsonSchema }[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
+  paths: Record<string, Record<string, OpenApiOperation>>;
   components: { schemas: Record<string, JsonSchema> };
 }
 
@@ -144,6 +165,17 @@ function hasManyOf(record: JsonSchema, schemas: Record<string, JsonSchema>): Rel
   return found;
 }
 
+/** A file field's facts: a list when its value is an array; the thumbnail sizes its download route takes (`?thumb=`). */
+function fileFieldOf(document: OpenApiDocument, resource: string, field: string, property: JsonSchema): FileFieldInfo {
+  const types = Array.isArray(property.type) ? property.type : [property.type];
+  const list = property.anyOf?.find((option) => option.type === 'array') ?? (types.includes('array') ? property : undefined);
+  const multiple = list !== undefined;
+  const download = document.paths[`/${resource}/{id}/${field}${multiple ? '/{key}' : ''}`]?.get;
+  const thumb = download?.parameters?.find((parameter) => parameter.name === 'thumb');
+  const thumbs = (thumb?.schema?.enum ?? []).filter((value): value is string => typeof value === 'string');
+  return { multiple, ...(list?.maxItems === undefined ? {} : { maxFiles: list.maxItems }), thumbs };
+}
+
 /** Reads the resources, their fields, the event types and the scopes out of an OpenAPI document. */
 export function schemaInfo(document: OpenApiDocument): SchemaInfo {
   const schemas = document.components.schemas;
@@ -158,6 +190,7 @@ export function schemaInfo(document: OpenApiDocument): SchemaInfo {
     const fields: FieldInfo[] = [];
     for (const [fieldName, property] of Object.entries(record.properties ?? {})) {
       const field = fieldOf(fieldName, property, create?.properties?.[fieldName], required);
+      if (field?.type === 'file') field.file = fileFieldOf(document, name, fieldName, property);
       if (field !== undefined) fields.push(field);
     }
     // The schema's own fields first, after the id; when rows were made and changed last.

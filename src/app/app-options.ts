@@ -289,6 +289,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
     anonymous: undefined,
     graphql: undefined,
     webSocketConnections: undefined,
+    uploadBytes: undefined,
     store: undefined,
     redisUrl: undefined,
     signInFailures: undefined,

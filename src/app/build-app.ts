@@ -203,12 +203,12 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     remote: tokenCommands(options, '<database URL>').create([ADMIN_SCOPE]),
   });
   const queryStyle = options.compat === 'json-server' ? jsonServerQueryStyle(schema, options.listLimits) : nativeQueryStyle(options.listLimits, schema);
-  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits, ...(files === undefined ? {} : { files: files.storage }) };
+  const routeOptions = { operations, idempotency: storage.idempotency, queryStyle, listLimits: options.listLimits, ...(files === undefined ? {} : { files: files.storage, rateLimits: storage.rateLimits }) };
   // Unversioned paths serve the latest version; each version serves the resources it has.
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) {
       registerResourceRoutes(app, routeOptions, resource, prefix, version);
-      if (files !== undefined) await registerFileRoutes(app, { operations, storage: files.storage }, resource, prefix, version);
+      if (files !== undefined) await registerFileRoutes(app, { operations, storage: files.storage, rateLimits: storage.rateLimits }, resource, prefix, version);
     }
     if (options.compat === 'json-server') registerJsonServerDbRoute(app, operations, options.listLimits, prefix, version);
   }

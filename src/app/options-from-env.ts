@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { TargetGuard } from '../webhooks/target-guard.js';
-import { parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
+import { BYTE_RATE_LIMIT_FORMAT, parseByteRateLimit, parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
 import { compatMode } from '../rest/json-server-compat.js';
 import { oidcFromEnv } from './oidc-from-env.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
@@ -170,6 +170,12 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
       throw new ConfigError(name, `must be ${RATE_LIMIT_FORMAT}${mayBeOff ? ', or off' : ''}, not "${text}"`);
     }
     rateLimits[key] = off ? ANONYMOUS_RATE_LIMIT_OFF : text;
+  }
+  const uploadBytes = env.RESTGRAPH_RATE_LIMIT_UPLOAD_BYTES;
+  if (nonEmpty(uploadBytes)) {
+    const off = uploadBytes.trim() === ANONYMOUS_RATE_LIMIT_OFF;
+    if (!off && parseByteRateLimit(uploadBytes, 'uploadBytes') === undefined) throw new ConfigError('RESTGRAPH_RATE_LIMIT_UPLOAD_BYTES', `must be ${BYTE_RATE_LIMIT_FORMAT}, or off, not "${uploadBytes}"`);
+    rateLimits.uploadBytes = off ? ANONYMOUS_RATE_LIMIT_OFF : uploadBytes;
   }
   const accountQuotas = [
     ['RESTGRAPH_RATE_LIMIT_SIGN_IN_FAILURES', 'signInFailures'],

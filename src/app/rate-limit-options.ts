@@ -20,6 +20,13 @@ export interface RateLimitOptions {
    */
   webSocketConnections: string | undefined;
   /**
+   * Bytes of uploaded files per window per credential (per client address when anonymous), as
+   * `"<size>/<window>"` (`10GB/1h`), or `off` for none; counted while the files stream, on every
+   * upload path (`RESTGRAPH_RATE_LIMIT_UPLOAD_BYTES`). Only schemas with file fields have it.
+   * @default {@link DEFAULT_UPLOAD_BYTES_RATE_LIMIT}
+   */
+  uploadBytes: string | undefined;
+  /**
    * Where counters live: `memory` (this process), `database` (the shared SQL database) or `redis`
    * (`redisUrl`). @default redis with a redisUrl, database on PostgreSQL, memory on SQLite
    */
@@ -64,3 +71,11 @@ export const ANONYMOUS_RATE_LIMIT_OFF = 'off';
  * removes it.
  */
 export const DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT = '12000/1m';
+
+/**
+ * The upload byte budget per credential (per address when anonymous) when nothing else sets one:
+ * 10 GiB an hour, about 3 MB/s sustained. A person uploading photos or documents, or an import of
+ * a few thousand files, stays far below it; one key (or one address) cannot fill a disk at the
+ * network's speed, and learns so with a 429. `RESTGRAPH_RATE_LIMIT_UPLOAD_BYTES=off` removes it.
+ */
+export const DEFAULT_UPLOAD_BYTES_RATE_LIMIT = '10GB/1h';

@@ -1,11 +1,11 @@
 import { AccountThrottle } from '../core/account-throttle.js';
 import { RateLimiter, RateLimits, type RateLimitSettings } from '../core/rate-limits.js';
 import { ConfigError } from '../errors.js';
-import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from '../schema/rate-limit-policy.js';
+import { BYTE_RATE_LIMIT_FORMAT, parseByteRateLimit, parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { MemoryCounters, SqlCounters, type CounterStore } from '../store/rate-limit-counters.js';
 import type { SqlDatabase } from '../store/sql-database.js';
-import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ACCOUNT_RATE_LIMITS, DEFAULT_ANONYMOUS_RATE_LIMIT, DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
+import { ANONYMOUS_RATE_LIMIT_OFF, DEFAULT_ACCOUNT_RATE_LIMITS, DEFAULT_ANONYMOUS_RATE_LIMIT, DEFAULT_UPLOAD_BYTES_RATE_LIMIT, DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, type RateLimitOptions } from './app-options.js';
 
 /**
  * The rate limits in force: the options (from the environment) over the schema file's, counted in
@@ -22,17 +22,20 @@ export async function createRateLimits(options: RateLimitOptions, schema: Schema
     graphql: fromOption(options.graphql, 'graphql') ?? schema.rateLimits.graphql,
     resourceQuotas: [...schema.resources.values()].some((r) => Object.keys(r.rateLimits).length > 0),
     webSocketConnections: webSocketPolicy(options.webSocketConnections),
+    uploadBytes: uploadPolicy(options.uploadBytes, schema),
   };
   const anonymousLimited = settings.anonymous !== null && settings.anonymous !== undefined;
   const upgradesLimited = settings.webSocketConnections !== null;
+  const uploadsLimited = settings.uploadBytes !== null && settings.uploadBytes !== undefined;
   const configured =
     base !== undefined ||
     settings.graphql !== undefined ||
     settings.resourceQuotas === true ||
     (anonymousLimited && !builtIn(settings.anonymous)) ||
-    (upgradesLimited && settings.webSocketConnections !== BUILT_IN_WEBSOCKET_CONNECTIONS);
-  if (!configured && !anonymousLimited && !upgradesLimited) return undefined;
-  // The built-in quotas alone (anonymous requests, WebSocket upgrades) are a safety net: counted in
+    (upgradesLimited && settings.webSocketConnections !== BUILT_IN_WEBSOCKET_CONNECTIONS) ||
+    (uploadsLimited && settings.uploadBytes !== BUILT_IN_UPLOAD_BYTES);
+  if (!configured && !anonymousLimited && !upgradesLimited && !uploadsLimited) return undefined;
+  // The built-in quotas alone (anonymous requests, WebSocket upgrades, upload bytes) are a safety net: counted in
   // this process unless a store is named, so that they add no database statement to anonymous
   // requests and no failure when the database is away (several instances then each allow them).
   const store = configured || options.store !== undefined || options.redisUrl !== undefined ? await counterStore(options, db) : new MemoryCounters();
@@ -67,6 +70,17 @@ const ACCOUNT_POLICY_NAMES = Object.freeze({ signInFailures: 'account-sign-in-fa
 
 const BUILT_IN_ANONYMOUS = parseRateLimit(DEFAULT_ANONYMOUS_RATE_LIMIT, 'anonymous');
 const BUILT_IN_WEBSOCKET_CONNECTIONS = parseRateLimit(DEFAULT_WEBSOCKET_CONNECTIONS_RATE_LIMIT, 'webSocketConnections');
+const BUILT_IN_UPLOAD_BYTES = parseByteRateLimit(DEFAULT_UPLOAD_BYTES_RATE_LIMIT, 'uploadBytes');
+
+/** The upload byte budget: none without file fields; `off` means none; else the option, else the built-in one. */
+function uploadPolicy(option: string | undefined, schema: SchemaModel): RateLimitPolicy | null | undefined {
+  const files = [...schema.resources.values()].some((r) => [...r.fields.values()].some((f) => f.type === 'file'));
+  if (!files || option === ANONYMOUS_RATE_LIMIT_OFF) return null;
+  if (option === undefined) return BUILT_IN_UPLOAD_BYTES;
+  const policy = parseByteRateLimit(option, 'uploadBytes');
+  if (policy === undefined) throw new ConfigError('rateLimits.uploadBytes', `must be ${BYTE_RATE_LIMIT_FORMAT}, or off, not "${option}"`);
+  return policy;
+}
 
 /** The bound on WebSocket upgrades without a credential: `off` means none; else the option, else the built-in one. */
 function webSocketPolicy(option: string | undefined): RateLimitPolicy | null | undefined {

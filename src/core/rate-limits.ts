@@ -2,6 +2,7 @@ import ipaddr from 'ipaddr.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import type { Principal } from './principal.js';
 import type { CounterStore } from '../store/rate-limit-counters.js';
+import { UploadBudget } from './upload-budget.js';
 
 /**
  * Rate limits: fixed windows aligned to the clock (a 60 s window runs from one whole minute to
@@ -109,6 +110,8 @@ export interface RateLimitSettings {
    * theirs in connection_init, after the upgrade); null or undefined: none.
    */
   webSocketConnections?: RateLimitPolicy | null | undefined;
+  /** Bytes of uploaded files per window per credential (per address when anonymous); null or undefined: none. */
+  uploadBytes?: RateLimitPolicy | null | undefined;
 }
 
 /** The quota set that applies to one kind of request, with its `RateLimit-Policy` text made once. */
@@ -176,6 +179,16 @@ export class RateLimits {
     const set = principal.kind === 'anonymous' ? this.#connections.anonymous : this.#connections.known;
     if (set.policies.length === 0) return undefined;
     return { set, result: this.limiter.consume(set.policies, RateLimits.partition(principal, clientAddress)) };
+  }
+
+  /**
+   * The upload byte budget of a request (or GraphQL operation) by this principal from this address,
+   * for the upload pipeline to count its files' bytes against; undefined when uploads have none.
+   */
+  uploadBudget(principal: Principal, clientAddress: string | undefined): UploadBudget | undefined {
+    const policy = this.#settings.uploadBytes;
+    if (policy === undefined || policy === null) return undefined;
+    return new UploadBudget(this.limiter, policy, RateLimits.partition(principal, clientAddress));
   }
 
   /** Charges a GraphQL operation its cost; undefined when GraphQL has no budget. */

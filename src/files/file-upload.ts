@@ -1,10 +1,11 @@
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Transform, type Readable, type TransformCallback } from 'node:stream';
 import { fileTypeFromBuffer } from 'file-type';
 import { PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
 import { acceptsType, fileLimits } from '../schema/file-field.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import type { FileStorage } from '../core/file-storage.js';
 import { newFileKey, type FileValue } from '../core/file-fields.js';
+import type { UploadBudget } from '../core/upload-budget.js';
 import { sanitizeFileName } from './file-names.js';
 import { checkImageSize, isThumbnailable } from './image-files.js';
 
@@ -28,6 +29,11 @@ export interface UploadInput {
   declaredLength: number | undefined;
   /** Where the file will be downloaded from, given its key. */
   urlOf: (key: string) => string;
+  /**
+   * The upload byte budget of the request's credential (RateLimits.uploadBudget), or undefined
+   * when uploads have none: every caller says which, so no upload path goes uncounted.
+   */
+  budget: UploadBudget | undefined;
 }
 
 /**
@@ -43,6 +49,8 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
     input.body.resume(); // drained, so the connection can answer; lingering-close ends it
     throw tooLarge();
   }
+  // A budget already spent (or too small for the declared length) refuses before a byte is read.
+  await input.budget?.check(input.declaredLength);
   const head = await readHead(input.body, SNIFF_BYTES);
   const type = await sniffType(head.bytes, input.claimedType);
   if (!acceptsType(limits.accept, type)) {
@@ -53,7 +61,7 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
   const key = newFileKey();
   // The head, then the rest of the body piped on: when storage stops (the size limit), the pipe
   // ends and the body is left unread, for the connection to close once the answer is out.
-  const body = new PassThrough();
+  const body = input.budget === undefined ? new PassThrough() : new BudgetMeter(input.budget);
   body.write(head.bytes);
   // A body whose last bytes were in the head may have ended since (while the type was sniffed): piping it would wait for an 'end' already past.
   if (head.done || input.body.readableEnded) body.end();
@@ -75,6 +83,51 @@ async function checkStoredImageSize(storage: FileStorage, field: FieldModel, key
   } catch (error) {
     await storage.delete(key).catch(() => undefined);
     throw error;
+  }
+}
+
+/** Bytes counted against an upload budget at a time: one counter update per MiB streamed (and one for the rest at the end). */
+const BYTES_PER_CHARGE = 1024 ** 2;
+
+/**
+ * Passes a file's bytes on to storage once they are counted against the upload budget, a MiB at
+ * a time and the rest at the end; when they do not fit it fails with the 429, so storage stops and
+ * removes the partial file. A file is stored only when all its bytes were counted.
+ */
+class BudgetMeter extends Transform {
+  readonly #budget: UploadBudget;
+  #pending = 0;
+
+  constructor(budget: UploadBudget) {
+    super();
+    this.#budget = budget;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.#pending += chunk.length;
+    if (this.#pending < BYTES_PER_CHARGE) {
+      callback(null, chunk);
+      return;
+    }
+    this.#charge(() => callback(null, chunk), callback);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.#charge(() => callback(), callback);
+  }
+
+  #charge(then: () => void, fail: (error: Error) => void): void {
+    const bytes = this.#pending;
+    this.#pending = 0;
+    let charged: Promise<void> | undefined;
+    try {
+      charged = this.#budget.charge(bytes);
+    } catch (error) {
+      fail(error as Error);
+      return;
+    }
+    if (charged === undefined) then();
+    else charged.then(then, fail);
   }
 }
 

@@ -15,7 +15,7 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inl
  * A stricter policy for pages built here that need no inline styles (the admin console): styles
  * from this server's files only, no forms posted anywhere, no framing, no `<base>`.
  */
-export const STRICT_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const STRICT_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** A browser page: HTML under the pages' Content-Security-Policy (or `csp`), revalidated on every load. */
 export function sendBrowserPage(reply: FastifyReply, html: string, csp: string = CSP): FastifyReply {

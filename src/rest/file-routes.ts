@@ -17,11 +17,15 @@ import { dispositionFileName } from '../files/file-names.js';
 import { sendFile } from './file-download.js';
 import { Thumbnails } from '../files/image-files.js';
 import { VersionTranslator } from './version-translation.js';
+import { uploadBudgetOf } from './rate-limit-hook.js';
+import type { RateLimits } from '../core/rate-limits.js';
 import { viewOf } from '../schema/version-view.js';
 
 export interface FileRoutesOptions {
   operations: ResourceOperations;
   storage: FileStorage;
+  /** The quotas in force: uploads count their bytes against the credential's upload budget. */
+  rateLimits: RateLimits | undefined;
 }
 
 type FileParams = { id: string; key?: string };
@@ -58,6 +62,7 @@ export async function registerFileRoutes(app: FastifyInstance, options: FileRout
 class FieldRoutes {
   readonly #operations: ResourceOperations;
   readonly #storage: FileStorage;
+  readonly #rateLimits: RateLimits | undefined;
   readonly #resource: ResourceModel;
   readonly #field: FieldModel;
   readonly #tr: VersionTranslator;
@@ -66,6 +71,7 @@ class FieldRoutes {
   constructor(options: FileRoutesOptions, resource: ResourceModel, field: FieldModel, tr: VersionTranslator) {
     this.#operations = options.operations;
     this.#storage = options.storage;
+    this.#rateLimits = options.rateLimits;
     const thumbnails = thumbnailsOf.get(options.storage) ?? new Thumbnails(options.storage);
     thumbnailsOf.set(options.storage, thumbnails);
     this.#thumbnails = thumbnails;
@@ -105,6 +111,7 @@ class FieldRoutes {
         claimedType: request.headers['content-type'],
         declaredLength: length === undefined ? undefined : Number(length),
         urlOf: (key) => `/${this.#resource.name}/${id}/${this.#field.name}${this.#field.multiple === true ? `/${key}` : ''}`,
+        budget: uploadBudgetOf(this.#rateLimits, request),
       }).catch((error: unknown) => {
         // Refused before the body was read whole (413, 415): the rest is not read, the connection
         // closes once the answer is out (lingering, so the client sees it; http/lingering-close.ts).

@@ -12,6 +12,9 @@ import type { ResourceOperations } from '../core/resource-operations.js';
 import type { ValidateOptions } from '../core/record-validator.js';
 import type { OperationContext } from '../core/principal.js';
 import type { StoredRecord } from '../store/list-spec.js';
+import type { RateLimits } from '../core/rate-limits.js';
+import type { UploadBudget } from '../core/upload-budget.js';
+import { uploadBudgetOf } from './rate-limit-hook.js';
 
 /**
  * `multipart/form-data` on `POST /<resource>` and `PATCH`/`PUT /<resource>/<id>`
@@ -67,7 +70,7 @@ export interface MultipartWrite {
  * Reads a multipart body: text parts into the JSON body, file parts streamed to storage (size and
  * type checked as a raw upload). On any failure the files stored so far are removed.
  */
-export async function readMultipartWrite(request: FastifyRequest, storage: FileStorage, resource: ResourceModel, tr: VersionTranslator): Promise<MultipartWrite> {
+export async function readMultipartWrite(request: FastifyRequest, storage: FileStorage, resource: ResourceModel, tr: VersionTranslator, budget: UploadBudget | undefined): Promise<MultipartWrite> {
   const fileFields = resource.writableFields.filter((f) => f.type === 'file' && !tr.view.hidden.includes(f.name));
   const stored: FileValue[] = [];
   const files = new Map<FieldModel, FileValue[]>();
@@ -111,7 +114,7 @@ export async function readMultipartWrite(request: FastifyRequest, storage: FileS
       if (list.length >= (field.multiple === true ? fileLimits(field).maxFiles : 1)) {
         throw invalid(field.name, field.multiple === true ? `holds at most ${fileLimits(field).maxFiles} files (maxFiles)` : 'takes one file');
       }
-      const file = await receiveFile(storage, field, { body: part.file, name: part.filename, claimedType: part.mimetype, declaredLength: undefined, urlOf: (key) => key });
+      const file = await receiveFile(storage, field, { body: part.file, name: part.filename, claimedType: part.mimetype, declaredLength: undefined, urlOf: (key) => key, budget });
       stored.push(file);
       files.set(field, [...list, file]);
     }
@@ -193,6 +196,8 @@ function multipartError(error: unknown): unknown {
 export interface MultipartTarget {
   operations: ResourceOperations;
   storage: FileStorage;
+  /** The quotas in force: file parts count their bytes against the credential's upload budget. */
+  rateLimits: RateLimits | undefined;
   resource: ResourceModel;
   tr: VersionTranslator;
   /** Create options of the query style (json-server's chosen ids). */
@@ -213,7 +218,12 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
   // Who may not write here is refused before a byte is stored; the fields are validated once all are read.
   if (id !== undefined) await operations.get(ctx, resource, id);
   accessOnly(() => operations.check(ctx, resource, kind === 'create' ? 'create' : 'update', {}, id, kind === 'create' ? creates : {}));
-  const form = await readMultipartWrite(request, target.storage, resource, tr).catch((error: unknown) => {
+  const budget = uploadBudgetOf(target.rateLimits, request);
+  const form = await (async () => {
+    // A spent upload budget refuses the form before its body is read.
+    await budget?.check(undefined);
+    return readMultipartWrite(request, target.storage, resource, tr, budget);
+  })().catch((error: unknown) => {
     // Refused before the body was read whole (413, 415, 422): the rest is read and dropped, and
     // the connection closes once the answer is out (lingering, as a refused raw upload's).
     if (!request.raw.complete) {

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../core/principal.js';
 import { RateLimits, stateHeader, type PolicySet, type RateLimitResult } from '../core/rate-limits.js';
 import { RateLimitedError } from '../errors.js';
+import type { UploadBudget } from '../core/upload-budget.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 
 declare module 'fastify' {
@@ -76,6 +77,11 @@ export function connectionRateLimiter(limits: RateLimits): (principal: Principal
     const result = await counted.result;
     if (!result.allowed) throw refusal(result);
   };
+}
+
+/** The upload byte budget of a request's credential (its address's when anonymous), for the upload pipeline; undefined when uploads have none. */
+export function uploadBudgetOf(limits: RateLimits | undefined, request: FastifyRequest): UploadBudget | undefined {
+  return limits?.uploadBudget(request.principal, request.ip);
 }
 
 /**

@@ -17,6 +17,7 @@ import { viewOf } from '../schema/version-view.js';
 import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { isPromise } from '../promise-or-value.js';
 import type { FileStorage } from '../core/file-storage.js';
+import type { RateLimits } from '../core/rate-limits.js';
 import { MULTIPART_ROUTE, writeMultipart, type MultipartTarget } from './multipart-writes.js';
 
 export interface ResourceRoutesOptions {
@@ -28,6 +29,8 @@ export interface ResourceRoutesOptions {
   listLimits: ListLimits;
   /** File storage, when file fields are served: POST, PATCH and PUT then also read multipart/form-data (docs/files.md#multipart-forms). */
   files?: FileStorage;
+  /** The quotas in force: multipart files count their bytes against the credential's upload budget. */
+  rateLimits?: RateLimits | undefined;
 }
 
 type IdParams = { id: string };
@@ -281,7 +284,7 @@ function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
 /** The multipart writes of a resource with file fields, when file storage is on; undefined otherwise (multipart is then a 415). */
 function multipartTarget(options: ResourceRoutesOptions, resource: ResourceModel, view: ReturnType<typeof viewOf>, creates: MultipartTarget['creates']): MultipartTarget | undefined {
   if (options.files === undefined || resource.singleton || !resource.writableFields.some((f) => f.type === 'file')) return undefined;
-  return { operations: options.operations, storage: options.files, resource, tr: new VersionTranslator(options.operations.schema, view), creates };
+  return { operations: options.operations, storage: options.files, rateLimits: options.rateLimits, resource, tr: new VersionTranslator(options.operations.schema, view), creates };
 }
 
 function sendPrepared(reply: FastifyReply, response: PreparedResponse): FastifyReply {

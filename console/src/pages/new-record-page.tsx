@@ -17,6 +17,7 @@ export function NewRecordPage({ resource }: { resource: ResourceInfo }) {
         <a href={href.list(resource.name)}>{resource.name}</a> /
       </p>
       <PageHeading>New {resource.singular}</PageHeading>
+      {resource.fields.some((field) => field.type === 'file') && <p class="hint">Files are uploaded on the {resource.singular}'s page once it is created.</p>}
       <RecordForm resource={resource} submitLabel={`Create ${resource.singular}`} onSubmit={create} />
     </>
   );

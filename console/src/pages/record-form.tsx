@@ -103,7 +103,8 @@ function FieldInput({ field, raw, invalid, describedBy, onChange }: { field: Fie
  * out (so defaults apply); on edit, only changed fields are sent (empty: null).
  */
 export function RecordForm(props: { resource: ResourceInfo; record?: Row; submitLabel: string; onSubmit: (body: Row) => Promise<void> }) {
-  const fields = props.resource.fields.filter((field) => !field.readOnly);
+  // Files have routes of their own (the record page's file fields), never a JSON value.
+  const fields = props.resource.fields.filter((field) => !field.readOnly && field.type !== 'file');
   const initial = (): Record<string, Raw> => Object.fromEntries(fields.map((field) => [field.name, toInput(field, props.record === undefined ? field.default : props.record[field.name])]));
   const [raws, setRaws] = useState<Record<string, Raw>>(initial);
   const [errors, setErrors] = useState<Record<string, string>>({});

@@ -7,6 +7,7 @@ import { ConfirmDialog, ErrorMessage, PageHeading } from '../ui.js';
 import { RecordForm } from './record-form.js';
 import { RelatedRows } from './related-rows.js';
 import { CellValue } from './resource-list-page.js';
+import { FileField } from './file-field.js';
 
 type Row = Record<string, unknown>;
 
@@ -125,7 +126,8 @@ export function RecordPage({ resource, id }: { resource: ResourceInfo; id: strin
     }
   };
 
-  const readOnly = resource.fields.filter((field) => field.readOnly || !access.update);
+  const fileFields = resource.fields.filter((field) => field.type === 'file');
+  const readOnly = resource.fields.filter((field) => (field.readOnly || !access.update) && field.type !== 'file');
   return (
     <>
       <p class="crumbs">
@@ -176,6 +178,16 @@ export function RecordPage({ resource, id }: { resource: ResourceInfo; id: strin
               </div>
             ))}
           </dl>
+          {fileFields.length > 0 && (
+            <section aria-labelledby="files-title" class="files-section">
+              <h2 id="files-title">Files</h2>
+              {fileFields.map((field) =>
+                field.readRule !== undefined && !(field.name in loaded.record) ? null : (
+                  <FileField key={field.name} field={field} record={loaded.record} path={path} editable={access.update && !field.readOnly} onChange={(record, etag) => setLoaded({ record, etag })} />
+                ),
+              )}
+            </section>
+          )}
           {resource.hasMany.map((relation) => (
             <RelatedRows key={relation.name} resource={resource} id={id} relation={relation} />
           ))}

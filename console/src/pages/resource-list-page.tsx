@@ -9,6 +9,7 @@ import { ErrorMessage, PageHeading, TableBox } from '../ui.js';
 import { EnumCounts } from './enum-counts.js';
 import { ExpressionBar, expressionProblemOf } from './filter-expression.js';
 import { FilterBar, filterParts, type Filter } from './filter-bar.js';
+import { FileCell } from './file-field.js';
 import { RecordRow } from './record-row.js';
 
 type Row = Record<string, unknown>;
@@ -19,6 +20,7 @@ const NOT_FILTERS = new Set(['sort', 'limit', 'filter']);
 
 /** A cell's value: references link to their row, json is shown on one line, null as a dash. */
 export function CellValue({ field, value }: { field: FieldInfo; value: unknown }) {
+  if (field.type === 'file') return <FileCell field={field} value={value} />;
   if (value === null || value === undefined) return <span class="null">—</span>;
   if (field.references !== undefined && (typeof value === 'number' || typeof value === 'string')) return <a href={href.record(field.references, value)}>{String(value)}</a>;
   if (field.type === 'json') {
@@ -188,7 +190,7 @@ export function ResourceListPage({ resource, query }: { resource: ResourceInfo; 
             <tr>
               {resource.fields.map((field) => (
                 <th key={field.name} scope="col" aria-sort={ariaSort(field.name)}>
-                  {field.type === 'json' || !usableInQueries(field) ? (
+                  {field.type === 'json' || field.type === 'file' || !usableInQueries(field) ? (
                     <span title={field.readRule === undefined ? undefined : `Shown only on the rows where ${field.readRule}`}>
                       {field.name}
                       {field.readRule !== undefined && <span class="muted"> (some rows)</span>}
