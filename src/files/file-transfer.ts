@@ -149,6 +149,6 @@ function singleProblem(item: unknown): string | undefined {
 }
 
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  const text = value === undefined ? 'nothing' : JSON.stringify(value);
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
