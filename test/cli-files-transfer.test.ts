@@ -168,7 +168,9 @@ describe('files through export data, import data and copy', () => {
         expect(copy.code).toBe(1);
         expect(copy.stderr).toContain('RG_FILES_MISSING');
         expect(copy.stderr).toContain(`users ${users[1]?.id} /avatar: its file ${lost}`);
-        expect(await target.query('select count(*) as n from "users"').catch(() => [{ n: 0 }])).toEqual([{ n: 0 }]);
+        // No row: a SQLite target the copy created is removed again; a PostgreSQL one has its tables, empty.
+        if (target.file !== undefined) expect(existsSync(target.file)).toBe(false);
+        else expect(await target.query('select count(*) as n from "users"')).toEqual([{ n: 0 }]);
         expect(storedKeys(join(folder.path, 'copied-files'))).toEqual([]);
 
         const allowed = await run(folder, ['export', 'data', schema, '-d', db.url, '-o', backup, '--allow-missing-files'], { RESTGRAPH_FILES_DIR: filesA });
