@@ -150,3 +150,14 @@ export class ImportRejectedError extends RestgraphError {
     this.count = options.count ?? this.rows.length;
   }
 }
+
+/**
+ * `restgraph export data` or `restgraph copy` found rows referencing files that are not in the
+ * source's file storage (or not at the size their values say): the message names them. Nothing
+ * is written (an export leaves no file; a copy writes no row).
+ */
+export class FilesMissingError extends RestgraphError {
+  readonly code = 'RG_FILES_MISSING';
+  readonly status = 500;
+  readonly title = 'Files missing';
+}

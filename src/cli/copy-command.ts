@@ -1,5 +1,10 @@
 import { existsSync, rmSync } from 'node:fs';
+import { FileCleanup } from '../core/file-fields.js';
 import { ConfigError } from '../errors.js';
+import { openFileStorage, serverFilesLocation } from '../files/file-location.js';
+import { FileTransfer } from '../files/file-transfer.js';
+import { carryReferencedFiles, uncarriedError } from '../files/referenced-files.js';
+import { BulkRows } from '../store/bulk-rows.js';
 import { copyDatabase } from '../store/database-copy.js';
 import { databaseTarget, openDatabase, type OpenDatabaseOptions, type OpenedDatabase } from '../store/open-database.js';
 
@@ -10,6 +15,10 @@ export interface CopyFlags {
   from: string;
   to: string;
   replace?: boolean;
+  /** Where the source's files are (default as its server would keep them). */
+  fromFiles?: string | undefined;
+  /** Where the files go (default as the target's server would keep them). */
+  toFiles?: string | undefined;
 }
 
 /**
@@ -25,9 +34,11 @@ export async function runCopy(flags: CopyFlags): Promise<void> {
   const source = await open('--from', flags.from, { existing: true });
   let target: OpenedDatabase | undefined;
   let copied = false;
+  let files: FileTransfer | undefined;
   try {
     target = await open('--to', flags.to);
     const into = target.description;
+    const sourceDb = source.db;
     // A big table says how far it has got, every few seconds.
     let said = performance.now();
     const summary = await copyDatabase(source, target, {
@@ -42,16 +53,32 @@ export async function runCopy(flags: CopyFlags): Promise<void> {
         said = performance.now();
         out(`  ${table.padEnd(30)} ${rows}`);
       },
+      beforeRows: async (reader, schema) => {
+        if (!FileCleanup.needed(schema)) return;
+        files = await copiedFiles(flags);
+        const uncarried = await carryReferencedFiles(schema, new BulkRows(sourceDb), reader, files);
+        if (uncarried.count > 0) throw uncarriedError(uncarried, 'copied', 'No row was copied. Put the files back in the source storage (or clear the fields that reference them), then copy again.');
+        out(`  ${'files'.padEnd(30)} ${files.files} (${files.bytes} bytes)`);
+      },
     });
     copied = true;
     const ms = performance.now() - started;
     const rate = ms > 0 ? Math.round((summary.rows * 1000) / ms) : 0;
     out(`Copied ${summary.rows} row${summary.rows === 1 ? '' : 's'} (${summary.tables.length} tables) in ${(ms / 1000).toFixed(2)} s (${rate} rows/s).`);
   } finally {
+    if (!copied) await files?.undo();
     await target?.db.close();
     await source.db.close();
     if (!copied && created !== undefined) for (const file of [created, `${created}-wal`, `${created}-shm`]) rmSync(file, { force: true });
   }
+}
+
+/** The storages of a copy's two sides, each where its server would keep it unless named. */
+async function copiedFiles(flags: CopyFlags): Promise<FileTransfer> {
+  const from = flags.fromFiles ?? serverFilesLocation(process.env, flags.from);
+  const to = flags.toFiles ?? serverFilesLocation(process.env, flags.to);
+  const source = await openFileStorage(from, '--from-files', { create: false });
+  return new FileTransfer(source, await openFileStorage(to, '--to-files'), `the file storage ${from}`);
 }
 
 /** Opens one side; a URL it cannot read or a database it cannot reach is named by its option. */

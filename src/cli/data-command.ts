@@ -9,6 +9,7 @@ import { loadSchemaFile } from '../schema/load-schema.js';
 import type { FieldModel, ResourceModel, SchemaModel } from '../schema/schema-model.js';
 import { applyMigration, planMigration } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
+import { ImportedFiles } from './import-files.js';
 import { chooseSchema, databaseToCreate } from './schema-and-database.js';
 
 export interface ImportDataFlags {
@@ -18,6 +19,10 @@ export interface ImportDataFlags {
   events?: boolean;
   skipInvalid?: boolean;
   allowExistingRows?: boolean;
+  /** Where the export's files are (default `<file>.files`). */
+  files?: string | undefined;
+  /** A row whose file is missing from the export is imported without it (else rejected). */
+  nullMissingFiles?: boolean;
 }
 
 /**
@@ -42,15 +47,22 @@ export async function runImportData(flags: ImportDataFlags): Promise<void> {
       await applyMigration(db, schema, plan);
     });
     const started = performance.now();
+    const files = await ImportedFiles.open(schema, flags.file, flags, database.url);
+    const lines = dataLines(flags.file, schema);
     const result = await reportRejected(
-      new BulkImport(db, schema).run(dataLines(flags.file, schema), {
+      new BulkImport(db, schema).run(files === undefined ? lines : files.carry(lines), {
         mode: 'restore',
         requireEmpty: flags.allowExistingRows !== true,
         skipInvalid: flags.skipInvalid === true,
         events: flags.events === true,
       }),
-    );
-    printImported(result, description, performance.now() - started);
+    ).catch(async (error: unknown) => {
+      // Nothing committed: the files stored for it go too (never one the storage had before).
+      await files?.transfer.undo();
+      throw error;
+    });
+    if (files !== undefined) process.stderr.write(files.report());
+    printImported(result, description, performance.now() - started, files?.transfer);
   } finally {
     await db.close();
   }
@@ -128,11 +140,12 @@ function printRows(rows: readonly RejectedRow[], count: number): void {
   process.stderr.write(text);
 }
 
-function printImported(result: BulkImportResult, description: string, ms: number): void {
+function printImported(result: BulkImportResult, description: string, ms: number, files?: { files: number; bytes: number }): void {
   const total = [...result.imported.values()].reduce((a, b) => a + b, 0);
   const parts = [...result.imported].map(([name, n]) => `${name} ${n}`).join(', ');
   const rate = ms > 0 ? Math.round((total * 1000) / ms) : 0;
-  process.stdout.write(`Imported ${total} record${total === 1 ? '' : 's'}${parts === '' ? '' : ` (${parts})`} into ${description} in ${(ms / 1000).toFixed(2)} s (${rate} rows/s).\n`);
+  const carried = files === undefined ? '' : ` and ${files.files} file${files.files === 1 ? '' : 's'} (${files.bytes} bytes)`;
+  process.stdout.write(`Imported ${total} record${total === 1 ? '' : 's'}${parts === '' ? '' : ` (${parts})`}${carried} into ${description} in ${(ms / 1000).toFixed(2)} s (${rate} rows/s).\n`);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

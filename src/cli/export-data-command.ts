@@ -4,7 +4,12 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { exportLines } from '../core/bulk-export.js';
+import { FileCleanup } from '../core/file-fields.js';
 import { ConfigError, DatabaseNotFoundError, SchemaError } from '../errors.js';
+import { openFileStorage, serverFilesLocation } from '../files/file-location.js';
+import { FileTransfer } from '../files/file-transfer.js';
+import { carryReferencedFiles, uncarriedError, uncarriedLines } from '../files/referenced-files.js';
+import type { SqlExecutor } from '../store/sql-database.js';
 import { compileSchema } from '../schema/compile-schema.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { BulkRows } from '../store/bulk-rows.js';
@@ -19,6 +24,10 @@ export interface ExportDataFlags {
   output?: string;
   /** Each account's password hash and verification mark beside its record (docs/accounts.md). */
   withCredentials?: boolean;
+  /** Where the files the rows reference go (default `<output>.files`); false (`--no-files`): the rows only. */
+  files?: string | false;
+  /** Export although some files the rows reference are missing from the storage (each named on stderr). */
+  allowMissingFiles?: boolean;
 }
 
 /** The files of a SQLite database besides the database itself. */
@@ -38,13 +47,18 @@ export async function runExportData(flags: ExportDataFlags): Promise<void> {
   if (flags.output !== undefined) refuseDatabaseFiles(flags.output, databaseTarget(database.url).file);
   const opened = await openDatabase(database.url, { existing: true });
   let file: ExportFile | undefined;
+  let files: ExportedFiles | undefined;
+  let exported = false;
   try {
     const schema = await schemaOfDatabase(opened, schemaChoice.argument);
+    files = await exportedFiles(schema, flags, database.url);
     file = flags.output === undefined ? undefined : ExportFile.open(flags.output);
     const out = file?.stream ?? process.stdout;
     const rows = new BulkRows(opened.db);
     const credentials = flags.withCredentials === true ? new CredentialStore(opened.db) : undefined;
     const count = await opened.db.snapshot(async (reader) => {
+      // The files first, from the same snapshot as the rows: every file a row references is there.
+      if (files !== undefined) await carryFiles(schema, rows, reader, files, flags.allowMissingFiles === true);
       let n = 0;
       let chunk = '';
       for await (const line of exportLines(schema, rows, reader, 1000, credentials)) {
@@ -60,13 +74,48 @@ export async function runExportData(flags: ExportDataFlags): Promise<void> {
     });
     if (file !== undefined) {
       await file.complete();
-      process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'} to ${file.name}.\n`);
+      const carried = files === undefined ? '' : ` and ${files.transfer.files} file${files.transfer.files === 1 ? '' : 's'} (${files.transfer.bytes} bytes, in ${files.location})`;
+      process.stderr.write(`Exported ${count} record${count === 1 ? '' : 's'}${carried} to ${file.name}.\n`);
       if (credentials !== undefined) process.stderr.write(`${file.name} holds password hashes: keep it as safe as the database.\n`);
     }
+    exported = true;
   } finally {
     await file?.discard();
+    if (!exported) await files?.transfer.undo();
     await opened.db.close();
   }
+}
+
+/** Where an export's files go, and what carries them there. */
+interface ExportedFiles {
+  location: string;
+  transfer: FileTransfer;
+}
+
+/**
+ * The files of an export (docs/files.md#export-import-and-copy): none when no resource has file
+ * fields or with `--no-files`; else from the server's storage to `--files`, by default
+ * `<output>.files`. An export to stdout must say where its files go.
+ */
+async function exportedFiles(schema: SchemaModel, flags: ExportDataFlags, databaseUrl: string): Promise<ExportedFiles | undefined> {
+  if (!FileCleanup.needed(schema) || flags.files === false) return undefined;
+  const location = flags.files ?? (flags.output === undefined ? undefined : `${flags.output}.files`);
+  if (location === undefined) {
+    throw new ConfigError('--files', 'the resources have file fields: to stdout, name the directory their files go to with --files <dir> (or --no-files to export the rows without them)');
+  }
+  const source = serverFilesLocation(process.env, databaseUrl);
+  const from = await openFileStorage(source, 'RESTGRAPH_FILES_DIR', { create: false });
+  const to = await openFileStorage(location, '--files');
+  return { location, transfer: new FileTransfer(from, to, `the file storage ${source}`) };
+}
+
+/** Carries the files the snapshot's rows reference; missing ones refuse the export, unless allowed (then each is named on stderr). */
+async function carryFiles(schema: SchemaModel, rows: BulkRows, reader: SqlExecutor, files: ExportedFiles, allowMissing: boolean): Promise<void> {
+  const uncarried = await carryReferencedFiles(schema, rows, reader, files.transfer);
+  if (uncarried.count === 0) return;
+  if (!allowMissing) throw uncarriedError(uncarried, 'exported', '--allow-missing-files exports the rows without them.');
+  const n = uncarried.count;
+  process.stderr.write(`Exporting without ${n} file${n === 1 ? '' : 's'} the rows reference (import data rejects their rows, unless --null-missing-files):\n${uncarriedLines(uncarried)}\n`);
 }
 
 /**

@@ -73,8 +73,11 @@ exporter
   .option('-o, --output <file>', 'write to this file (default stdout)')
   .option('-d, --database-url <url>', OPENING_DATABASE)
   .option('--with-credentials', 'also write each account\'s password hash ($argon2id$…) and whether its email is verified, beside its record (import data restores them)')
+  .option('--files <dir>', "where the files of file fields go (default <output>.files; required to stdout), read from the server's storage (RESTGRAPH_FILES_DIR, else files beside the database)")
+  .option('--no-files', 'export the rows without their files')
+  .option('--allow-missing-files', 'export even when some files the rows reference are missing from the storage (each is named)')
   .addHelpText('after', '\nExample:\n  restgraph export data my-schema.yaml -o backup.ndjson')
-  .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string; withCredentials?: boolean }) => {
+  .action(async (schemaFile: string | undefined, flags: { output?: string; databaseUrl?: string; withCredentials?: boolean; files?: string | false; allowMissingFiles?: boolean }) => {
     const { runExportData } = await import('./export-data-command.js');
     await runExportData({ schemaFile, ...flags });
   });
@@ -129,8 +132,10 @@ importer
   .option('--events', 'write a created event to the outbox for each record (default: none)')
   .option('--skip-invalid', 'import the valid rows when some are rejected (each rejected row is still reported)')
   .option('--allow-existing-rows', 'import into tables that already have rows (rows whose ids are taken are rejected)')
+  .option('--files <dir>', "where the export's files are (default <file>.files); they go into the server's storage (RESTGRAPH_FILES_DIR, else files beside the database)")
+  .option('--null-missing-files', 'import a row whose file is missing from the export without that file (else the row is rejected)')
   .addHelpText('after', '\nExample:\n  restgraph import data backup.ndjson my-schema.yaml -d sqlite:./data/copy.db')
-  .action(async (file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; events?: boolean; skipInvalid?: boolean; allowExistingRows?: boolean }) => {
+  .action(async (file: string, schemaFile: string | undefined, flags: { databaseUrl?: string; events?: boolean; skipInvalid?: boolean; allowExistingRows?: boolean; files?: string; nullMissingFiles?: boolean }) => {
     const { runImportData } = await import('./data-command.js');
     await runImportData({ file, schemaFile, ...flags });
   });
@@ -144,8 +149,10 @@ program
   .requiredOption('--from <url>', 'the database to copy (sqlite:<file> or postgres://…); never created, only read')
   .requiredOption('--to <url>', 'the database to fill (a SQLite file is created if missing); must have no rows, unless --replace')
   .option('--replace', "delete the target's rows in the copy's transaction (the target must have been migrated to the same schema)")
+  .option('--from-files <dir>', "where the source's files are (default RESTGRAPH_FILES_DIR, else files beside the --from database)")
+  .option('--to-files <dir>', 'where the files go, before the rows (default RESTGRAPH_FILES_DIR, else files beside the --to database)')
   .addHelpText('after', '\nStop writes to the source first (stop its server), so that no write is left behind.\n\nExample:\n  restgraph copy --from sqlite:./data/restgraph.db --to postgres://app:secret@db.internal:5432/app')
-  .action(async (flags: { from: string; to: string; replace?: boolean }) => {
+  .action(async (flags: { from: string; to: string; replace?: boolean; fromFiles?: string; toFiles?: string }) => {
     const { runCopy } = await import('./copy-command.js');
     await runCopy(flags);
   });

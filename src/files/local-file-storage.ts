@@ -24,9 +24,12 @@ export class LocalFileStorage implements FileStorage {
     this.description = `the directory ${dir}`;
   }
 
-  /** Creates the directory (and its tmp/) and clears temporary files a crash left behind. */
-  async open(): Promise<void> {
-    await rm(join(this.#dir, 'tmp'), { recursive: true, force: true });
+  /**
+   * Creates the directory (and its tmp/) and clears temporary files a crash left behind, unless
+   * `keepTemporary` (a command writing into a storage a running server may be uploading into).
+   */
+  async open(options: { keepTemporary?: boolean } = {}): Promise<void> {
+    if (options.keepTemporary !== true) await rm(join(this.#dir, 'tmp'), { recursive: true, force: true });
     await mkdir(join(this.#dir, 'tmp'), { recursive: true });
   }
 

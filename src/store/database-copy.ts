@@ -39,6 +39,8 @@ export interface CopyOptions {
   onTable?: (table: string, rows: number) => void;
   /** Told while a table is being copied, after each page of rows, with its rows so far. */
   onProgress?: (table: string, rows: number) => void;
+  /** Work on the source's snapshot before any row is written (the files the rows reference); a failure writes no row. */
+  beforeRows?: (reader: SqlExecutor, schema: SchemaModel) => Promise<void>;
 }
 
 export interface CopySummary {
@@ -68,6 +70,7 @@ export async function copyDatabase(source: CopySide, target: CopySide, options: 
       const tables = copiedTables(model);
       const replace = await prepareTarget(target, definition, model, options.replace === true);
       options.onStart?.();
+      await options.beforeRows?.(reader, model);
       return target.db.transaction((tx) => copyRows(reader, tx, source, target, tables, replace, options));
     });
   } catch (error) {
