@@ -5,11 +5,14 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { ResolvedOptions } from './app-options.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { DownloadOptions } from '../rest/file-download.js';
 
 /** The file storage of a schema with file fields, and what keeps it consistent with the rows. */
 export interface FileSetup {
   storage: FileStorage;
   cleanup: FileCleanup;
+  /** How downloads are answered (streamed, or redirected to presigned URLs). */
+  downloads: DownloadOptions;
   /** Starts the orphan sweep: once now (in the background), then every sweepIntervalMs. */
   startSweeps(store: RecordStore, log: FileWorkLog): void;
 }
@@ -18,11 +21,13 @@ export interface FileSetup {
 export async function setUpFiles(options: ResolvedOptions, schema: SchemaModel, log: () => FileWorkLog, lifecycle: Lifecycle): Promise<FileSetup | undefined> {
   if (!FileCleanup.needed(schema)) return undefined;
   const storage = await createFileStorage(options.files, options.databaseUrl, options.database.sqliteSynchronous === 'FULL');
+  lifecycle.add(async () => storage.close?.());
   const cleanup = new FileCleanup(schema, storage, { warn: (details, message) => log().warn(details, message), info: (details, message) => log().info(details, message) });
   lifecycle.add(() => cleanup.settled());
   return {
     storage,
     cleanup,
+    downloads: options.files.downloads === 'redirect' ? { redirectTtlSeconds: options.files.downloadUrlTtlSeconds } : {},
     startSweeps(store, sweepLog) {
       let running: Promise<void> | undefined;
       const sweep = (): void => {

@@ -3,6 +3,8 @@ import { TargetGuard } from '../webhooks/target-guard.js';
 import { BYTE_RATE_LIMIT_FORMAT, parseByteRateLimit, parseRateLimit, RATE_LIMIT_FORMAT } from '../schema/rate-limit-policy.js';
 import { compatMode } from '../rest/json-server-compat.js';
 import { oidcFromEnv } from './oidc-from-env.js';
+import { bothStoragesError, type FileOptions } from '../files/create-file-storage.js';
+import type { S3Settings } from '../files/s3-file-storage.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -206,8 +208,36 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   if (Object.keys(mail).length > 0) options.mail = mail;
   const oidc = oidcFromEnv(env);
   if (oidc !== undefined) options.oidc = oidc;
-  if (nonEmpty(env.RESTGRAPH_FILES_DIR)) options.files = { dir: env.RESTGRAPH_FILES_DIR };
+  const files = filesFromEnv(env);
+  if (Object.keys(files).length > 0) options.files = files;
   return options;
+}
+
+/** Where files are stored and how they are downloaded (docs/files.md#storage). */
+function filesFromEnv(env: Env): Partial<FileOptions> {
+  const files: Partial<FileOptions> = {};
+  if (nonEmpty(env.RESTGRAPH_FILES_DIR)) files.dir = env.RESTGRAPH_FILES_DIR;
+  if (nonEmpty(env.RESTGRAPH_FILES_URL)) {
+    if (files.dir !== undefined) throw bothStoragesError();
+    files.url = env.RESTGRAPH_FILES_URL;
+    const s3: S3Settings = {};
+    const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+    if (nonEmpty(region)) s3.region = region;
+    const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+    if (nonEmpty(endpoint)) {
+      if (!/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError(nonEmpty(env.AWS_ENDPOINT_URL_S3) ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL', `must be an http:// or https:// URL, not "${endpoint}"`);
+      s3.endpoint = endpoint;
+    }
+    if (nonEmpty(env.RESTGRAPH_FILES_S3_PATH_STYLE)) s3.forcePathStyle = boolean(env, 'RESTGRAPH_FILES_S3_PATH_STYLE');
+    files.s3 = s3;
+  }
+  const downloads = env.RESTGRAPH_FILES_DOWNLOADS;
+  if (nonEmpty(downloads)) {
+    if (downloads !== 'stream' && downloads !== 'redirect') throw new ConfigError('RESTGRAPH_FILES_DOWNLOADS', `must be stream or redirect, not "${downloads}"`);
+    files.downloads = downloads;
+  }
+  if (env.RESTGRAPH_FILES_URL_TTL_SECONDS !== undefined) files.downloadUrlTtlSeconds = integer(env, 'RESTGRAPH_FILES_URL_TTL_SECONDS', 60, 1, 3600);
+  return files;
 }
 
 /** The database's time bounds and SQLite's durability (README: Configuration). */

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 /**
  * The port of file storage (docs/files.md#storage): where the bytes of file fields live. The core
  * and the routes see only this; `src/files/` holds the adapters (a local directory today, an
- * S3-compatible bucket later). Keys are restgraph's own (random, URL-safe): never a client's text.
+ * S3-compatible bucket). Keys are restgraph's own (random, URL-safe): never a client's text.
  */
 export interface FileStorage {
   /**
@@ -24,6 +24,15 @@ export interface FileStorage {
   delete(key: string): Promise<void>;
   /** Every stored file, for the orphan sweep; derived files only when their file is gone (the others go with theirs). */
   list(): AsyncIterable<{ key: string; modified: Date }>;
+  /**
+   * A short-lived URL that serves the file's bytes straight from storage (an S3 presigned GET),
+   * answering with the `Content-Type` and `Content-Disposition` given; only storages that can
+   * serve files themselves have it. It checks nothing: whoever holds the URL reads the file until
+   * it expires, so the caller decides access first.
+   */
+  url?(key: string, options: { expiresInSeconds: number; type: string; disposition: string }): Promise<string>;
+  /** Releases what it holds (connections), at shutdown. */
+  close?(): Promise<void>;
   /** Where it stores, for log lines (no credentials). */
   readonly description: string;
 }

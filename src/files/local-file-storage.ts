@@ -1,11 +1,12 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { randomBytes } from 'node:crypto';
 import type { FileStorage, StoredFileInfo } from '../core/file-storage.js';
 import { isFileKey, isStorageKey } from '../core/file-fields.js';
+import { ByteLimit } from './byte-limit.js';
 
 /**
  * File storage in a local directory (docs/files.md#storage): `<dir>/<first two characters of the
@@ -100,25 +101,6 @@ export class LocalFileStorage implements FileStorage {
   #path(key: string): string {
     if (!isStorageKey(key)) throw new Error(`not a file key: ${key}`);
     return join(this.#dir, key.slice(0, 2), key);
-  }
-}
-
-/** Passes bytes through, counting them; past the limit it fails with the error given. */
-class ByteLimit extends Transform {
-  bytes = 0;
-  readonly #max: number;
-  readonly #tooLarge: () => Error;
-
-  constructor(max: number, tooLarge: () => Error) {
-    super();
-    this.#max = max;
-    this.#tooLarge = tooLarge;
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.#max) done(this.#tooLarge());
-    else done(null, chunk);
   }
 }
 

@@ -8,11 +8,24 @@ import { contentDisposition } from '../files/file-names.js';
 /** Raster image types shown inline; everything else (SVG included, which can hold script) is an attachment. */
 const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
 
+/** How downloads are answered: streamed (no redirect), or a 302 to a presigned URL valid `redirectTtlSeconds` (docs/files.md#presigned-downloads). */
+export interface DownloadOptions {
+  redirectTtlSeconds?: number;
+}
+
 /**
  * Sends one stored file (docs/files.md#download), or a thumbnail of one under its own `key`: its type, length, validators, one byte range,
- * and the headers that keep an uploaded HTML or SVG file from running as the API's origin.
+ * and the headers that keep an uploaded HTML or SVG file from running as the API's origin. Called once access is decided; with
+ * `redirectTtlSeconds` and a storage that has URLs, a redirect to the storage's short-lived URL instead.
  */
-export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? ''): Promise<FastifyReply> {
+export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? '', options: DownloadOptions = {}): Promise<FastifyReply> {
+  const disposition = contentDisposition(INLINE_TYPES.has(file.type) ? 'inline' : 'attachment', file.name);
+  if (options.redirectTtlSeconds !== undefined && storage.url !== undefined) {
+    reply.header('etag', file.etag).header('cache-control', 'private, no-store').header('referrer-policy', 'no-referrer');
+    if (!noneMatch(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
+    const location = await storage.url(key, { expiresInSeconds: options.redirectTtlSeconds, type: file.type, disposition });
+    return reply.code(302).header('location', location).send();
+  }
   const info = await storage.stat(key);
   if (info === undefined) throw new NotFoundError('The file is not in storage.');
   reply.header('etag', file.etag);
@@ -21,7 +34,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, sto
   reply.header('cache-control', 'private, no-cache');
   reply.header('x-content-type-options', 'nosniff');
   reply.header('content-security-policy', "sandbox; default-src 'none'");
-  reply.header('content-disposition', contentDisposition(INLINE_TYPES.has(file.type) ? 'inline' : 'attachment', file.name));
+  reply.header('content-disposition', disposition);
   if (!noneMatch(request.headers['if-none-match'], file.etag)) return reply.code(304).send();
   const range = wantedRange(request, file.etag, info.size);
   if (range === 'unsatisfiable') {

@@ -14,7 +14,7 @@ import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js';
 import { receiveFile } from '../files/file-upload.js';
 import { dispositionFileName } from '../files/file-names.js';
-import { sendFile } from './file-download.js';
+import { sendFile, type DownloadOptions } from './file-download.js';
 import { Thumbnails } from '../files/image-files.js';
 import { VersionTranslator } from './version-translation.js';
 import { uploadBudgetOf } from './rate-limit-hook.js';
@@ -26,6 +26,7 @@ export interface FileRoutesOptions {
   storage: FileStorage;
   /** The quotas in force: uploads count their bytes against the credential's upload budget. */
   rateLimits: RateLimits | undefined;
+  downloads?: DownloadOptions;
 }
 
 type FileParams = { id: string; key?: string };
@@ -67,11 +68,13 @@ class FieldRoutes {
   readonly #field: FieldModel;
   readonly #tr: VersionTranslator;
   readonly #thumbnails: Thumbnails;
+  readonly #downloads: DownloadOptions;
 
   constructor(options: FileRoutesOptions, resource: ResourceModel, field: FieldModel, tr: VersionTranslator) {
     this.#operations = options.operations;
     this.#storage = options.storage;
     this.#rateLimits = options.rateLimits;
+    this.#downloads = options.downloads ?? {};
     const thumbnails = thumbnailsOf.get(options.storage) ?? new Thumbnails(options.storage);
     thumbnailsOf.set(options.storage, thumbnails);
     this.#thumbnails = thumbnails;
@@ -88,9 +91,9 @@ class FieldRoutes {
     const record = await this.#operations.get(context(request), this.#resource, id);
     if (!(this.#field.name in record)) throw hiddenFieldError(this.#resource, this.#field.name);
     const file = this.#pick(record, id, key);
-    if (thumb === undefined) return sendFile(request, reply, this.#storage, file);
+    if (thumb === undefined) return sendFile(request, reply, this.#storage, file, keyOf(file), this.#downloads);
     const thumbnail = await this.#thumbnails.get(this.#field, file, thumb);
-    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key);
+    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#downloads);
   };
 
   /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */

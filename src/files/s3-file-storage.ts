@@ -1,0 +1,196 @@
+import { pipeline, type Readable } from 'node:stream';
+import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, paginateListObjectsV2, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { FileStorage, StoredFileInfo } from '../core/file-storage.js';
+import { isFileKey, isStorageKey } from '../core/file-fields.js';
+import { ConfigError } from '../errors.js';
+import { ByteLimit } from './byte-limit.js';
+
+/** How restgraph reaches an S3-compatible service (docs/files.md#s3); what is not given comes from the AWS SDK's usual settings. */
+export interface S3Settings {
+  /** `AWS_REGION`; with an endpoint and no region, `us-east-1`. */
+  region?: string;
+  /** `AWS_ENDPOINT_URL_S3` / `AWS_ENDPOINT_URL`: a non-AWS service (MinIO, R2, Ceph, …). */
+  endpoint?: string;
+  /** Path-style addressing (`<endpoint>/<bucket>/<key>`): `RESTGRAPH_FILES_S3_PATH_STYLE`; defaults to true when an endpoint is given. */
+  forcePathStyle?: boolean;
+  /** Explicit credentials; otherwise the SDK's chain (`AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, profiles, instance roles). */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/** Where `s3://bucket/prefix` points: the bucket, and the prefix of every key (empty, or ending in `/`). */
+export interface S3Location {
+  bucket: string;
+  prefix: string;
+}
+
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+const PREFIX = /^[A-Za-z0-9!_.*'()/-]{0,512}$/;
+
+/** Reads `RESTGRAPH_FILES_URL` (`s3://bucket` or `s3://bucket/some/prefix`). @throws ConfigError naming the setting */
+export function parseS3Url(url: string): S3Location {
+  const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url.trim());
+  const bucket = match?.[1] ?? '';
+  const path = (match?.[2] ?? '').replace(/\/+$/, '');
+  if (!BUCKET.test(bucket)) throw new ConfigError('RESTGRAPH_FILES_URL', `must be s3://<bucket>/<prefix> with a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens, not "${url}"`);
+  if (!PREFIX.test(path) || path.startsWith('/') || path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+    throw new ConfigError('RESTGRAPH_FILES_URL', `has a prefix S3 keys cannot safely start with: "${path}" (letters, digits and !_.*'()- between slashes)`);
+  }
+  return { bucket, prefix: path === '' ? '' : `${path}/` };
+}
+
+/** Parts of a multipart upload: S3's smallest. With two in flight, an upload holds at most about 10 MiB whatever the file's size. */
+const PART_SIZE = 5 * 1024 * 1024;
+const PARTS_IN_FLIGHT = 2;
+
+/**
+ * File storage in an S3-compatible bucket (docs/files.md#s3): the file under `key` is the object
+ * `<prefix><key>`, its derived files (`<key>.<variant>`) the objects beside it. Uploads are
+ * streamed (a single PUT under 5 MiB, a multipart upload above, aborted on failure), so an object
+ * is complete or absent; several restgraph instances can share the bucket.
+ */
+export class S3FileStorage implements FileStorage {
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #prefix: string;
+  readonly description: string;
+
+  constructor(location: S3Location, settings: S3Settings = {}) {
+    this.#bucket = location.bucket;
+    this.#prefix = location.prefix;
+    this.#client = new S3Client(clientConfig(settings));
+    const at = settings.endpoint === undefined ? '' : ` at ${new URL(settings.endpoint).origin}`;
+    this.description = `the S3 bucket ${location.bucket}${location.prefix === '' ? '' : ` under ${location.prefix}`}${at}`;
+  }
+
+  /** Checks that the bucket can be reached with the credentials given: a clear start-up error, not a failure at the first upload. */
+  async open(): Promise<void> {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
+    } catch (error) {
+      this.#client.destroy();
+      throw new ConfigError('RESTGRAPH_FILES_URL', `cannot reach ${this.description}: ${reasonOf(error)}`);
+    }
+  }
+
+  async put(key: string, body: Readable, options: { maxBytes: number; tooLarge: () => Error }): Promise<{ size: number }> {
+    const counter = new ByteLimit(options.maxBytes, options.tooLarge);
+    let failure: unknown;
+    // The body's failure, or the limit's, is the one reported (not the upload's abort that follows it).
+    counter.once('error', (error) => (failure ??= error));
+    const counted = pipeline(body, counter, () => undefined);
+    const upload = new Upload({ client: this.#client, params: { Bucket: this.#bucket, Key: this.#objectKey(key), Body: counted }, partSize: PART_SIZE, queueSize: PARTS_IN_FLIGHT, leavePartsOnError: false });
+    try {
+      await upload.done();
+      return { size: counter.bytes };
+    } catch (error) {
+      // Keys are never reused: whatever exists under this one is this upload's.
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key) })).catch(() => undefined);
+      throw failure ?? error;
+    }
+  }
+
+  async stat(key: string): Promise<StoredFileInfo | undefined> {
+    if (!isStorageKey(key)) return undefined;
+    try {
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key) }));
+      return { size: head.ContentLength ?? 0, modified: head.LastModified ?? new Date(0) };
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async get(key: string, range?: { start: number; end: number }): Promise<Readable | undefined> {
+    if (!isStorageKey(key)) return undefined;
+    try {
+      const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key), ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` }) }));
+      // In Node the body is the response's stream (an IncomingMessage).
+      return object.Body as Readable | undefined;
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    if (!isStorageKey(key)) return;
+    if (isFileKey(key)) {
+      // Its derived files (thumbnails) first: the objects `<key>.<variant>` beside it.
+      for await (const page of paginateListObjectsV2({ client: this.#client }, { Bucket: this.#bucket, Prefix: this.#objectKey(`${key}.`) })) {
+        for (const object of page.Contents ?? []) {
+          if (object.Key !== undefined && isStorageKey(object.Key.slice(this.#prefix.length))) await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: object.Key }));
+        }
+      }
+    }
+    await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key) }));
+  }
+
+  async *list(): AsyncIterable<{ key: string; modified: Date }> {
+    // Listed in key order, so a file's derived files (`<key>.<variant>`) come right after it.
+    let lastFile: string | undefined;
+    for await (const page of paginateListObjectsV2({ client: this.#client, pageSize: 1000 }, { Bucket: this.#bucket, Prefix: this.#prefix })) {
+      for (const object of page.Contents ?? []) {
+        const key = object.Key?.slice(this.#prefix.length) ?? '';
+        if (isFileKey(key)) lastFile = key;
+        else if (!isStorageKey(key) || key.slice(0, key.indexOf('.')) === lastFile) continue; // not ours, or goes with its file
+        yield { key, modified: object.LastModified ?? new Date(0) };
+      }
+    }
+  }
+
+  async url(key: string, options: { expiresInSeconds: number; type: string; disposition: string }): Promise<string> {
+    const command = new GetObjectCommand({
+      Bucket: this.#bucket,
+      Key: this.#objectKey(key),
+      ResponseContentType: options.type,
+      ResponseContentDisposition: options.disposition,
+      ResponseCacheControl: 'private, no-cache',
+    });
+    return getSignedUrl(this.#client, command, { expiresIn: options.expiresInSeconds });
+  }
+
+  close(): Promise<void> {
+    this.#client.destroy();
+    return Promise.resolve();
+  }
+
+  #objectKey(key: string): string {
+    if (!isStorageKey(key) && !(key.endsWith('.') && isFileKey(key.slice(0, -1)))) throw new Error(`not a file key: ${key}`);
+    return `${this.#prefix}${key}`;
+  }
+}
+
+function clientConfig(settings: S3Settings): S3ClientConfig {
+  const config: S3ClientConfig = {};
+  if (settings.endpoint !== undefined) {
+    config.endpoint = settings.endpoint;
+    // S3-compatible services vary in the integrity checksums they take: send them only where S3 requires them.
+    config.requestChecksumCalculation = 'WHEN_REQUIRED';
+    config.responseChecksumValidation = 'WHEN_REQUIRED';
+  }
+  const region = settings.region ?? (settings.endpoint === undefined ? undefined : 'us-east-1');
+  if (region !== undefined) config.region = region;
+  config.forcePathStyle = settings.forcePathStyle ?? settings.endpoint !== undefined;
+  if (settings.credentials !== undefined) config.credentials = settings.credentials;
+  return config;
+}
+
+function isMissing(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { name, $metadata } = error as { name?: unknown; $metadata?: { httpStatusCode?: number } };
+  return name === 'NotFound' || name === 'NoSuchKey' || $metadata?.httpStatusCode === 404;
+}
+
+/** What went wrong reaching the bucket, for the start-up error (a status and S3's code, or the network's). */
+function reasonOf(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return String(error);
+  const { name, message, $metadata } = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = $metadata?.httpStatusCode;
+  if (status === 404) return 'no such bucket (404)';
+  if (status === 403) return 'access denied (403): check the credentials and the bucket policy';
+  if (status === 301) return 'the bucket is in another region (301): set AWS_REGION';
+  const text = message === undefined || message === '' || message === 'UnknownError' ? name ?? 'unknown error' : message;
+  return status === undefined ? text : `${text} (${status})`;
+}
