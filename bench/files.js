@@ -15,7 +15,9 @@
 // restgraph runs on SQLite in its default configuration (FULL durability: each file fsync'ed,
 // then its directory). The baseline runs twice: with the same fsyncs (`baseline-files`, the
 // like-for-like reference the ratio uses) and without (`baseline-files-nosync`, to show what the
-// fsyncs cost). Target: restgraph >= 0.8x baseline-files in both.
+// fsyncs cost); restgraph also with RESTGRAPH_SQLITE_SYNCHRONOUS=NORMAL (`restgraph-sync-normal`:
+// neither the file nor the commit fsync'ed), compared with the baseline without fsync. Target:
+// restgraph >= 0.8x baseline-files in both.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +43,7 @@ export function fileConfig(env) {
 
 /** Seconds the file benchmarks take at most. */
 export function filePlannedSeconds(config) {
-  return config.enabled ? 3 * 2 * (config.duration + 2 + 20) : 0;
+  return config.enabled ? 4 * 2 * (config.duration + 2 + 20) : 0;
 }
 
 function load(spec) {
@@ -80,12 +82,15 @@ export async function runFiles(config) {
   console.log(`\n=== files (1 MB uploads and downloads; ${config.connections} connections, ${config.duration} s; ${canPin ? 'server on CPU 0, load on CPU 1' : 'NOT pinned: taskset or a second CPU missing'}) ===`);
   const baseline = (fsync) => (dir) =>
     startNode({ name: 'baseline-files', args: () => [join(benchDir, 'baseline-files/server.js')], env: (port) => ({ ...process.env, PORT: String(port), FILES_DIR: join(dir, 'files'), BASELINE_FSYNC: fsync ? '1' : '0' }), cwd: dir, readyPath: '/readyz' });
-  const restgraph = (dir) => {
+  const restgraph = (extraEnv = {}) => (dir) => {
     writeFileSync(join(dir, 'schema.yaml'), SCHEMA);
-    return serveRestgraph({ name: 'restgraph', cwd: dir, env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'files.db')}`, RESTGRAPH_SCHEMA: join(dir, 'schema.yaml'), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, RESTGRAPH_FILES_DIR: join(dir, 'files') } });
+    return serveRestgraph({ name: 'restgraph', cwd: dir, env: { ...process.env, DATABASE_URL: `sqlite:${join(dir, 'files.db')}`, RESTGRAPH_SCHEMA: join(dir, 'schema.yaml'), RESTGRAPH_ADMIN_TOKEN: ADMIN_TOKEN, RESTGRAPH_FILES_DIR: join(dir, 'files'), ...extraEnv } });
   };
+  const papers = { create: { path: '/papers', body: '{"name":"bench"}' }, file: '/papers/1/file' };
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const results = {
-    restgraph: await serverRuns('restgraph', restgraph, { create: { path: '/papers', body: '{"name":"bench"}' }, file: '/papers/1/file' }, { authorization: `Bearer ${ADMIN_TOKEN}` }, config),
+    restgraph: await serverRuns('restgraph', restgraph(), papers, admin, config),
+    'restgraph-sync-normal': await serverRuns('restgraph-normal', restgraph({ RESTGRAPH_SQLITE_SYNCHRONOUS: 'NORMAL' }), papers, admin, config),
     'baseline-files': await serverRuns('baseline', baseline(true), { create: { path: '/readyz', body: '{}' }, file: '/files/1' }, {}, config),
     'baseline-files-nosync': await serverRuns('baseline-nosync', baseline(false), { create: { path: '/readyz', body: '{}' }, file: '/files/1' }, {}, config),
   };
@@ -101,6 +106,8 @@ export async function runFiles(config) {
   for (const kind of ['upload', 'download']) {
     const ratio = results.restgraph[kind].requests / results['baseline-files'][kind].requests;
     console.log(`  restgraph/baseline-files ${kind}: ${ratio.toFixed(2)} (target >= 0.8) ${ratio >= 0.8 ? 'PASS' : 'BELOW'}`);
+    const unsynced = results['restgraph-sync-normal'][kind].requests / results['baseline-files-nosync'][kind].requests;
+    console.log(`  restgraph-sync-normal/baseline-files-nosync ${kind}: ${unsynced.toFixed(2)} (neither fsyncs)`);
   }
   return { generatedAt: new Date().toISOString(), connections: config.connections, durationSeconds: config.duration, results };
 }
