@@ -77,7 +77,9 @@
 // benchmarks (bench/rules.js: get-by-id and a sorted list with a row rule on the resource against
 // the same without it, one JWT; BENCH_RULES=0 skips them), the accounts benchmarks
 // (bench/accounts.js: sign-ins per second, Argon2id-bound, and get-by-id with an account's access
-// token against the same with an API key; BENCH_ACCOUNTS=0 skips them), and the
+// token against the same with an API key; BENCH_ACCOUNTS=0 skips them), the file benchmarks
+// (bench/files.js: 1 MB uploads and downloads against a minimal Fastify + @fastify/multipart + fs
+// server doing the same; BENCH_FILES=0 skips them), and the
 // event benchmarks (bench/events.js: webhook deliveries and their latency, fan-out
 // to 1,000 GraphQL subscribers and their memory, write throughput with subscribers attached,
 // and realtime: 10,000 graphql-ws subscribers and 1,000 SSE consumers under a write load, also
@@ -103,6 +105,7 @@ import { DBJSON_SCENARIOS, DBJSON_SERVERS } from './dbjson-scenarios.js';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
 import { queryConfig, queryPlannedSeconds, runQueries } from './queries.js';
 import { ruleConfig, rulePlannedSeconds, runRules } from './rules.js';
+import { fileConfig, filePlannedSeconds, runFiles } from './files.js';
 import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
 import { computeRatios, describeFailures, failures, fmtCount, fmtMs, fmtPct, fmtRate, OTHER_CPU_LIMIT, printTable } from './lib/report.js';
@@ -141,11 +144,13 @@ let events;
 let queries;
 let rules;
 let accounts;
+let files;
 try {
   events = eventConfig(env);
   queries = queryConfig(env);
   rules = ruleConfig(env);
   accounts = accountConfig(env);
+  files = fileConfig(env);
 } catch (error) {
   fail(error.message);
 }
@@ -157,8 +162,8 @@ if (!['wrk', 'autocannon'].includes(config.engine)) fail(`BENCH_LOADGEN must be 
 if (config.engine === 'wrk' && !hasCommand('wrk', ['-v'])) fail('BENCH_LOADGEN=wrk but wrk is not on PATH');
 if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, db.json, or none)`);
 if (!restOff && (!servers.length || !scenarios.length)) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
-if (restOff && !events.enabled && !queries.enabled && !rules.enabled && !accounts.enabled) {
-  fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0, BENCH_ACCOUNTS=0 and BENCH_EVENTS=0: nothing to run');
+if (restOff && !events.enabled && !queries.enabled && !rules.enabled && !accounts.enabled && !files.enabled) {
+  fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0, BENCH_ACCOUNTS=0, BENCH_FILES=0 and BENCH_EVENTS=0: nothing to run');
 }
 
 function fail(message) {
@@ -189,6 +194,7 @@ const plannedSeconds =
   queryPlannedSeconds(queries) +
   rulePlannedSeconds(rules) +
   accountPlannedSeconds(accounts) +
+  filePlannedSeconds(files) +
   eventPlannedSeconds(events);
 const timeoutSeconds = Number(env.BENCH_TIMEOUT ?? Math.ceil(plannedSeconds * 1.5));
 setTimeout(() => {
@@ -420,6 +426,7 @@ async function main() {
   if (queries.enabled) results.queries = await runQueries({ config: queries, sessionDir, engine: config.engine, connections: config.connections });
   if (rules.enabled) results.rules = await runRules({ config: rules, sessionDir, engine: config.engine, connections: config.connections });
   if (accounts.enabled) results.accounts = await runAccounts({ config: accounts, sessionDir, engine: config.engine, connections: config.connections });
+  if (files.enabled) results.files = await runFiles(files);
   if (events.enabled) {
     results.events = await runEvents({ config: events, sessionDir, engine: config.engine, connections: config.connections, keep: config.keep });
   }
@@ -438,12 +445,13 @@ function mergePrevious(file, results) {
   } catch {
     return results;
   }
-  const { events: previousEvents, queries: previousQueries, rules: previousRules, accounts: previousAccounts, ...previousRest } = previous;
-  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules, accounts: results.accounts };
+  const { events: previousEvents, queries: previousQueries, rules: previousRules, accounts: previousAccounts, files: previousFiles, ...previousRest } = previous;
+  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules, accounts: results.accounts, files: results.files };
   if (!events.enabled && previousEvents) merged.events = previousEvents;
   if (!queries.enabled && previousQueries) merged.queries = previousQueries;
   if (!rules.enabled && previousRules) merged.rules = previousRules;
   if (!accounts.enabled && previousAccounts) merged.accounts = previousAccounts;
+  if (!files.enabled && previousFiles) merged.files = previousFiles;
   // Event scenarios not run this time are kept from the previous run, each with its own generatedAt.
   if (events.enabled && previousEvents?.scenarios) {
     for (const [name, result] of Object.entries(previousEvents.scenarios)) {

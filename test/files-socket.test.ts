@@ -124,12 +124,12 @@ describe('file uploads over a real socket', () => {
       const id = await createUser(server.base);
       // 415: a PDF for an images-only field, refused after its first 4 KB; the client goes on sending 2 MB.
       const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(8192)]);
-      const refused = await fetch(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png' }, body: streamed(pdf, 32), duplex: 'half' } as RequestInit);
+      const refused = await fetch(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png' }, body: streamed(pdf, 32), duplex: 'half' });
       expect(refused.status).toBe(415);
       expect(refused.headers.get('connection')).toBe('close');
       await refused.arrayBuffer();
       // 413: an image past the 64 KB maximum, refused while streaming (no length was declared).
-      const big = await fetch(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png' }, body: streamed(png(10), 32), duplex: 'half' } as RequestInit);
+      const big = await fetch(`${server.base}/users/${id}/avatar`, { method: 'PUT', headers: { authorization: ADMIN, 'content-type': 'image/png' }, body: streamed(png(10), 32), duplex: 'half' });
       expect(big.status).toBe(413);
       await big.arrayBuffer();
       // 413 from the declared length, before a byte of the body is read.
