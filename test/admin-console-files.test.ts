@@ -68,8 +68,8 @@ describe.skipIf(!available || onlyOnSqlite)('file fields in the admin console, i
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    await browser.close();
+    await t.close();
     dir.cleanup();
   });
 
@@ -124,7 +124,7 @@ describe.skipIf(!available || onlyOnSqlite)('file fields in the admin console, i
     await page.getByRole('dialog').getByRole('button', { name: 'Remove file' }).click();
     await page.getByRole('group', { name: 'image' }).getByText('No file.').waitFor(wait);
     expect((await t.app.inject({ method: 'GET', url: `/photos/${id}` })).json<{ image: unknown }>().image).toBeNull();
-    await until(async () => stored().length === 0, 'the file deleted from storage');
+    await until(() => Promise.resolve(stored().length === 0), 'the file deleted from storage');
   });
 
   it('a multiple field adds files one by one and removes one of them', async () => {
