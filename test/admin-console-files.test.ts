@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSignedIn } from './helpers/admin-console-page.js';
+import { openSignedIn, until } from './helpers/admin-console-page.js';
 import { chromiumAvailable, launchChromium, saveScreenshot } from './helpers/chromium.js';
 import { startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { onlyOnSqlite } from './helpers/test-database.js';
@@ -34,14 +34,6 @@ resources:
 type Img = { naturalWidth: number; naturalHeight: number };
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
-
-/** Polls `check` until it holds (15 s at most); `waitForFunction` would evaluate a string, which the page's CSP forbids. */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; !(await check()); tries++) {
-    expect(tries, what).toBeLessThan(300);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe.skipIf(!available || onlyOnSqlite)('file fields in the admin console, in Chromium', () => {
   let t: TestApp;
@@ -76,8 +68,8 @@ describe.skipIf(!available || onlyOnSqlite)('file fields in the admin console, i
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await t?.close();
+    await browser.close();
+    await t.close();
     dir.cleanup();
   });
 
@@ -132,7 +124,7 @@ describe.skipIf(!available || onlyOnSqlite)('file fields in the admin console, i
     await page.getByRole('dialog').getByRole('button', { name: 'Remove file' }).click();
     await page.getByRole('group', { name: 'image' }).getByText('No file.').waitFor(wait);
     expect((await t.app.inject({ method: 'GET', url: `/photos/${id}` })).json<{ image: unknown }>().image).toBeNull();
-    await until(async () => stored().length === 0, 'the file deleted from storage');
+    await until(() => Promise.resolve(stored().length === 0), 'the file deleted from storage');
   });
 
   it('a multiple field adds files one by one and removes one of them', async () => {

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSignedIn } from './helpers/admin-console-page.js';
+import { openSignedIn, until } from './helpers/admin-console-page.js';
 import { chromiumAvailable, launchChromium, saveScreenshot } from './helpers/chromium.js';
 import { startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { onlyOnSqlite } from './helpers/test-database.js';
@@ -47,14 +47,6 @@ interface Order {
 /** 42 orders: totals 10 to 420; statuses in turn, the last two without one. */
 const ORDERS: Order[] = Array.from({ length: 42 }, (_, i) => ({ status: i >= 40 ? null : (['pending', 'paid', 'shipped'][(i + 1) % 3] ?? null), total: (i + 1) * 10 }));
 const count = (test: (order: Order) => boolean): number => ORDERS.filter(test).length;
-
-/** Polls `check` until it holds (15 s at most); `waitForFunction` would evaluate a string, which the page's CSP forbids. */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; !(await check()); tries++) {
-    expect(tries, what).toBeLessThan(300);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe.skipIf(!available || onlyOnSqlite)('the admin console’s filter expressions and enum counts, in Chromium', () => {
   let t: TestApp;

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSignedIn } from './helpers/admin-console-page.js';
+import { openSignedIn, until } from './helpers/admin-console-page.js';
 import { chromiumAvailable, launchChromium, saveScreenshot } from './helpers/chromium.js';
 import { startTestApp, tempDir, TEST_ADMIN_TOKEN, type TestApp } from './helpers/test-app.js';
 import { onlyOnSqlite } from './helpers/test-database.js';
@@ -40,14 +40,6 @@ resources:
       author: { belongsTo: authors, foreignKey: authorId }
       editor: { belongsTo: authors, foreignKey: editorId }
 `;
-
-/** Polls `check` until it holds (15 s at most); `waitForFunction` would evaluate a string, which the page's CSP forbids. */
-async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let tries = 0; !(await check()); tries++) {
-    expect(tries, what).toBeLessThan(300);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe.skipIf(!available || onlyOnSqlite)('the admin console’s records and keys, in Chromium', () => {
   let t: TestApp;

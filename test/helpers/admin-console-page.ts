@@ -1,4 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 /**
  * A page of its own (a context of its own: its own sessionStorage) at the admin console of
@@ -19,4 +20,12 @@ export async function openSignedIn(browser: Browser, options: { origin: string; 
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('navigation', { name: 'Console' }).waitFor({ timeout: 15_000 });
   return page;
+}
+
+/** Polls `check` until it holds (15 s at most); `waitForFunction` would evaluate a string, which the page's CSP forbids. */
+export async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let tries = 0; !(await check()); tries++) {
+    expect(tries, what).toBeLessThan(300);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
