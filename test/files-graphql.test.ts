@@ -1,11 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
 import { keyOf, type FileValue } from '../src/core/file-fields.js';
-import { form, png, type Part } from './helpers/files.js';
+import { form, png, storedFiles, type Part } from './helpers/files.js';
 import { bearerJwt, RULES_JWT_SECRET } from './helpers/rule-tokens.js';
 
 /**
@@ -41,11 +39,7 @@ const UPDATE = `mutation ($id: ID!, $input: UserUpdateInput!) { updateUser(id: $
 describe('GraphQL uploads', () => {
   let t: TestApp;
   let dir: { path: string; cleanup: () => void };
-  const stored = (): string[] =>
-    readdirSync(dir.path)
-      .filter((shard) => shard !== 'tmp')
-      .flatMap((shard) => readdirSync(join(dir.path, shard)))
-      .sort();
+  const stored = (): string[] => storedFiles(dir.path);
   /** A multipart request in the specification's form: operations, map, then the file parts. */
   const upload = (operations: unknown, map: Record<string, unknown>, files: Part[], headers: Record<string, string> = PREFLIGHT) => {
     const body = form([{ name: 'operations', value: JSON.stringify(operations) }, { name: 'map', value: JSON.stringify(map) }, ...files]);

@@ -11,7 +11,7 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import { receiveFile } from '../files/file-upload.js';
 import { dropUnreadBody, multipartError } from '../http/multipart-bodies.js';
 import { parseJsonBody } from '../http/content-negotiation.js';
-import { UploadedFile } from './upload-inputs.js';
+import { tooManyFiles, UploadedFile } from './upload-inputs.js';
 import { uploadTargets, type UploadTarget } from './upload-targets.js';
 import { idOf } from './schema-parts.js';
 
@@ -193,8 +193,7 @@ async function checkTargets(operations: ResourceOperations, ctx: OperationContex
     if (target.list === undefined) continue;
     const count = (lists.get(target.list) ?? 0) + 1;
     lists.set(target.list, count);
-    const { maxFiles } = fileLimits(target.field);
-    if (count > maxFiles) throw new ValidationError(`${target.field.name} holds at most ${maxFiles} files (maxFiles).`, { errors: [{ pointer: `/${target.field.name}`, detail: `holds at most ${maxFiles} files (maxFiles)` }] });
+    if (count > fileLimits(target.field).maxFiles) throw tooManyFiles(target.field);
   }
   for (const { resource, write } of targets.values()) {
     if (write === undefined) continue;

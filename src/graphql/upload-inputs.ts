@@ -23,6 +23,12 @@ export class UploadedFile {
   }
 }
 
+/** A list of more files than a `multiple` field's maxFiles. */
+export function tooManyFiles(field: FieldModel): ValidationError {
+  const detail = `holds at most ${fileLimits(field).maxFiles} files (maxFiles)`;
+  return new ValidationError(`${field.name} ${detail}.`, { errors: [{ pointer: `/${field.name}`, detail }] });
+}
+
 /** Where an input field of a file field leads: read by the multipart request before any file is stored. */
 export interface FileInputExtension {
   resource: ResourceModel;
@@ -75,8 +81,7 @@ export async function withUploads<T>(resource: ResourceModel, input: Record<stri
       body[name] = value;
       continue;
     }
-    const { maxFiles } = fileLimits(field);
-    if (sent.length > maxFiles) throw new ValidationError(`${name} holds at most ${maxFiles} files (maxFiles).`, { errors: [{ pointer: `/${name}`, detail: `holds at most ${maxFiles} files (maxFiles)` }] });
+    if (sent.length > fileLimits(field).maxFiles) throw tooManyFiles(field);
     uploads.push(...sent);
     files.set(field, sent.map((file) => file.value));
   }
