@@ -1,11 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSchemaText } from '../src/schema/load-schema.js';
 import { checkResponsesAgainstOpenApi, json, startTestApp, tempDir, type TestApp } from './helpers/test-app.js';
 import { keyOf, type FileValue } from '../src/core/file-fields.js';
-import { form, png, type Part } from './helpers/files.js';
+import { form, png, storedFiles, type Part } from './helpers/files.js';
 
 /**
  * multipart/form-data on POST, PATCH and PUT (docs/files.md#multipart-forms): fields as text parts
@@ -37,11 +35,7 @@ const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(b
 describe('multipart writes', () => {
   let t: TestApp;
   let dir: { path: string; cleanup: () => void };
-  const stored = (): string[] =>
-    readdirSync(dir.path)
-      .filter((shard) => shard !== 'tmp')
-      .flatMap((shard) => readdirSync(join(dir.path, shard)))
-      .sort();
+  const stored = (): string[] => storedFiles(dir.path);
   const send = (method: 'POST' | 'PATCH' | 'PUT', url: string, parts: Part[], headers: Record<string, string> = {}) => {
     const body = form(parts);
     return t.app.inject({ method, url, payload: body.payload, headers: { ...body.headers, ...headers } });

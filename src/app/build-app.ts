@@ -13,6 +13,7 @@ import { TokenOperations } from '../core/token-operations.js';
 import type { AccountEmails } from '../core/accounts/account-emails.js';
 import type { AccountOperations } from '../core/accounts/account-operations.js';
 import { registerGraphqlRoutes } from '../graphql/graphql-routes.js';
+import { graphqlUploads } from '../graphql/graphql-multipart.js';
 import { GraphqlService } from '../graphql/graphql-service.js';
 import { registerFavicon } from '../http/favicon.js';
 import { ADMIN_CONSOLE_BUILD, registerAdminConsoleRoutes } from '../rest/admin-console-routes.js';
@@ -246,6 +247,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     countConnection: storage.rateLimits === undefined ? undefined : connectionRateLimiter(storage.rateLimits),
     maxMessageBytes: options.graphql.maxWebSocketMessageBytes,
     openStreams: metrics === undefined ? undefined : { webSocket: metrics.openStreams('graphql-ws'), sse: metrics.openStreams('graphql-sse') },
+    uploads: files === undefined ? undefined : graphqlUploads(schema, files.storage, operations, options.bodyLimitBytes, storage.rateLimits),
   });
 
   // Once listening (and only then: a server that cannot listen must not have made a key nobody saw).

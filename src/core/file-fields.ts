@@ -67,6 +67,20 @@ export function fileFieldsOf(resource: ResourceModel): FieldModel[] {
   return resource.writableFields.filter((f) => f.type === 'file');
 }
 
+/**
+ * The values of uploaded files for a row (a multipart write's, a GraphQL upload's): each file's
+ * `url` names the row and field (and, in a `multiple` field, the file's key); a single field
+ * holds its one file, a `multiple` one the list.
+ */
+export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<FieldModel, readonly FileValue[]>, id: number): Record<string, FileValue | FileValue[]> {
+  const values: Record<string, FileValue | FileValue[]> = {};
+  for (const [field, list] of files) {
+    const located = list.map((file) => ({ ...file, url: `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${keyOf(file) ?? ''}` : ''}` }));
+    values[field.name] = field.multiple === true ? located : (located[0] as FileValue);
+  }
+  return values;
+}
+
 /** The storage keys a row references. */
 export function keysOfRecord(resource: ResourceModel, record: StoredRecord): Set<string> {
   const keys = new Set<string>();

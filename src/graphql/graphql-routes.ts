@@ -9,6 +9,7 @@ import type { Principal } from '../core/principal.js';
 import type { WatchCredential } from '../auth/credential-recheck.js';
 import type { GraphqlRequestContext, GraphqlService } from './graphql-service.js';
 import { sseTransport } from './sse-transport.js';
+import { readGraphqlMultipart, type GraphqlUploads } from './graphql-multipart.js';
 import { webSocketTransport, type OpenCount } from './ws-transport.js';
 
 export interface GraphqlRouteOptions {
@@ -31,6 +32,8 @@ export interface GraphqlRouteOptions {
   countConnection?: ((principal: Principal, clientAddress: string | undefined) => Promise<void>) | undefined;
   /** Count the open graphql-ws connections and graphql-sse streams (metrics gauges). */
   openStreams?: { webSocket: OpenCount; sse: OpenCount };
+  /** File uploads (the GraphQL multipart request specification), when the schema has file fields. */
+  uploads?: GraphqlUploads | undefined;
 }
 
 
@@ -65,8 +68,10 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
         app.log.info({ requestId: request.id, code: fault.code, wsError: (error as { code?: string }).code }, fault.message);
       },
     });
-    // graphql-http reads the body itself (and answers 415 for what it does not take).
-    scope.removeAllContentTypeParsers();
+    // graphql-http reads the body itself (and answers 415 for what it does not take); multipart
+    // bodies, with uploads, are left to @fastify/multipart's parser (registered on the app).
+    if (options.uploads === undefined) scope.removeAllContentTypeParsers();
+    else scope.removeContentTypeParser(['application/json', 'application/merge-patch+json', 'text/plain']);
     const asText = (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void): void => done(null, body);
     scope.addContentTypeParser('*', { parseAs: 'string' }, asText);
     // The same, by name for JSON (what nearly every request sends): Fastify remembers a parser
@@ -83,14 +88,11 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     const handle = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       if (request.method === 'GET' && wantsGraphiql(request)) return sendBrowserPage(reply, GRAPHIQL_HTML);
       const context: GraphqlRequestContext = { operation: { principal: request.principal, requestId: request.id, clientAddress: request.ip, origin: `${request.protocol}://${request.host}` } };
-      const [body, init] = await service.handle({
-        method: request.method,
-        url: request.url,
-        headers: request.headers,
-        body: typeof request.body === 'string' ? request.body : null,
-        raw: request,
-        context,
-      });
+      const multipart = options.uploads !== undefined && request.isMultipart() ? await readGraphqlMultipart(request, reply, service, options.uploads, context.operation) : undefined;
+      if (multipart !== undefined) context.multipartParams = multipart.params;
+      const [body, init] = await service
+        .handle({ method: request.method, url: request.url, headers: request.headers, body: typeof request.body === 'string' ? request.body : null, raw: request, context })
+        .finally(() => multipart?.settle());
       reply.code(init.status);
       for (const [name, value] of Object.entries(init.headers ?? {})) reply.header(name, value);
       const { charge } = context;
@@ -117,7 +119,7 @@ export function registerGraphqlRoutes(app: FastifyInstance, service: GraphqlServ
     const charged = { graphqlOperation: true };
     const wsHandler = webSocketTransport(service, { ...options, open: options.openStreams?.webSocket });
     scope.route({ method: 'GET', url: '/graphql', wsHandler, handler: handle, config: { ...charged, webSocket: true } });
-    scope.route({ method: 'POST', url: '/graphql', handler: handle, config: charged });
+    scope.route({ method: 'POST', url: '/graphql', handler: handle, config: { ...charged, multipart: options.uploads !== undefined } });
     // Subscriptions (and queries) over Server-Sent Events: the graphql-sse protocol, in its
     // distinct-connections mode (each operation its own request, authenticated like any other).
     const sse = sseTransport(service, options.watchCredential);

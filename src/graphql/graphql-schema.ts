@@ -21,12 +21,13 @@ import { fieldNamed, resourceNamed, searchableFields, type FieldModel, type Rela
 import type { FilterCondition, QueryOperator, SortKey, StoredRecord } from '../store/list-spec.js';
 import { aggregateTypesOf, relationAggregateField, rootAggregateField, type AggregateTypes } from './aggregate-fields.js';
 import { resourcesIn, viewOf } from '../schema/version-view.js';
-import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import { singletonMutations, singletonQuery } from './singleton-fields.js';
+import { resourceMutations } from './resource-mutations.js';
+import { fileInputField } from './upload-inputs.js';
 import { accountMutations } from './account-mutations.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { bodyOf, camel, connectionOf, constantCase, describe, idOf, pageInfoType } from './schema-parts.js';
+import { camel, connectionOf, constantCase, describe, idOf, pageInfoType } from './schema-parts.js';
 import { DateScalar } from './scalars.js';
 import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import { FieldTypes } from './field-types.js';
@@ -161,7 +162,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
           // GraphQL deprecates only optional input fields.
           const reason = deprecationOf(resource, field);
           const deprecated = reason !== undefined && !required ? { deprecationReason: reason } : {};
-          return [field.name, { type: required ? new GraphQLNonNull(scalar) : scalar, ...describe(field), ...deprecated }];
+          const type = field.type === 'file' ? fileInputField(resource, field) : { type: required ? new GraphQLNonNull(scalar) : scalar };
+          return [field.name, { ...type, ...describe(field), ...deprecated }];
         }),
       );
     const writable = resource.writableFields.some((field) => latest(resource).apiNameOf.has(field.name));
@@ -302,7 +304,6 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const t = typeOf(resource);
     const singular = camel(resource.singular);
     const plural = camel(resource.name);
-    const typeName = resource.typeName;
     if (resource.singleton) {
       Object.assign(query, singletonQuery(resource, t.object));
       Object.assign(mutation, singletonMutations(resource, t));
@@ -336,35 +337,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       },
     };
     query[`${plural}Aggregate`] = rootAggregateField<RowArgs>(resource, t.aggregate, rowArgs(resource), (given) => rowFiltersOf(resource, given), limits);
-    mutation[`create${typeName}`] = {
-      type: t.object,
-      description: `Creates ${withIndefiniteArticle(resource.singular)}.`,
-      // A resource without writable fields is created without input.
-      args: t.createInput === undefined ? {} : { input: { type: new GraphQLNonNull(t.createInput) } },
-      resolve: (_root, args: { input?: Record<string, unknown> }, ctx) =>
-        ctx.operations.create(ctx.operation, resource, bodyOf(resource, args.input ?? {})),
-    };
-    // Nothing to change or replace in a resource without writable fields.
-    if (t.createInput === undefined || t.updateInput === undefined) {
-      mutation[`delete${typeName}`] = deleteMutation(resource);
-      continue;
-    }
-    mutation[`update${typeName}`] = {
-      type: t.object,
-      description: `Changes only the given fields of ${withIndefiniteArticle(resource.singular)} (null clears a field).`,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
-      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
-        // A json field given a value is set to it (GraphQL has no merge-patch reading of objects).
-        ctx.operations.update(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input), { mergeJson: false }),
-    };
-    mutation[`replace${typeName}`] = {
-      type: t.object,
-      description: `Replaces every field of ${withIndefiniteArticle(resource.singular)}; fields left out take their defaults or become null.`,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
-      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) =>
-        ctx.operations.replace(ctx.operation, resource, idOf(resource, args.id), bodyOf(resource, args.input)),
-    };
-    mutation[`delete${typeName}`] = deleteMutation(resource);
+    Object.assign(mutation, resourceMutations(resource, t));
   }
 
   if (model.accounts !== undefined) {
@@ -382,18 +355,4 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
   });
-}
-
-/** `delete<Type>(id)`: deletes a row (and those its references cascade to), returning its id. */
-function deleteMutation(resource: ResourceModel): GraphQLFieldConfig<unknown, GraphqlContext, { id: string }> {
-  return {
-    type: GraphQLID,
-    description: `Deletes ${withIndefiniteArticle(resource.singular)} (with the rows its references cascade to); returns its id.`,
-    args: { id: { type: new GraphQLNonNull(GraphQLID) } },
-    resolve: async (_root, args: { id: string }, ctx) => {
-      const id = idOf(resource, args.id);
-      await ctx.operations.delete(ctx.operation, resource, id);
-      return id;
-    },
-  };
 }

@@ -11,6 +11,7 @@ import {
   specifiedRules,
   validate,
   type DocumentNode,
+  type OperationDefinitionNode,
   type GraphQLSchema,
   type ValidationRule,
 } from 'graphql';
@@ -63,6 +64,8 @@ export interface GraphqlRequestContext extends PersistedQueryContext {
   charge?: GraphqlCharge;
   /** Set when the executed operation's result has errors (its response is then not cacheable). */
   hadErrors?: boolean;
+  /** The parameters of a multipart request (graphql-multipart.ts), its uploads in the variables: taken as they are. */
+  multipartParams?: RequestParams;
 }
 
 export interface GraphqlServiceOptions {
@@ -125,7 +128,7 @@ export class GraphqlService {
     this.subscriptions = new SubscriptionGroups(model, { format: (result) => this.formatResult(result), queue: options.subscriptionQueue });
     this.handle = createHandler<unknown, GraphqlRequestContext, GraphqlContext>({
       schema: this.schema,
-      parseRequestParams: (req) => this.#persisted.parseRequestParams(req),
+      parseRequestParams: (req) => req.context.multipartParams ?? this.#persisted.parseRequestParams(req),
       onSubscribe: async (req, params) => {
         const prepared = await this.prepare(params, req.context.operation);
         if (!Array.isArray(prepared)) {
@@ -194,6 +197,17 @@ export class GraphqlService {
     if (charged === undefined) return args;
     if (charged instanceof Promise) return charged.then((result) => charge(args, result, cost));
     return charge(args, charged, cost);
+  }
+
+  /**
+   * The operation a request would run, once its document has passed every check (kept in the
+   * cache, so running it next prepares nothing again); undefined when it would be refused (running
+   * it then says why). Charges nothing.
+   */
+  operationOf(params: RequestParams): OperationDefinitionNode | undefined {
+    const prepared = this.#prepareDocument(params.query);
+    if ('errors' in prepared) return undefined;
+    return getOperationAST(prepared.document, params.operationName) ?? undefined;
   }
 
   /** The cached document of a query, or prepared now; or why it is refused. */

@@ -1,7 +1,9 @@
 import { GraphQLNonNull, type GraphQLFieldConfigMap, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
 import { SINGLETON_ID, type ResourceModel } from '../schema/schema-model.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { bodyOf, camel } from './schema-parts.js';
+import { camel } from './schema-parts.js';
+import { writes } from './resource-mutations.js';
+import { withUploads } from './upload-inputs.js';
 
 /**
  * The GraphQL fields of a singleton resource (`singleton: true`, one record): the query field
@@ -28,14 +30,17 @@ export function singletonMutations(resource: ResourceModel, t: { object: GraphQL
       type: t.object,
       description: `Changes only the given fields of the ${resource.singular} (null clears a field).`,
       args: { input: { type: new GraphQLNonNull(t.updateInput) } },
+      extensions: writes(resource, 'update'),
       resolve: (_root, args: { input: Record<string, unknown> }, ctx) =>
-        ctx.operations.update(ctx.operation, resource, SINGLETON_ID, bodyOf(resource, args.input), { mergeJson: false }),
+        withUploads(resource, args.input, SINGLETON_ID, (body, files) => ctx.operations.update(ctx.operation, resource, SINGLETON_ID, body, { mergeJson: false, ...files })),
     },
     [`replace${resource.typeName}`]: {
       type: t.object,
       description: `Replaces every field of the ${resource.singular}, creating it when it has none yet.`,
       args: { input: { type: new GraphQLNonNull(t.createInput) } },
-      resolve: (_root, args: { input: Record<string, unknown> }, ctx) => ctx.operations.replace(ctx.operation, resource, SINGLETON_ID, bodyOf(resource, args.input)),
+      extensions: writes(resource, 'replace'),
+      resolve: (_root, args: { input: Record<string, unknown> }, ctx) =>
+        withUploads(resource, args.input, SINGLETON_ID, (body, files) => ctx.operations.replace(ctx.operation, resource, SINGLETON_ID, body, files)),
     },
   };
 }

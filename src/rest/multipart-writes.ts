@@ -1,8 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import multipart, { type Multipart } from '@fastify/multipart';
-import { BadRequestError, PayloadTooLargeError, RestgraphError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { dropUnreadBody, multipartError } from '../http/multipart-bodies.js';
 import type { FileStorage } from '../core/file-storage.js';
-import { keyOf, type FileValue } from '../core/file-fields.js';
+import { keyOf, locatedFileValues, type FileValue } from '../core/file-fields.js';
 import { fileLimits } from '../schema/file-field.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import { parseJsonBody } from '../http/content-negotiation.js';
@@ -32,13 +33,6 @@ export const JSON_PAYLOAD_PART = '@jsonPayload';
 
 /** Route config that lets a route read multipart bodies (others answer them 415). */
 export const MULTIPART_ROUTE = { multipart: true } as const;
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The route reads multipart/form-data bodies itself (resource writes with file fields). */
-    multipart?: boolean;
-  }
-}
 
 /**
  * Registers @fastify/multipart (its parser leaves the body unread, for the route to stream) and
@@ -120,21 +114,14 @@ export async function readMultipartWrite(request: FastifyRequest, storage: FileS
     }
   } catch (error) {
     await discard();
-    throw multipartError(error);
+    throw multipartError(error, `The multipart body has too many parts: at most ${MULTIPART_MAX_PARTS}, and as many files as the file fields hold.`);
   }
   for (const field of files.keys()) {
     if (field.name in texts || field.name in payload) throw invalid(field.name, 'is given both as a file and as a value');
   }
   return {
     body: { ...payload, ...texts },
-    fileValues: (id) => {
-      const values: Record<string, FileValue | FileValue[]> = {};
-      for (const [field, list] of files) {
-        const located = list.map((file) => ({ ...file, url: `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${keyOf(file) ?? ''}` : ''}` }));
-        values[field.name] = field.multiple === true ? located : (located[0] as FileValue);
-      }
-      return values;
-    },
+    fileValues: (id) => locatedFileValues(resource, files, id),
     discard,
   };
 }
@@ -181,17 +168,6 @@ function invalid(name: string, detail: string): ValidationError {
   return new ValidationError(`The multipart body's ${name} ${detail}.`, { errors: [{ pointer: `/${name}`, detail }] });
 }
 
-/** @fastify/multipart's errors (limits, malformed bodies) as restgraph's problems. */
-function multipartError(error: unknown): unknown {
-  if (error instanceof RestgraphError || !(error instanceof Error)) return error;
-  const code = 'code' in error ? String(error.code) : '';
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
-    return new PayloadTooLargeError(`The multipart body has too many parts: at most ${MULTIPART_MAX_PARTS}, and as many files as the file fields hold.`);
-  }
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return new PayloadTooLargeError('A file is larger than its field\'s maxSize.');
-  return new BadRequestError(`The multipart body cannot be read: ${error.message}`);
-}
-
 /** What a multipart write needs of its route. */
 export interface MultipartTarget {
   operations: ResourceOperations;
@@ -224,21 +200,12 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
     await budget?.check(undefined);
     return readMultipartWrite(request, target.storage, resource, tr, budget);
   })().catch((error: unknown) => {
-    // Refused before the body was read whole (413, 415, 422): the rest is read and dropped, and
-    // the connection closes once the answer is out (lingering, as a refused raw upload's).
-    if (!request.raw.complete) {
-      reply.header('connection', 'close');
-      request.raw.unpipe();
-      request.raw.resume();
-    }
+    // Refused before the body was read whole (413, 415, 422, 429).
+    dropUnreadBody(request, reply);
     throw error;
   });
-  if (!request.raw.complete) {
-    // The last bytes (the body's epilogue, a chunked body's end) may not be read yet: dropped, and
-    // the connection closes after the answer rather than staying busy with a request half-read.
-    reply.header('connection', 'close');
-    request.raw.resume();
-  }
+  // The last bytes (the body's epilogue, a chunked body's end) may not be read yet.
+  dropUnreadBody(request, reply);
   try {
     const body = tr.body(form.body, (translated) => operations.check(ctx, resource, kind, translated, id, kind === 'create' ? creates : {}));
     if (kind === 'create' || id === undefined) return await operations.create(ctx, resource, body, { ...creates, fileValues: (row) => form.fileValues(row.id as number) });

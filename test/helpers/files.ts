@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** A 1×1 PNG, then `extra` random bytes after its end (still a PNG to a sniffer). */
 export function png(extra = 0): Buffer {
@@ -24,4 +26,12 @@ export function form(parts: Part[]): { payload: Buffer; headers: Record<string, 
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}
+
+/** The keys of the files a local storage directory holds (its shards' files, not its temp folder), sorted. */
+export function storedFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((shard) => shard !== 'tmp')
+    .flatMap((shard) => readdirSync(join(dir, shard)))
+    .sort();
 }

@@ -1,0 +1,70 @@
+import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
+import { withIndefiniteArticle } from '../schema/indefinite-article.js';
+import type { ResourceModel } from '../schema/schema-model.js';
+import type { GraphqlContext } from './graphql-context.js';
+import { idOf } from './schema-parts.js';
+import { withUploads, type WriteMutationExtension } from './upload-inputs.js';
+
+/**
+ * The mutations of a resource with rows by id: `create<Type>`, `update<Type>`, `replace<Type>`
+ * and `delete<Type>`, calling the same core operations as REST's POST, PATCH, PUT and DELETE. Their
+ * inputs' file fields take uploads (upload-inputs.ts).
+ */
+export function resourceMutations(resource: ResourceModel, t: { object: GraphQLObjectType; createInput: GraphQLInputObjectType | undefined; updateInput: GraphQLInputObjectType | undefined }): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+  const typeName = resource.typeName;
+  const mutation: GraphQLFieldConfigMap<unknown, GraphqlContext> = {};
+  mutation[`create${typeName}`] = {
+    type: t.object,
+    description: `Creates ${withIndefiniteArticle(resource.singular)}.`,
+    // A resource without writable fields is created without input.
+    args: t.createInput === undefined ? {} : { input: { type: new GraphQLNonNull(t.createInput) } },
+    extensions: writes(resource, 'create'),
+    resolve: (_root, args: { input?: Record<string, unknown> }, ctx) =>
+      withUploads(resource, args.input ?? {}, undefined, (body, files) => ctx.operations.create(ctx.operation, resource, body, files)),
+  };
+  // Nothing to change or replace in a resource without writable fields.
+  if (t.createInput !== undefined && t.updateInput !== undefined) {
+    mutation[`update${typeName}`] = {
+      type: t.object,
+      description: `Changes only the given fields of ${withIndefiniteArticle(resource.singular)} (null clears a field).`,
+      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
+      extensions: writes(resource, 'update'),
+      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) => {
+        const id = idOf(resource, args.id);
+        // A json field given a value is set to it (GraphQL has no merge-patch reading of objects).
+        return withUploads(resource, args.input, id, (body, files) => ctx.operations.update(ctx.operation, resource, id, body, { mergeJson: false, ...files }));
+      },
+    };
+    mutation[`replace${typeName}`] = {
+      type: t.object,
+      description: `Replaces every field of ${withIndefiniteArticle(resource.singular)}; fields left out take their defaults or become null.`,
+      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
+      extensions: writes(resource, 'replace'),
+      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) => {
+        const id = idOf(resource, args.id);
+        return withUploads(resource, args.input, id, (body, files) => ctx.operations.replace(ctx.operation, resource, id, body, files));
+      },
+    };
+  }
+  mutation[`delete${typeName}`] = deleteMutation(resource);
+  return mutation;
+}
+
+/** The extension naming what a write mutation writes (read by GraphQL multipart requests). */
+export function writes(resource: ResourceModel, kind: WriteMutationExtension['kind']): { restgraphWrite: WriteMutationExtension } {
+  return { restgraphWrite: { resource, kind } };
+}
+
+/** `delete<Type>(id)`: deletes a row (and those its references cascade to), returning its id. */
+function deleteMutation(resource: ResourceModel): GraphQLFieldConfig<unknown, GraphqlContext, { id: string }> {
+  return {
+    type: GraphQLID,
+    description: `Deletes ${withIndefiniteArticle(resource.singular)} (with the rows its references cascade to); returns its id.`,
+    args: { id: { type: new GraphQLNonNull(GraphQLID) } },
+    resolve: async (_root, args: { id: string }, ctx) => {
+      const id = idOf(resource, args.id);
+      await ctx.operations.delete(ctx.operation, resource, id);
+      return id;
+    },
+  };
+}
