@@ -1,7 +1,7 @@
 import BetterSqlite3 from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
@@ -115,9 +115,44 @@ describe('restgraph init --from <database-url>', () => {
     },
     CLI_TEST_TIMEOUT_MS,
   );
+
+  it(
+    '--update adds the tables, columns and foreign keys the file lacks, keeping its edits',
+    async ({ folder }) => {
+      const sqlite = onPostgres ? undefined : sqliteSample(folder);
+      const from = ['--from', sqlite?.url ?? TEST_POSTGRES_URL, ...(onPostgres ? ['--schema', pgSchema] : [])];
+      const file = join(folder.path, 'edited.yaml');
+      expect((await runCli(folder, ['init', ...from, '--tables', 'rental,customer', '-o', file])).code).toBe(0);
+      const written = readFileSync(file, 'utf8');
+      const edited = written
+        .replace('  customer:\n', '  # Our customers, edited by hand.\n  customer:\n    description: People who rent films.\n    access: { read: public }\n')
+        .replace(/\n      first_name:\n/, '\n      firstName:\n        column: first_name\n');
+      expect(edited).not.toBe(written);
+      writeFileSync(file, edited);
+      const before = snapshot(sqlite?.file);
+
+      const update = await runCli(folder, ['init', ...from, '--update', file]);
+      expect(update.stderr).toBe(update.stderr.split('\n').filter((line) => line === '' || line.startsWith('warning: ')).join('\n'));
+      expect(update.code).toBe(0);
+      expect(update.stdout).toContain('added resource actor');
+      expect(snapshot(sqlite?.file)).toBe(before);
+      const text = readFileSync(file, 'utf8');
+      expect(text).toContain('# Our customers, edited by hand.\n  customer:\n    description: People who rent films.\n');
+      const schema = loadSchemaFile(file);
+      expectMapping(schema, { renamedFirstName: true });
+      expect(schema.resources.get('customer')?.access.read).toEqual({ kind: 'public' });
+
+      // Run again: nothing is left to add, and the file is not rewritten.
+      const again = await runCli(folder, ['init', ...from, '--update', file]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain('already maps every table and column');
+      expect(readFileSync(file, 'utf8')).toBe(text);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });
 
-function expectMapping(schema: SchemaModel): void {
+function expectMapping(schema: SchemaModel, edits: { renamedFirstName?: boolean } = {}): void {
   const mapping = schema.mapping;
   expect(mapping).toBeDefined();
   const resource = (name: string) => {
@@ -153,6 +188,12 @@ function expectMapping(schema: SchemaModel): void {
   expect(field('payment', 'paid_on')?.type).toBe('date');
   expect(field('payment', 'paid_at')?.type).toBe('time');
   expect(field('customer', 'email')).toMatchObject({ unique: true, required: false });
+  if (edits.renamedFirstName === true) {
+    expect(field('customer', 'first_name')).toBeUndefined();
+    expect(resource('customer').columns.get('firstName')).toBe('first_name');
+  } else {
+    expect(field('customer', 'first_name')).toMatchObject({ type: 'string', maxLength: 45, required: true });
+  }
   expect(field('rental', 'customer_id')).toMatchObject({ type: 'integer', required: true, index: true });
   // A column GraphQL cannot name is mapped.
   expect(field('film', '_3d')).toMatchObject({ type: 'boolean', column: '3d' });

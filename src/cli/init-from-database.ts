@@ -1,7 +1,8 @@
-import { closeSync, existsSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
 import { catalogSchema } from '../schema/catalog-schema.js';
 import { mappedSchemaText } from '../schema/mapped-schema-text.js';
+import { updateMappedSchemaText } from '../schema/mapped-schema-update.js';
 import { parseSchemaText } from '../schema/load-schema.js';
 import { readDatabaseCatalog } from '../store/open-database.js';
 import { withoutCredentials } from '../store/database-url.js';
@@ -15,6 +16,8 @@ export interface InitFromDatabaseFlags {
   schema?: string;
   /** Comma-separated tables and views (default every one). */
   tables?: string;
+  /** A schema file written by an earlier `init --from` and edited since: what the database has and it lacks is added. */
+  update?: string;
 }
 
 /** The most tables `--tables` names. */
@@ -43,8 +46,8 @@ export function namesDatabase(from: string): boolean {
  * before it is written.
  */
 export async function runInitFromDatabase(flags: InitFromDatabaseFlags): Promise<void> {
-  const output = flags.output ?? 'schema.yaml';
-  if (existsSync(output) && flags.force !== true) {
+  const output = flags.output ?? flags.update ?? 'schema.yaml';
+  if (existsSync(output) && flags.force !== true && output !== flags.update) {
     throw new ConfigError('-o', `${output} exists; restgraph init does not overwrite it. Name another file with -o, or add --force to replace it.`);
   }
   const tables = flags.tables
@@ -57,6 +60,10 @@ export async function runInitFromDatabase(flags: InitFromDatabaseFlags): Promise
   if (catalog.tables.length === 0) throw new ConfigError('--from', `${withoutCredentials(url)} has no table or view${catalog.schema === undefined ? '' : ` in schema ${catalog.schema}`}`);
   const mapped = catalogSchema(catalog);
   const source = `${withoutCredentials(flags.from)}${catalog.schema === undefined ? '' : ` (schema ${catalog.schema})`}`;
+  if (flags.update !== undefined) {
+    updateFile(flags.update, output, mapped, source);
+    return;
+  }
   const text = mappedSchemaText(mapped, [
     `Maps the tables of ${source}, as restgraph init --from read them.`,
     'restgraph changes none of these tables: no column, index, trigger or constraint is added (docs/existing-database.md).',
@@ -64,15 +71,46 @@ export async function runInitFromDatabase(flags: InitFromDatabaseFlags): Promise
   ]);
   // What is written loads: a schema that does not is a defect of this command, said before the file exists.
   parseSchemaText(text, output);
-  try {
-    writeFileSync(output, text);
-  } catch (error) {
-    throw new ConfigError('-o', `cannot write ${output} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-  }
+  write(output, text);
   for (const warning of mapped.warnings) process.stderr.write(`warning: ${warning}\n`);
   const resources = Object.keys(mapped.definition.resources);
   process.stdout.write(
     `Wrote ${output}: ${resources.length} resource${resources.length === 1 ? '' : 's'} (${resources.join(', ')}) mapping ${source}.\n` +
       'Edit it (access rules, descriptions); serving a mapped database is not in this release yet: restgraph serve refuses it without touching the database.\n',
+  );
+}
+
+function write(output: string, text: string): void {
+  try {
+    writeFileSync(output, text);
+  } catch (error) {
+    throw new ConfigError('-o', `cannot write ${output} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+}
+
+/** `--update <file>`: the edited file with what the database has and it lacks, written to `output` (the file itself unless -o). */
+function updateFile(file: string, output: string, mapped: ReturnType<typeof catalogSchema>, source: string): void {
+  let edited: string;
+  try {
+    edited = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ConfigError('--update', `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  // The file as edited must load, and be a mapped one: what is merged into it is then checked with it.
+  const before = parseSchemaText(edited, file);
+  if (before.mapping === undefined) throw new ConfigError('--update', `${file} does not map an existing database (no database: {existing: true}); run init --from without --update to write one`);
+  let update: ReturnType<typeof updateMappedSchemaText>;
+  try {
+    update = updateMappedSchemaText(edited, mapped);
+  } catch (error) {
+    throw new ConfigError('--update', `cannot update ${file}: ${(error as Error).message}`);
+  }
+  parseSchemaText(update.text, output);
+  if (update.added.length > 0 || output !== file) write(output, update.text);
+  for (const line of update.missing) process.stderr.write(`warning: ${line} (left in the file; remove it by hand)\n`);
+  process.stdout.write(
+    update.added.length === 0
+      ? `${file} already maps every table and column of ${source}${output === file ? '' : `; written to ${output}`}.\n`
+      : `Updated ${output} from ${source}: added ${update.added.join(', ')}. Everything else is as it was.\n`,
   );
 }

@@ -48,8 +48,9 @@ program
   .option('--strict', 'db.json: make a field required when every item of the file has a value for it (by default every field is optional, as json-server\'s are)')
   .option('--schema <name>', 'a database: the PostgreSQL schema to read (default public)')
   .option('--tables <names>', 'a database: only these tables and views, comma-separated (default every one)')
+  .option('--update <schema-file>', 'a database: add what the database has and this schema file (written by init --from, then edited) lacks, keeping its edits; written to the file itself unless -o')
   .addHelpText('after', '\nExamples:\n  restgraph init --from db.json\n  restgraph serve db.yaml --compat json-server\n  restgraph init --from postgres://localhost/films --schema public -o films.yaml')
-  .action(async (flags: { from: string; output?: string; force?: boolean; strict?: boolean; schema?: string; tables?: string }) => {
+  .action(async (flags: { from: string; output?: string; force?: boolean; strict?: boolean; schema?: string; tables?: string; update?: string }) => {
     const { runInit } = await import('./init-command.js');
     await runInit(flags);
   });

@@ -8,8 +8,14 @@ import type { CatalogSchema } from './catalog-schema.js';
  * (`# from public.rental.customer_id, integer, NOT NULL, FK → customer`).
  */
 export function mappedSchemaText(schema: CatalogSchema, header: readonly string[]): string {
-  const document = new Document(schema.definition, { aliasDuplicateObjects: false });
+  const document = mappedSchemaDocument(schema);
   document.commentBefore = header.map((line) => ` ${line}`).join('\n');
+  return document.toString({ lineWidth: 0 });
+}
+
+/** The schema's YAML document, with the comments on its resources and fields (for a new file, or to merge into an edited one). */
+export function mappedSchemaDocument(schema: CatalogSchema): Document {
+  const document = new Document(schema.definition, { aliasDuplicateObjects: false });
   const resources = document.get('resources', true);
   if (isMap(resources)) {
     for (const pair of resources.items) {
@@ -33,5 +39,5 @@ export function mappedSchemaText(schema: CatalogSchema, header: readonly string[
       if (isSeq(node) && node.items.every((item) => isScalar(item))) node.flow = true;
     },
   });
-  return document.toString({ lineWidth: 0 });
+  return document;
 }
