@@ -126,7 +126,7 @@ describe('restgraph init --from <database-url>', () => {
       const written = readFileSync(file, 'utf8');
       const edited = written
         .replace('  customer:\n', '  # Our customers, edited by hand.\n  customer:\n    description: People who rent films.\n    access: { read: public }\n')
-        .replace(/\n      first_name:\n/, '\n      firstName:\n        column: first_name\n');
+        .replace(/\n {6}first_name:\n/, '\n      firstName:\n        column: first_name\n');
       expect(edited).not.toBe(written);
       writeFileSync(file, edited);
       const before = snapshot(sqlite?.file);
