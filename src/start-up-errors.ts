@@ -81,6 +81,16 @@ export class DatabaseNotFoundError extends RestgraphError {
   readonly title = 'No such database';
 }
 
+/**
+ * A command that would create or migrate tables was given a schema that maps an existing database
+ * (docs/existing-database.md): refused before the database is opened, so none of its tables changes.
+ */
+export class MappedSchemaNotServedError extends RestgraphError {
+  readonly code = 'RG_MAPPED_SCHEMA_NOT_SERVED';
+  readonly status = 500;
+  readonly title = 'A mapped database cannot be served yet';
+}
+
 export class MigrationFailedError extends RestgraphError {
   readonly code = 'RG_MIGRATION_FAILED';
   readonly status = 500;

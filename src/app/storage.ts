@@ -4,6 +4,7 @@ import { ApiKeyStore } from '../store/api-key-store.js';
 import { EventStore } from '../store/event-store.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
 import { migrateToSchema, type MigrationChange } from '../store/migrate.js';
+import { refuseMappedSchema } from '../schema/database-mapping.js';
 import { OneTimeTokenStore } from '../store/one-time-token-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
@@ -40,6 +41,8 @@ export interface Storage {
  * @throws ConfigError, DestructiveMigrationError, MigrationFailedError
  */
 export async function openStorage(options: ResolvedOptions, schema: SchemaModel, lifecycle: Lifecycle): Promise<Storage> {
+  // Before the database is opened: a mapped database's tables are not restgraph's to migrate.
+  refuseMappedSchema(schema, 'restgraph serve');
   const bounds = options.database;
   const { db, rules, description } = await openDatabase(options.databaseUrl, {
     ...(options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement }),

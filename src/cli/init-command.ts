@@ -5,8 +5,9 @@ import { ConfigError, DbJsonError } from '../errors.js';
 import { inferredSchemaText } from '../schema/inferred-schema-text.js';
 import { readDbJson } from './db-json-file.js';
 import { inferDbJson } from './db-json-serve.js';
+import { namesDatabase, runInitFromDatabase, type InitFromDatabaseFlags } from './init-from-database.js';
 
-export interface InitFlags {
+export interface InitFlags extends InitFromDatabaseFlags {
   from: string;
   output?: string;
   force?: boolean;
@@ -22,7 +23,11 @@ export interface InitFlags {
  * schema, and json-server's query language as `serve db.json` had it. Fields are optional, as
  * `serve db.json` infers them, unless `--strict`.
  */
-export function runInit(flags: InitFlags): void {
+export async function runInit(flags: InitFlags): Promise<void> {
+  if (namesDatabase(flags.from)) {
+    await runInitFromDatabase(flags);
+    return;
+  }
   const source = readDbJson(flags.from);
   if (source === undefined) {
     throw new DbJsonError(`${flags.from} is not a json-server database (a .json file whose top level is collections, {"posts": [...]}); it may already be a restgraph schema.`);

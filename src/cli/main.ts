@@ -41,15 +41,18 @@ program
 
 program
   .command('init')
-  .description('Write a schema file to edit: the schema inferred from a json-server database (db.json), with comments saying what was inferred and why.')
-  .requiredOption('--from <db.json>', "a json-server database: a .json file whose top level is collections ({\"posts\": [...], \"profile\": {...}})")
-  .option('-o, --output <file>', 'the schema file to write (default: the data file\'s name with .yaml, db.json → db.yaml, whose default database is the one serve db.json fills)')
+  .description('Write a schema file to edit: the schema inferred from a json-server database (db.json), or the tables of an existing database (docs/existing-database.md), with comments saying where each part came from.')
+  .requiredOption('--from <db.json or database-url>', "a json-server database: a .json file whose top level is collections ({\"posts\": [...], \"profile\": {...}}); or a database to map: postgres://…, sqlite:<file> or a SQLite file (only read)")
+  .option('-o, --output <file>', 'the schema file to write (default: for db.json the data file\'s name with .yaml, db.json → db.yaml, whose default database is the one serve db.json fills; for a database schema.yaml)')
   .option('--force', 'replace the output file if it exists')
-  .option('--strict', 'make a field required when every item of the file has a value for it (by default every field is optional, as json-server\'s are)')
-  .addHelpText('after', '\nExample:\n  restgraph init --from db.json\n  restgraph serve db.yaml --compat json-server')
-  .action(async (flags: { from: string; output?: string; force?: boolean; strict?: boolean }) => {
+  .option('--strict', 'db.json: make a field required when every item of the file has a value for it (by default every field is optional, as json-server\'s are)')
+  .option('--schema <name>', 'a database: the PostgreSQL schema to read (default public)')
+  .option('--tables <names>', 'a database: only these tables and views, comma-separated (default every one)')
+  .option('--update <schema-file>', 'a database: add what the database has and this schema file (written by init --from, then edited) lacks, keeping its edits; written to the file itself unless -o')
+  .addHelpText('after', '\nExamples:\n  restgraph init --from db.json\n  restgraph serve db.yaml --compat json-server\n  restgraph init --from postgres://localhost/films --schema public -o films.yaml')
+  .action(async (flags: { from: string; output?: string; force?: boolean; strict?: boolean; schema?: string; tables?: string; update?: string }) => {
     const { runInit } = await import('./init-command.js');
-    runInit(flags);
+    await runInit(flags);
   });
 
 program

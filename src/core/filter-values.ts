@@ -1,4 +1,5 @@
 import type { FieldModel } from '../schema/schema-model.js';
+import { DECIMAL_PATTERN, TIME_PATTERN } from '../schema/field-json-schema.js';
 import type { QueryOperator } from '../store/list-spec.js';
 import { hasNul, NUL_DETAIL } from './storable-text.js';
 
@@ -13,6 +14,8 @@ export const OPERATORS_BY_TYPE: Record<FieldModel['type'], readonly QueryOperato
   string: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'contains', 'startsWith', 'isNull'],
   integer: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
   number: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  decimal: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
+  time: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
   datetime: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
   date: ['eq', 'ne', 'lt', 'lte', 'gt', 'gte', 'in', 'isNull'],
   enum: ['eq', 'ne', 'in', 'isNull'],
@@ -48,6 +51,10 @@ export function parseFilterValue(field: FieldModel, text: string): { value?: unk
     }
     case 'date':
       return isCalendarDate(text) ? { value: text } : { problem: 'is not a date (YYYY-MM-DD)' };
+    case 'decimal':
+      return new RegExp(DECIMAL_PATTERN).test(text) ? { value: text } : { problem: 'is not a decimal number (digits, a point, digits)' };
+    case 'time':
+      return new RegExp(TIME_PATTERN).test(text) ? { value: text } : { problem: 'is not a time of day (HH:MM[:SS])' };
     case 'enum':
       return field.values?.includes(text) === true ? { value: text } : { problem: `is not one of ${field.values?.join(', ') ?? ''}` };
     case 'json':

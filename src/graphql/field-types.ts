@@ -44,6 +44,8 @@ export class FieldTypes {
     if (field.name === 'id' || field.references !== undefined) return GraphQLID;
     switch (field.type) {
       case 'string':
+      case 'decimal':
+      case 'time':
         return GraphQLString;
       case 'integer':
         return (field.min ?? -Infinity) >= INT32_MIN && (field.max ?? Infinity) <= INT32_MAX ? GraphQLInt : SafeIntScalar;

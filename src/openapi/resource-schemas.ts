@@ -122,6 +122,9 @@ export function responseValueSchema(field: FieldModel): SchemaObject {
       return { type: 'string', format: 'date-time' };
     case 'date':
       return { type: 'string', format: 'date' };
+    case 'decimal':
+    case 'time':
+      return { type: 'string' };
     case 'enum':
       return { type: 'string', enum: field.values ?? [] };
     case 'json':

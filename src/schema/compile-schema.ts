@@ -24,6 +24,7 @@ import type { SchemaProblem } from '../errors.js';
 import { checkDefault } from './field-json-schema.js';
 import { compileAccounts } from './accounts-model.js';
 import { parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from './rate-limit-policy.js';
+import { compileMapping, mappedFieldProblems, mapsExistingDatabase, unmappedSchemaProblems } from './database-mapping.js';
 
 /**
  * Checks what the JSON Schema cannot (cross references, reserved names, defaults against their
@@ -50,6 +51,10 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
   };
   const resources = new Map<string, ResourceModel>();
   const typeNames = new Map<string, string>();
+  // A mapped database's resources are its tables as they are: named as the database names them
+  // (a singular table name is kept), without restgraph's id, createdAt and updatedAt.
+  const mapped = mapsExistingDatabase(definition);
+  if (!mapped) problems.push(...unmappedSchemaProblems(definition));
 
   for (const [name, resource] of Object.entries(definition.resources)) {
     const at = `resources.${name}`;
@@ -58,16 +63,17 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     }
     const singleton = resource.singleton === true;
     const singular = resource.singular ?? (singleton ? name : pluralize.singular(name));
-    if (singular === name && resource.singular === undefined && !singleton) {
+    if (singular === name && resource.singular === undefined && !singleton && !mapped) {
       problems.push({ path: at, message: `cannot derive a singular from "${name}"; resource names are plural, or set "singular"` });
     }
-    const typeName = singular.charAt(0).toUpperCase() + singular.slice(1);
+    // A mapped table's snake_case name makes a PascalCase type: film_actor → FilmActor.
+    const typeName = (mapped ? singular.split('_') : [singular]).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');
     const clash = typeNames.get(typeName);
     if (clash !== undefined) problems.push({ path: at, message: `singular name "${singular}" is also used by resource "${clash}"` });
     typeNames.set(typeName, name);
 
     checkLifeCycle(at, resource);
-    const fields = new Map<string, FieldModel>(SYSTEM_FIELDS.map((f) => [f.name, f]));
+    const fields = new Map<string, FieldModel>(mapped ? [] : SYSTEM_FIELDS.map((f) => [f.name, f]));
     const writableFields: FieldModel[] = [];
     for (const [fieldName, field] of Object.entries(resource.fields ?? {})) {
       const fieldAt = `${at}.fields.${fieldName}`;
@@ -79,6 +85,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
         problems.push({ path: fieldAt, message: `"${fieldName}" is a reserved query parameter; choose another field name` });
       }
       problems.push(...checkField(fieldAt, field, definition));
+      if (mapped) problems.push(...mappedFieldProblems(fieldAt, field));
       checkLifeCycle(fieldAt, field);
       if ((field.addedIn !== undefined || field.removedIn !== undefined) && field.required === true && field.default === undefined) {
         problems.push({ path: `${fieldAt}.required`, message: 'a field that some versions lack cannot be required without a default (clients of those versions could not send it)' });
@@ -158,6 +165,13 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
         problems.push({ path: `${at}.${kind}`, message: `unknown resource "${target}"` });
         continue;
       }
+      if (mapped) {
+        // Foreign keys of any key type, composite too: compileMapping checks them.
+        const [first = ''] = Array.isArray(relation.foreignKey) ? relation.foreignKey : [relation.foreignKey];
+        relations.set(relationName, { name: relationName, kind, target, foreignKey: first });
+        continue;
+      }
+      if (Array.isArray(relation.foreignKey)) continue; // refused by unmappedSchemaProblems
       const holder = kind === 'hasMany' ? targetModel : model;
       const keyField = holder.fields.get(relation.foreignKey);
       const pointsTo = kind === 'hasMany' ? name : target;
@@ -175,6 +189,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
 
   const rateLimits = compileRateLimits(definition.rateLimits ?? {}, problems);
   const accounts = compileAccounts(definition.accounts, resources, problems);
+  const mapping = mapped ? compileMapping(definition, resources, problems) : undefined;
   if (problems.length > 0) return { problems };
   for (const resource of resources.values()) Object.freeze(resource);
   const model: SchemaModel = Object.freeze({
@@ -184,6 +199,7 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
     resources,
     rateLimits,
     ...(accounts === undefined ? {} : { accounts }),
+    ...(mapping === undefined ? {} : { mapping }),
     definition,
   });
   return { model, problems };
@@ -287,7 +303,8 @@ function checkField(at: string, field: FieldDefinition, definition: SchemaDefini
     }
   };
   only(['min', 'max'], ['integer', 'number']);
-  only(['minLength', 'maxLength', 'pattern', 'format'], ['string']);
+  only(['minLength', 'maxLength', 'pattern'], ['string']);
+  if (field.format !== 'int64') only(['format'], ['string']);
   only(['values'], ['enum']);
   only(['searchable'], ['string']);
   only(['references', 'onDelete'], ['integer']);

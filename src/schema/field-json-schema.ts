@@ -7,6 +7,12 @@ import type { FieldDefinition } from './schema-model.js';
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
 const addFormats = addFormatsImport as unknown as typeof addFormatsImport.default;
 
+/** The text of a decimal field's value: `-12.50`, `1e3` is not one. */
+export const DECIMAL_PATTERN = '^-?[0-9]{1,1000}(\\.[0-9]{1,1000})?$';
+
+/** The text of a time field's value: `13:45`, `13:45:30`, `13:45:30.250`, with an offset or not. */
+export const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$';
+
 /** A JSON Schema (draft 2020-12) object; kept loose because it is data we generate. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -33,6 +39,15 @@ export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
       schema.type = 'number';
       if (field.min !== undefined) schema.minimum = field.min;
       if (field.max !== undefined) schema.maximum = field.max;
+      break;
+    case 'decimal':
+      // A string, so that no digit is lost to a double (numeric(20,2) holds more than 2^53).
+      schema.type = 'string';
+      schema.pattern = DECIMAL_PATTERN;
+      break;
+    case 'time':
+      schema.type = 'string';
+      schema.pattern = TIME_PATTERN;
       break;
     case 'boolean':
       schema.type = 'boolean';
@@ -79,6 +94,8 @@ export function createAjv(options: { strictRequired?: boolean; validateSchema?: 
   });
   addFormats(ajv, ['email', 'uri', 'uuid', 'hostname', 'ipv4', 'ipv6', 'date']);
   ajv.addFormat('date-time', { type: 'string', validate: isDateTime, compare: dateTimeFormat.compare });
+  // Bytes of a mapped database's bytea or BLOB column (docs/existing-database.md).
+  ajv.addFormat('base64', { type: 'string', validate: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/ });
   return ajv;
 }
 

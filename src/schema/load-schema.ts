@@ -6,13 +6,24 @@ import { SchemaError, type SchemaProblem } from '../errors.js';
 import { compileSchema } from './compile-schema.js';
 import { createAjv } from './field-json-schema.js';
 import type { SchemaDefinition, SchemaModel } from './schema-model.js';
+import { isMappedDocument, mappedJsonSchema } from './mapped-json-schema.js';
 
 /** The published JSON Schema of schema files (editors complete against it). */
 export const SCHEMA_JSON_SCHEMA_PATH = fileURLToPath(new URL('../../schema/restgraph.schema.json', import.meta.url));
 
 export { EXAMPLE_SCHEMA_PATH } from './example-schema-path.js';
 
-let validateDocument: ReturnType<ReturnType<typeof createAjv>['compile']> | undefined;
+type DocumentValidator = ReturnType<ReturnType<typeof createAjv>['compile']>;
+let validateDocument: DocumentValidator | undefined;
+/** The validator of schemas that map an existing database (names as the database spells them). */
+let validateMappedDocument: DocumentValidator | undefined;
+
+function documentValidator(mapped: boolean): DocumentValidator {
+  const compile = (schema: object): DocumentValidator => createAjv({ strictRequired: false, validateSchema: false }).compile(schema);
+  const published = (): object => JSON.parse(readFileSync(SCHEMA_JSON_SCHEMA_PATH, 'utf8')) as object;
+  if (mapped) return (validateMappedDocument ??= compile(mappedJsonSchema(published())));
+  return (validateDocument ??= compile(published()));
+}
 
 /**
  * Reads, validates and compiles a schema file (YAML or JSON; JSON is YAML).
@@ -44,9 +55,10 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
   }
   const value: unknown = document.toJS({ maxAliasCount: 100 });
 
-  validateDocument ??= createAjv({ strictRequired: false, validateSchema: false }).compile(JSON.parse(readFileSync(SCHEMA_JSON_SCHEMA_PATH, 'utf8')) as object);
-  if (!validateDocument(value)) {
-    const problems = simplifyAjvErrors(validateDocument.errors ?? []).map((e): SchemaProblem => {
+  const mapped = isMappedDocument(value);
+  const validate = documentValidator(mapped);
+  if (!validate(value)) {
+    const problems = simplifyAjvErrors(validate.errors ?? []).map((e): SchemaProblem => {
       const segments = pointerSegments(e.instancePath);
       const params = e.params as Record<string, unknown>;
       if (e.keyword === 'propertyNames' || e.keyword === 'additionalProperties') {
@@ -54,7 +66,8 @@ export function parseSchemaText(text: string, file = '<schema>'): SchemaModel {
       }
       const offset = locate(document, segments);
       const pos = offset === undefined ? undefined : lineCounter.linePos(offset);
-      const message = invalidName(e, segments, value) ?? describeAjvError(e);
+      // The camelCase advice is for restgraph's own tables; a mapped database keeps its names.
+      const message = (mapped ? undefined : invalidName(e, segments, value)) ?? describeAjvError(e);
       return { path: segments.join('.'), message, ...(pos === undefined ? {} : { line: pos.line, column: pos.col }) };
     });
     throw new SchemaError(file, problems);

@@ -6,8 +6,10 @@ import type { RateLimitPolicy } from './rate-limit-policy.js';
  * Built once at start-up by {@link compileSchema}; frozen afterwards.
  */
 
-export type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'datetime' | 'date' | 'enum' | 'json' | 'file';
+export type FieldType = 'string' | 'integer' | 'number' | 'decimal' | 'boolean' | 'datetime' | 'date' | 'time' | 'enum' | 'json' | 'file';
 export type StringFormat = 'email' | 'uri' | 'uuid' | 'hostname' | 'ipv4' | 'ipv6';
+/** `int64` (integer fields of a mapped database): a bigint column, sent as a JSON string beyond 2^53. */
+export type FieldFormat = StringFormat | 'int64' | 'base64';
 export type OnDelete = 'restrict' | 'cascade' | 'setNull';
 
 /** A field as written in the schema file. */
@@ -26,7 +28,7 @@ export interface FieldDefinition {
   minLength?: number;
   maxLength?: number;
   pattern?: string;
-  format?: StringFormat;
+  format?: FieldFormat;
   values?: string[];
   default?: unknown;
   references?: string;
@@ -59,7 +61,21 @@ export interface FieldDefinition {
   read?: FieldAccessDefinition;
   /** Who may set the field: an access rule, or a rule expression over the record as stored. */
   write?: FieldAccessDefinition;
+  /** Mapped databases (docs/existing-database.md): the column, when its name is not the field's. */
+  column?: string;
+  /** Mapped databases: the database fills the column (see {@link GeneratedBy}). */
+  generated?: GeneratedBy;
+  /** Decimal fields: the most digits, and how many of them after the point (numeric(20,2)). */
+  precision?: number;
+  scale?: number;
 }
+
+/**
+ * Who fills a column of a mapped database: `always` the database, never a client (identity
+ * ALWAYS, computed columns); `byDefault` the database when a create leaves it out (defaults,
+ * serial, identity BY DEFAULT); `uuid` restgraph, a random UUID when a create leaves it out.
+ */
+export type GeneratedBy = 'always' | 'byDefault' | 'uuid';
 
 /** An access rule (`public`, `authenticated`, a list of scopes), or a rule expression (any other string). */
 export type FieldAccessDefinition = string | string[];
@@ -71,7 +87,12 @@ export const RULE_OPERATIONS: readonly RuleOperation[] = ['list', 'read', 'creat
 export interface RelationDefinition {
   hasMany?: string;
   belongsTo?: string;
-  foreignKey: string;
+  /** The field holding the other side's key; mapped databases: the fields of a composite foreign key, in key order. */
+  foreignKey: string | string[];
+  /** Mapped databases: the fields of the belongsTo side the key points at, when not its key (a unique constraint). */
+  references?: string[];
+  /** Mapped databases: what the database's foreign key does when the referenced row is deleted (reported, not re-implemented). */
+  onDelete?: 'noAction' | 'restrict' | 'cascade' | 'setNull' | 'setDefault';
 }
 
 /** `public`, `authenticated`, or scopes of which a token needs any one. */
@@ -92,6 +113,14 @@ export type RateLimitDefinition = string;
 
 export interface ResourceDefinition {
   description?: string;
+  /** Mapped databases: the table or view (default: the resource name). */
+  table?: string;
+  /** Mapped databases: the primary key's fields, in key order (several: a composite key). */
+  key?: string[];
+  /** Mapped databases: served for reading only (views, tables without a primary key). */
+  readOnly?: boolean;
+  /** The plural of GraphQL list fields and reverse relations, when the resource name is not a plural (mapped tables: `rental`). */
+  plural?: string;
   /** One record, not a collection: GET, PUT and PATCH on `/<name>` (json-server's `/profile`). */
   singleton?: boolean;
   singular?: string;
@@ -127,7 +156,16 @@ export interface RateLimitsDefinition {
 }
 
 /** The schema file's document, after it passed the published JSON Schema. */
+/** A schema that maps an existing database: restgraph changes none of its tables (docs/existing-database.md). */
+export interface DatabaseDefinition {
+  existing: true;
+  /** PostgreSQL: the schema holding the tables (default public). */
+  schema?: string;
+}
+
 export interface SchemaDefinition {
+  /** Set when the resources are tables of an existing database rather than tables restgraph creates. */
+  database?: DatabaseDefinition;
   versions?: VersionDefinition[];
   rateLimits?: RateLimitsDefinition;
   /** Which resource holds end-user accounts (docs/accounts.md). */
@@ -179,6 +217,38 @@ export interface ResourceModel {
   rateLimits: Readonly<Partial<Record<RestOperation, RateLimitPolicy>>>;
 }
 
+/** How the resources of a mapped schema lie in the database (compiled by database-mapping.ts). */
+export interface DatabaseMapping {
+  /** PostgreSQL schema of the tables (undefined: the database's default; SQLite has none). */
+  schema?: string;
+  resources: ReadonlyMap<string, ResourceMapping>;
+}
+
+export interface ResourceMapping {
+  table: string;
+  /** Key fields in key order; empty for read-only resources without one. */
+  key: readonly string[];
+  readOnly: boolean;
+  plural: string;
+  /** Field name → column name, for every field. */
+  columns: ReadonlyMap<string, string>;
+  /** The fields the database (or restgraph, `uuid`) fills when a create leaves them out. */
+  generated: ReadonlyMap<string, GeneratedBy>;
+  /** Each relation's foreign key, by relation name. */
+  relations: ReadonlyMap<string, RelationMapping>;
+}
+
+/** A relation's foreign key: `fields` of the side holding it point at `targetFields` of the other (its key, or a unique constraint). */
+export interface RelationMapping {
+  kind: 'hasMany' | 'belongsTo';
+  target: string;
+  /** On the belongsTo side (this resource for belongsTo, the target for hasMany), in key order. */
+  fields: readonly string[];
+  /** On the side pointed at, in the same order. */
+  targetFields: readonly string[];
+  onDelete?: RelationDefinition['onDelete'];
+}
+
 export type AccessRule = { kind: 'public' } | { kind: 'authenticated' } | { kind: 'scopes'; anyOf: readonly string[] };
 
 /** An API version and its life cycle. */
@@ -208,6 +278,8 @@ export interface SchemaModel {
   accounts?: AccountsModel;
   /** The definition it was compiled from (recorded by migrations). */
   definition: SchemaDefinition;
+  /** Set when the schema maps an existing database: tables, columns and keys by resource. */
+  mapping?: DatabaseMapping;
   /** The file it was read from, to place problems found after compiling (rule expressions, checked by the core). */
   source?: SchemaSource;
 }

@@ -4,6 +4,7 @@ import { MigrationFailedError, DestructiveMigrationError } from '../errors.js';
 import { type SqlDatabase, type SqlExecutor, quoteIdentifier as q } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { upgradeSystemTables } from './system-migrations.js';
+import { refuseMappedSchema } from '../schema/database-mapping.js';
 
 /** One step of bringing the database to the schema. */
 export interface MigrationChange {
@@ -32,6 +33,7 @@ const MIGRATIONS_TABLE = '_restgraph_migrations';
  * Brings restgraph's own tables up to date first ({@link upgradeSystemTables}).
  */
 export async function planMigration(db: SqlDatabase, rules: SqlDialectRules, schema: SchemaModel): Promise<MigrationPlan> {
+  refuseMappedSchema(schema, 'a migration');
   await upgradeSystemTables(db);
   const previous = await lastAppliedDefinition(db);
   const changes: MigrationChange[] = [];

@@ -7,6 +7,7 @@ import type { SqlDatabase } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import type { PostgresTimeouts } from './postgres/postgres-database.js';
 import type { SqliteSynchronous } from './sqlite/sqlite-database.js';
+import type { CatalogSelection, DatabaseCatalog } from '../schema/database-catalog.js';
 
 export interface OpenedDatabase {
   db: SqlDatabase;
@@ -53,6 +54,23 @@ export async function openDatabase(url: string, options: OpenDatabaseOptions = {
     throw new ConfigError('DATABASE_URL', `cannot reach the database ${opened.description}: ${reason}`);
   }
   return opened;
+}
+
+/**
+ * Reads the tables and views of the database a URL names (`restgraph init --from`), without
+ * writing to it: PostgreSQL in a read-only transaction, a SQLite file opened read-only (a file
+ * that is not there is not created).
+ *
+ * @throws ConfigError naming `--from`, `--schema` or `--tables`.
+ */
+export async function readDatabaseCatalog(url: string, selection: CatalogSelection): Promise<DatabaseCatalog> {
+  const target = targetOf(url);
+  if (target.file === undefined) {
+    const { readPostgresCatalog } = await import('./postgres/postgres-catalog.js');
+    return readPostgresCatalog(url, target.description, selection);
+  }
+  const { readSqliteCatalog } = await import('./sqlite/sqlite-catalog.js');
+  return readSqliteCatalog(target.file, selection);
 }
 
 /**
