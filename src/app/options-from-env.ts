@@ -4,7 +4,7 @@ import { BYTE_RATE_LIMIT_FORMAT, parseByteRateLimit, parseRateLimit, RATE_LIMIT_
 import { compatMode } from '../rest/json-server-compat.js';
 import { oidcFromEnv } from './oidc-from-env.js';
 import { bothStoragesError, type FileOptions } from '../files/create-file-storage.js';
-import type { S3Settings } from '../files/s3-file-storage.js';
+import { s3SettingsFromEnv } from '../files/s3-file-storage.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */
@@ -220,16 +220,7 @@ function filesFromEnv(env: Env): Partial<FileOptions> {
   if (nonEmpty(env.RESTGRAPH_FILES_URL)) {
     if (files.dir !== undefined) throw bothStoragesError();
     files.url = env.RESTGRAPH_FILES_URL;
-    const s3: S3Settings = {};
-    const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
-    if (nonEmpty(region)) s3.region = region;
-    const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    if (nonEmpty(endpoint)) {
-      if (!/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError(nonEmpty(env.AWS_ENDPOINT_URL_S3) ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL', `must be an http:// or https:// URL, not "${endpoint}"`);
-      s3.endpoint = endpoint;
-    }
-    if (nonEmpty(env.RESTGRAPH_FILES_S3_PATH_STYLE)) s3.forcePathStyle = boolean(env, 'RESTGRAPH_FILES_S3_PATH_STYLE');
-    files.s3 = s3;
+    files.s3 = s3SettingsFromEnv(env);
   }
   const downloads = env.RESTGRAPH_FILES_DOWNLOADS;
   if (nonEmpty(downloads)) {

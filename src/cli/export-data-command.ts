@@ -6,7 +6,7 @@ import type { Writable } from 'node:stream';
 import { exportLines } from '../core/bulk-export.js';
 import { FileCleanup } from '../core/file-fields.js';
 import { ConfigError, DatabaseNotFoundError, SchemaError } from '../errors.js';
-import { openFileStorage, serverFilesLocation } from '../files/file-location.js';
+import { openFileStorage, serverFilesLocation, serverFilesOption } from '../files/file-location.js';
 import { FileTransfer } from '../files/file-transfer.js';
 import { carryReferencedFiles, uncarriedError, uncarriedLines } from '../files/referenced-files.js';
 import type { SqlExecutor } from '../store/sql-database.js';
@@ -104,7 +104,7 @@ async function exportedFiles(schema: SchemaModel, flags: ExportDataFlags, databa
     throw new ConfigError('--files', 'the resources have file fields: to stdout, name the directory their files go to with --files <dir> (or --no-files to export the rows without them)');
   }
   const source = serverFilesLocation(process.env, databaseUrl);
-  const from = await openFileStorage(source, 'RESTGRAPH_FILES_DIR', { create: false });
+  const from = await openFileStorage(source, serverFilesOption(source), { create: false });
   const to = await openFileStorage(location, '--files');
   return { location, transfer: new FileTransfer(from, to, `the file storage ${source}`) };
 }

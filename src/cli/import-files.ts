@@ -1,6 +1,6 @@
 import { FileCleanup } from '../core/file-fields.js';
 import type { ImportItem, UnreadableItem } from '../core/bulk-import.js';
-import { openFileStorage, serverFilesLocation } from '../files/file-location.js';
+import { openFileStorage, serverFilesLocation, serverFilesOption } from '../files/file-location.js';
 import { carryRecordFiles, FileTransfer } from '../files/file-transfer.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
@@ -31,7 +31,8 @@ export class ImportedFiles {
     if (!FileCleanup.needed(schema)) return undefined;
     const location = flags.files ?? `${file}.files`;
     const from = await openFileStorage(location, '--files', { create: false });
-    const to = await openFileStorage(serverFilesLocation(process.env, databaseUrl), 'RESTGRAPH_FILES_DIR');
+    const server = serverFilesLocation(process.env, databaseUrl);
+    const to = await openFileStorage(server, serverFilesOption(server));
     return new ImportedFiles(new FileTransfer(from, to, `the export's files ${location}`), flags.nullMissingFiles === true);
   }
 

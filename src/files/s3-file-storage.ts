@@ -29,13 +29,13 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const PREFIX = /^[A-Za-z0-9!_.*'()/-]{0,512}$/;
 
 /** Reads `RESTGRAPH_FILES_URL` (`s3://bucket` or `s3://bucket/some/prefix`). @throws ConfigError naming the setting */
-export function parseS3Url(url: string): S3Location {
+export function parseS3Url(url: string, option = 'RESTGRAPH_FILES_URL'): S3Location {
   const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url.trim());
   const bucket = match?.[1] ?? '';
   const path = (match?.[2] ?? '').replace(/\/+$/, '');
-  if (!BUCKET.test(bucket)) throw new ConfigError('RESTGRAPH_FILES_URL', `must be s3://<bucket>/<prefix> with a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens, not "${url}"`);
+  if (!BUCKET.test(bucket)) throw new ConfigError(option, `must be s3://<bucket>/<prefix> with a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens, not "${url}"`);
   if (!PREFIX.test(path) || path.startsWith('/') || path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
-    throw new ConfigError('RESTGRAPH_FILES_URL', `has a prefix S3 keys cannot safely start with: "${path}" (letters, digits and !_.*'()- between slashes)`);
+    throw new ConfigError(option, `has a prefix S3 keys cannot safely start with: "${path}" (letters, digits and !_.*'()- between slashes)`);
   }
   return { bucket, prefix: path === '' ? '' : `${path}/` };
 }
@@ -56,7 +56,11 @@ export class S3FileStorage implements FileStorage {
   readonly #prefix: string;
   readonly description: string;
 
-  constructor(location: S3Location, settings: S3Settings = {}) {
+  readonly #option: string;
+
+  /** `option` names the setting that gave the bucket, in start-up errors. */
+  constructor(location: S3Location, settings: S3Settings = {}, option = 'RESTGRAPH_FILES_URL') {
+    this.#option = option;
     this.#bucket = location.bucket;
     this.#prefix = location.prefix;
     this.#client = new S3Client(clientConfig(settings));
@@ -70,7 +74,7 @@ export class S3FileStorage implements FileStorage {
       await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }));
     } catch (error) {
       this.#client.destroy();
-      throw new ConfigError('RESTGRAPH_FILES_URL', `cannot reach ${this.description}: ${reasonOf(error)}`);
+      throw new ConfigError(this.#option, `cannot reach ${this.description}: ${reasonOf(error)}`);
     }
   }
 
@@ -193,4 +197,28 @@ function reasonOf(error: unknown): string {
   if (status === 301) return 'the bucket is in another region (301): set AWS_REGION';
   const text = message === undefined || message === '' || message === 'UnknownError' ? name ?? 'unknown error' : message;
   return status === undefined ? text : `${text} (${status})`;
+}
+
+/**
+ * How S3 is reached, from the environment: `AWS_REGION` (or `AWS_DEFAULT_REGION`),
+ * `AWS_ENDPOINT_URL_S3` (or `AWS_ENDPOINT_URL`) and `RESTGRAPH_FILES_S3_PATH_STYLE`; credentials
+ * are the AWS SDK's own (environment, profiles, roles).
+ * @throws ConfigError naming the setting that is malformed
+ */
+export function s3SettingsFromEnv(env: Readonly<Record<string, string | undefined>>): S3Settings {
+  const nonEmpty = (text: string | undefined): text is string => text !== undefined && text.trim() !== '';
+  const s3: S3Settings = {};
+  const region = env.AWS_REGION ?? env.AWS_DEFAULT_REGION;
+  if (nonEmpty(region)) s3.region = region;
+  const endpoint = env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
+  if (nonEmpty(endpoint)) {
+    if (!/^https?:\/\/[^/]/.test(endpoint)) throw new ConfigError(nonEmpty(env.AWS_ENDPOINT_URL_S3) ? 'AWS_ENDPOINT_URL_S3' : 'AWS_ENDPOINT_URL', `must be an http:// or https:// URL, not "${endpoint}"`);
+    s3.endpoint = endpoint;
+  }
+  const pathStyle = env.RESTGRAPH_FILES_S3_PATH_STYLE;
+  if (nonEmpty(pathStyle)) {
+    if (pathStyle !== 'true' && pathStyle !== 'false' && pathStyle !== '1' && pathStyle !== '0') throw new ConfigError('RESTGRAPH_FILES_S3_PATH_STYLE', `must be true or false, not "${pathStyle}"`);
+    s3.forcePathStyle = pathStyle === 'true' || pathStyle === '1';
+  }
+  return s3;
 }
