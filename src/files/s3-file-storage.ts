@@ -85,6 +85,7 @@ export class S3FileStorage implements FileStorage {
       await upload.done();
       return { size: counter.bytes };
     } catch (error) {
+      counter.destroy(); // and, through the pipeline, the body: nothing more is read for this upload
       // Keys are never reused: whatever exists under this one is this upload's.
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key) })).catch(() => undefined);
       throw failure ?? error;
