@@ -34,7 +34,7 @@ export function parseS3Url(url: string, option = 'RESTGRAPH_FILES_URL'): S3Locat
   const bucket = match?.[1] ?? '';
   const path = (match?.[2] ?? '').replace(/\/+$/, '');
   if (!BUCKET.test(bucket)) throw new ConfigError(option, `must be s3://<bucket>/<prefix> with a bucket name of 3 to 63 lowercase letters, digits, dots and hyphens, not "${url}"`);
-  if (!PREFIX.test(path) || path.startsWith('/') || path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..')) {
+  if (!PREFIX.test(path) || (path !== '' && path.split('/').some((segment) => segment === '' || segment === '.' || segment === '..'))) {
     throw new ConfigError(option, `has a prefix S3 keys cannot safely start with: "${path}" (letters, digits and !_.*'()- between slashes)`);
   }
   return { bucket, prefix: path === '' ? '' : `${path}/` };
@@ -89,6 +89,7 @@ export class S3FileStorage implements FileStorage {
       await upload.done();
       return { size: counter.bytes };
     } catch (error) {
+      counter.destroy(); // and, through the pipeline, the body: nothing more is read for this upload
       // Keys are never reused: whatever exists under this one is this upload's.
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key) })).catch(() => undefined);
       throw failure ?? error;
@@ -132,15 +133,25 @@ export class S3FileStorage implements FileStorage {
   }
 
   async *list(): AsyncIterable<{ key: string; modified: Date }> {
-    // Listed in key order, so a file's derived files (`<key>.<variant>`) come right after it.
+    // S3 lists in key order, so a file's derived files (`<key>.<variant>`) come right after it and
+    // go with it. A derived file listed apart from its file is held, and listed at the end when
+    // its file is indeed gone (a server that orders otherwise costs a HEAD per derived file).
     let lastFile: string | undefined;
+    const held = new Map<string, Date>();
     for await (const page of paginateListObjectsV2({ client: this.#client, pageSize: 1000 }, { Bucket: this.#bucket, Prefix: this.#prefix })) {
       for (const object of page.Contents ?? []) {
         const key = object.Key?.slice(this.#prefix.length) ?? '';
-        if (isFileKey(key)) lastFile = key;
-        else if (!isStorageKey(key) || key.slice(0, key.indexOf('.')) === lastFile) continue; // not ours, or goes with its file
-        yield { key, modified: object.LastModified ?? new Date(0) };
+        const modified = object.LastModified ?? new Date(0);
+        if (isFileKey(key)) {
+          lastFile = key;
+          yield { key, modified };
+        } else if (isStorageKey(key) && baseOf(key) !== lastFile) {
+          held.set(key, modified);
+        }
       }
+    }
+    for (const [key, modified] of held) {
+      if ((await this.stat(baseOf(key))) === undefined) yield { key, modified };
     }
   }
 
@@ -164,6 +175,11 @@ export class S3FileStorage implements FileStorage {
     if (!isStorageKey(key) && !(key.endsWith('.') && isFileKey(key.slice(0, -1)))) throw new Error(`not a file key: ${key}`);
     return `${this.#prefix}${key}`;
   }
+}
+
+/** The file a derived file (`<key>.<variant>`) derives from. */
+function baseOf(derived: string): string {
+  return derived.slice(0, derived.indexOf('.'));
 }
 
 function clientConfig(settings: S3Settings): S3ClientConfig {
