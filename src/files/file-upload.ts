@@ -7,6 +7,7 @@ import type { FileStorage } from '../core/file-storage.js';
 import { newFileKey, type FileValue } from '../core/file-fields.js';
 import { sanitizeFileName } from './file-names.js';
 import { checkImageSize, isThumbnailable } from './image-files.js';
+import { endWithSource } from './upload-source.js';
 
 /** Bytes read back from storage to find an image's dimensions its first 4 KB did not hold. */
 const IMAGE_HEADER_BYTES = 1024 ** 2;
@@ -58,7 +59,12 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
   // A body whose last bytes were in the head may have ended since (while the type was sniffed): piping it would wait for an 'end' already past.
   if (head.done || input.body.readableEnded) body.end();
   else input.body.pipe(body);
-  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => input.body.unpipe(body));
+  // pipe() forwards neither an error nor a close: a client gone mid-body must end the upload (its temporary file removed).
+  const stop = endWithSource(input.body, body);
+  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => {
+    stop();
+    input.body.unpipe(body);
+  });
   if (!sized) await checkStoredImageSize(storage, field, key, size);
   return { name: sanitizeFileName(input.name ?? 'file'), type, size, url: input.urlOf(key), etag: `"${key}"` };
 }
