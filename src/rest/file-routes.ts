@@ -18,6 +18,7 @@ import { sendFile } from './file-download.js';
 import { Thumbnails } from '../files/image-files.js';
 import { VersionTranslator } from './version-translation.js';
 import { viewOf } from '../schema/version-view.js';
+import { quotas } from './resource-quotas.js';
 
 export interface FileRoutesOptions {
   operations: ResourceOperations;
@@ -48,8 +49,10 @@ export async function registerFileRoutes(app: FastifyInstance, options: FileRout
       const routes = new FieldRoutes(options, resource, field, tr);
       // A multiple field's files are read one by one, at the url each has.
       const whole = field.multiple === true ? { POST: routes.upload(true) } : { GET: routes.download };
-      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null });
-      if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null });
+      // The resource's rate limits: an upload or removal counts as an update, a download as a get.
+      const counted = quotas(resource, { GET: 'get', POST: 'update', PUT: 'update', DELETE: 'update' });
+      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null, ...counted });
+      if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null, ...counted });
     }
     done();
   });
