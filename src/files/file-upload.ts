@@ -6,7 +6,7 @@ import type { FieldModel } from '../schema/schema-model.js';
 import type { FileStorage } from '../core/file-storage.js';
 import { newFileKey, type FileValue } from '../core/file-fields.js';
 import { sanitizeFileName } from './file-names.js';
-import { checkImageSize, isThumbnailable } from './image-files.js';
+import { checkImageSize, isThumbnailable, unknownDimensions } from './image-files.js';
 import { endWithSource } from './upload-source.js';
 
 /** Bytes read back from storage to find an image's dimensions its first 4 KB did not hold. */
@@ -76,8 +76,8 @@ async function checkStoredImageSize(storage: FileStorage, field: FieldModel, key
   const parts: Buffer[] = [];
   for await (const chunk of stream) parts.push(chunk as Buffer);
   try {
-    // Still unknown: the thumbnail renderer's own pixel limit applies, before it decodes a pixel.
-    await checkImageSize(field.name, Buffer.concat(parts));
+    // Still unknown: its pixel count cannot be checked, so it is refused rather than kept unchecked.
+    if (!(await checkImageSize(field.name, Buffer.concat(parts)))) throw unknownDimensions(field.name);
   } catch (error) {
     await storage.delete(key).catch(() => undefined);
     throw error;

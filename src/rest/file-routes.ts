@@ -94,6 +94,7 @@ class FieldRoutes {
   upload(append: boolean): RouteHandler {
     return async (request, reply) => {
       const { id } = this.#target(request);
+      if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
       const ctx = context(request);
       // Who may not write it is refused before a byte is stored (and again in the transaction).
       await this.#operations.get(ctx, this.#resource, id);
