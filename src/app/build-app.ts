@@ -208,7 +208,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   for (const [prefix, version] of [['', schema.latestVersion], ...schema.versions.map((v) => [`/${v}`, v])] as const) {
     for (const resource of resourcesIn(schema, version)) {
       registerResourceRoutes(app, routeOptions, resource, prefix, version);
-      if (files !== undefined) await registerFileRoutes(app, { operations, storage: files.storage }, resource, prefix, version);
+      if (files !== undefined) await registerFileRoutes(app, { operations, storage: files.storage, sendTimeoutMs: options.files.sendTimeoutMs }, resource, prefix, version);
     }
     if (options.compat === 'json-server') registerJsonServerDbRoute(app, operations, options.listLimits, prefix, version);
   }

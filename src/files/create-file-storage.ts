@@ -9,9 +9,11 @@ export interface FileOptions {
   dir: string | undefined;
   /** How often orphans are swept (besides once at start-up). 0: only at start-up. @default 3_600_000 (1 h) */
   sweepIntervalMs: number;
+  /** A download whose client takes no bytes for this long is closed (docs/files.md#download). @default 30_000 */
+  sendTimeoutMs: number;
 }
 
-export const DEFAULT_FILE_OPTIONS: Readonly<FileOptions> = Object.freeze({ dir: undefined, sweepIntervalMs: 60 * 60 * 1000 });
+export const DEFAULT_FILE_OPTIONS: Readonly<FileOptions> = Object.freeze({ dir: undefined, sweepIntervalMs: 60 * 60 * 1000, sendTimeoutMs: 30_000 });
 
 /**
  * The storage the options name, created (its directory made) and ready. Its writes are flushed

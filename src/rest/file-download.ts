@@ -4,6 +4,7 @@ import type { FileStorage } from '../core/file-storage.js';
 import { keyOf, type FileValue } from '../core/file-fields.js';
 import { noneMatch } from '../http/conditional-requests.js';
 import { contentDisposition } from '../files/file-names.js';
+import { DEFAULT_SEND_TIMEOUT_MS, sendDeadline } from './send-deadline.js';
 
 /** Raster image types shown inline; everything else (SVG included, which can hold script) is an attachment. */
 const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
@@ -12,7 +13,7 @@ const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/web
  * Sends one stored file (docs/files.md#download), or a thumbnail of one under its own `key`: its type, length, validators, one byte range,
  * and the headers that keep an uploaded HTML or SVG file from running as the API's origin.
  */
-export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? ''): Promise<FastifyReply> {
+export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? '', sendTimeoutMs = DEFAULT_SEND_TIMEOUT_MS): Promise<FastifyReply> {
   const info = await storage.stat(key);
   if (info === undefined) throw new NotFoundError('The file is not in storage.');
   reply.header('etag', file.etag);
@@ -30,6 +31,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, sto
   const stream = await storage.get(key, range);
   if (stream === undefined) throw new NotFoundError('The file is not in storage.');
   reply.type(file.type);
+  sendDeadline(reply, stream, sendTimeoutMs);
   if (range === undefined) return reply.header('content-length', String(info.size)).send(stream);
   return reply
     .code(206)

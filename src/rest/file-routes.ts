@@ -23,6 +23,8 @@ import { quotas } from './resource-quotas.js';
 export interface FileRoutesOptions {
   operations: ResourceOperations;
   storage: FileStorage;
+  /** A download's send deadline (files.sendTimeoutMs). */
+  sendTimeoutMs?: number;
 }
 
 type FileParams = { id: string; key?: string };
@@ -65,10 +67,12 @@ class FieldRoutes {
   readonly #field: FieldModel;
   readonly #tr: VersionTranslator;
   readonly #thumbnails: Thumbnails;
+  readonly #sendTimeoutMs: number | undefined;
 
   constructor(options: FileRoutesOptions, resource: ResourceModel, field: FieldModel, tr: VersionTranslator) {
     this.#operations = options.operations;
     this.#storage = options.storage;
+    this.#sendTimeoutMs = options.sendTimeoutMs;
     const thumbnails = thumbnailsOf.get(options.storage) ?? new Thumbnails(options.storage);
     thumbnailsOf.set(options.storage, thumbnails);
     this.#thumbnails = thumbnails;
@@ -85,9 +89,9 @@ class FieldRoutes {
     const record = await this.#operations.get(context(request), this.#resource, id);
     if (!(this.#field.name in record)) throw hiddenFieldError(this.#resource, this.#field.name);
     const file = this.#pick(record, id, key);
-    if (thumb === undefined) return sendFile(request, reply, this.#storage, file);
+    if (thumb === undefined) return sendFile(request, reply, this.#storage, file, undefined, this.#sendTimeoutMs);
     const thumbnail = await this.#thumbnails.get(this.#field, file, thumb);
-    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key);
+    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#sendTimeoutMs);
   };
 
   /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */
