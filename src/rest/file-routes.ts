@@ -19,6 +19,7 @@ import { Thumbnails } from '../files/image-files.js';
 import { VersionTranslator } from './version-translation.js';
 import { viewOf } from '../schema/version-view.js';
 import { quotas } from './resource-quotas.js';
+import { precheckUpload } from './file-access-precheck.js';
 
 export interface FileRoutesOptions {
   operations: ResourceOperations;
@@ -101,8 +102,7 @@ class FieldRoutes {
       if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
       const ctx = context(request);
       // Who may not write it is refused before a byte is stored (and again in the transaction).
-      await this.#operations.get(ctx, this.#resource, id);
-      this.#operations.check(ctx, this.#resource, 'update', {}, id);
+      await precheckUpload(this.#operations, ctx, this.#resource, this.#field, id);
       const query = request.query as Record<string, unknown>;
       const body = request.body as Readable | undefined;
       if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
