@@ -27,7 +27,7 @@ export async function setUpFiles(options: ResolvedOptions, schema: SchemaModel, 
   return {
     storage,
     cleanup,
-    downloads: options.files.downloads === 'redirect' ? { redirectTtlSeconds: options.files.downloadUrlTtlSeconds } : {},
+    downloads: { ...(options.files.downloads === 'redirect' ? { redirectTtlSeconds: options.files.downloadUrlTtlSeconds } : {}), sendTimeoutMs: options.files.sendTimeoutMs },
     startSweeps(store, sweepLog) {
       let running: Promise<void> | undefined;
       const sweep = (): void => {

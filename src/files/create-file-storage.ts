@@ -19,9 +19,11 @@ export interface FileOptions {
   downloadUrlTtlSeconds: number;
   /** How often orphans are swept (besides once at start-up). 0: only at start-up. @default 3_600_000 (1 h) */
   sweepIntervalMs: number;
+  /** A download whose client takes no bytes for this long is closed (docs/files.md#download). @default 30_000 */
+  sendTimeoutMs: number;
 }
 
-export const DEFAULT_FILE_OPTIONS: Readonly<FileOptions> = Object.freeze({ dir: undefined, url: undefined, s3: {}, downloads: 'stream', downloadUrlTtlSeconds: 60, sweepIntervalMs: 60 * 60 * 1000 });
+export const DEFAULT_FILE_OPTIONS: Readonly<FileOptions> = Object.freeze({ dir: undefined, url: undefined, s3: {}, downloads: 'stream', downloadUrlTtlSeconds: 60, sweepIntervalMs: 60 * 60 * 1000, sendTimeoutMs: 30_000 });
 
 /**
  * The storage the options name, created and ready: an S3-compatible bucket (`url`), checked

@@ -7,7 +7,8 @@ import type { FileStorage } from '../core/file-storage.js';
 import { newFileKey, type FileValue } from '../core/file-fields.js';
 import type { UploadBudget } from '../core/upload-budget.js';
 import { sanitizeFileName } from './file-names.js';
-import { checkImageSize, isThumbnailable } from './image-files.js';
+import { checkImageSize, isThumbnailable, unknownDimensions } from './image-files.js';
+import { endWithSource } from './upload-source.js';
 
 /** Bytes read back from storage to find an image's dimensions its first 4 KB did not hold. */
 const IMAGE_HEADER_BYTES = 1024 ** 2;
@@ -66,7 +67,12 @@ export async function receiveFile(storage: FileStorage, field: FieldModel, input
   // A body whose last bytes were in the head may have ended since (while the type was sniffed): piping it would wait for an 'end' already past.
   if (head.done || input.body.readableEnded) body.end();
   else input.body.pipe(body);
-  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => input.body.unpipe(body));
+  // pipe() forwards neither an error nor a close: a client gone mid-body must end the upload (its temporary file removed).
+  const stop = endWithSource(input.body, body);
+  const { size } = await storage.put(key, body, { maxBytes: limits.maxSize, tooLarge }).finally(() => {
+    stop();
+    input.body.unpipe(body);
+  });
   if (!sized) await checkStoredImageSize(storage, field, key, size);
   return { name: sanitizeFileName(input.name ?? 'file'), type, size, url: input.urlOf(key), etag: `"${key}"` };
 }
@@ -78,8 +84,8 @@ async function checkStoredImageSize(storage: FileStorage, field: FieldModel, key
   const parts: Buffer[] = [];
   for await (const chunk of stream) parts.push(chunk as Buffer);
   try {
-    // Still unknown: the thumbnail renderer's own pixel limit applies, before it decodes a pixel.
-    await checkImageSize(field.name, Buffer.concat(parts));
+    // Still unknown: its pixel count cannot be checked, so it is refused rather than kept unchecked.
+    if (!(await checkImageSize(field.name, Buffer.concat(parts)))) throw unknownDimensions(field.name);
   } catch (error) {
     await storage.delete(key).catch(() => undefined);
     throw error;

@@ -48,6 +48,13 @@ export async function checkImageSize(fieldName: string, bytes: Buffer): Promise<
   return true;
 }
 
+/** The refusal (422) of an image whose dimensions are not in its first megabyte: its pixel count cannot be checked. */
+export function unknownDimensions(fieldName: string): ValidationError {
+  return new ValidationError('The image\'s dimensions are not in its first megabyte, so its pixel count cannot be checked.', {
+    errors: [{ pointer: `/${fieldName}`, detail: 'has its dimensions in its first megabyte' }],
+  });
+}
+
 /** A thumbnail as the download route sends it. */
 export interface Thumbnail {
   /** Its storage key (`<file key>.<size>`). */

@@ -4,6 +4,7 @@ import type { FileStorage } from '../core/file-storage.js';
 import { keyOf, type FileValue } from '../core/file-fields.js';
 import { noneMatch } from '../http/conditional-requests.js';
 import { contentDisposition } from '../files/file-names.js';
+import { DEFAULT_SEND_TIMEOUT_MS, sendDeadline } from './send-deadline.js';
 
 /** Raster image types shown inline; everything else (SVG included, which can hold script) is an attachment. */
 const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/bmp']);
@@ -11,6 +12,8 @@ const INLINE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/web
 /** How downloads are answered: streamed (no redirect), or a 302 to a presigned URL valid `redirectTtlSeconds` (docs/files.md#presigned-downloads). */
 export interface DownloadOptions {
   redirectTtlSeconds?: number;
+  /** A download whose client takes no bytes for this long is closed (files.sendTimeoutMs). @default DEFAULT_SEND_TIMEOUT_MS */
+  sendTimeoutMs?: number;
 }
 
 /**
@@ -43,6 +46,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, sto
   const stream = await storage.get(key, range);
   if (stream === undefined) throw new NotFoundError('The file is not in storage.');
   reply.type(file.type);
+  sendDeadline(reply, stream, options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS);
   if (range === undefined) return reply.header('content-length', String(info.size)).send(stream);
   return reply
     .code(206)

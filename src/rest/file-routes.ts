@@ -20,6 +20,8 @@ import { VersionTranslator } from './version-translation.js';
 import { uploadBudgetOf } from './rate-limit-hook.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { viewOf } from '../schema/version-view.js';
+import { quotas } from './resource-quotas.js';
+import { precheckUpload } from './file-access-precheck.js';
 
 export interface FileRoutesOptions {
   operations: ResourceOperations;
@@ -53,8 +55,10 @@ export async function registerFileRoutes(app: FastifyInstance, options: FileRout
       const routes = new FieldRoutes(options, resource, field, tr);
       // A multiple field's files are read one by one, at the url each has.
       const whole = field.multiple === true ? { POST: routes.upload(true) } : { GET: routes.download };
-      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null });
-      if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null });
+      // The resource's rate limits: an upload or removal counts as an update, a download as a get.
+      const counted = quotas(resource, { GET: 'get', POST: 'update', PUT: 'update', DELETE: 'update' });
+      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null, ...counted });
+      if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null, ...counted });
     }
     done();
   });
@@ -100,10 +104,10 @@ class FieldRoutes {
   upload(append: boolean): RouteHandler {
     return async (request, reply) => {
       const { id } = this.#target(request);
+      if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
       const ctx = context(request);
       // Who may not write it is refused before a byte is stored (and again in the transaction).
-      await this.#operations.get(ctx, this.#resource, id);
-      this.#operations.check(ctx, this.#resource, 'update', {}, id);
+      await precheckUpload(this.#operations, ctx, this.#resource, this.#field, id);
       const query = request.query as Record<string, unknown>;
       const body = request.body as Readable | undefined;
       if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });

@@ -210,7 +210,8 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
     const body = tr.body(form.body, (translated) => operations.check(ctx, resource, kind, translated, id, kind === 'create' ? creates : {}));
     if (kind === 'create' || id === undefined) return await operations.create(ctx, resource, body, { ...creates, fileValues: (row) => form.fileValues(row.id as number) });
     const options = { ...(precondition === undefined ? {} : { precondition }), fileValues: () => form.fileValues(id) };
-    return kind === 'update' ? await operations.update(ctx, resource, id, body, options) : await operations.replace(ctx, resource, id, body, options);
+    // A replace through a version that lacks some fields leaves them (and their files) as they are, as a JSON PUT does.
+    return kind === 'update' ? await operations.update(ctx, resource, id, body, options) : await operations.replace(ctx, resource, id, body, { ...options, keep: tr.view.hidden });
   } catch (error) {
     await form.discard();
     throw error;

@@ -3,21 +3,21 @@ import type { ListLimits, ListQuery, RawQuery } from '../core/list-query.js';
 import { AGGREGATE_PARAMETERS, parseAggregateQuery, type AggregateGroup } from '../core/aggregate-query.js';
 import type { ListResult, ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
-import { resourceNamed, SINGLETON_ID, type ResourceModel, type RestOperation } from '../schema/schema-model.js';
+import { resourceNamed, SINGLETON_ID, type ResourceModel } from '../schema/schema-model.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { assertIfMatch, entityTag, noneMatch } from '../http/conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
-import { parseId, registerPath, type PathOptions, type RouteHandler, type StandardMethod } from '../http/path-routes.js';
+import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js';
 import { VersionTranslator } from './version-translation.js';
 import { deprecationHeaders } from './version-headers.js';
 import type { ItemQuery, ListReader, RestQueryStyle } from './query-style.js';
 import { viewOf } from '../schema/version-view.js';
-import type { RateLimitPolicy } from '../schema/rate-limit-policy.js';
 import { isPromise } from '../promise-or-value.js';
 import type { FileStorage } from '../core/file-storage.js';
 import type { RateLimits } from '../core/rate-limits.js';
+import { quotas } from './resource-quotas.js';
 import { MULTIPART_ROUTE, writeMultipart, type MultipartTarget } from './multipart-writes.js';
 
 export interface ResourceRoutesOptions {
@@ -87,15 +87,6 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     const header = request.headers['if-match'];
     if (header === undefined) return undefined;
     return (current: StoredRecord) => assertIfMatch(header, represent(current).tag);
-  };
-
-  const quotas = (resourceModel: ResourceModel, map: Partial<Record<StandardMethod, RestOperation>>): PathOptions => {
-    const rateLimits: Partial<Record<StandardMethod, readonly RateLimitPolicy[]>> = {};
-    for (const [method, operation] of Object.entries(map) as [StandardMethod, RestOperation][]) {
-      const policy = resourceModel.rateLimits[operation];
-      if (policy !== undefined) rateLimits[method] = [policy];
-    }
-    return { rateLimits };
   };
 
   // A replace through a version that lacks some fields leaves them as they are.
