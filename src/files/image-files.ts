@@ -5,6 +5,7 @@ import { fileLimits, parseThumbSize } from '../schema/file-field.js';
 import type { FieldModel } from '../schema/schema-model.js';
 import type { FileStorage } from '../core/file-storage.js';
 import { derivedKey, keyOf, type FileValue } from '../core/file-fields.js';
+import { checkJpegScans, FailedRenders, isRenderTimeout, MAX_WAITING_RENDERS, RENDER_TIMEOUT_SECONDS, rendersBusy } from './render-guards.js';
 
 /**
  * Images of file fields (docs/files.md#thumbnails): the pixel limit that refuses image bombs at
@@ -70,9 +71,14 @@ export class Thumbnails {
   readonly #rendering = new Map<string, Promise<void>>();
   #running = 0;
   readonly #waiting: (() => void)[] = [];
+  readonly #failed = new FailedRenders();
 
-  constructor(storage: FileStorage) {
+  readonly #maxWaiting: number;
+
+  /** `maxWaiting`: renders that may wait for a place before more are refused (503). */
+  constructor(storage: FileStorage, maxWaiting = MAX_WAITING_RENDERS) {
     this.#storage = storage;
+    this.#maxWaiting = maxWaiting;
   }
 
   /**
@@ -93,31 +99,43 @@ export class Thumbnails {
     const key = derivedKey(source, size);
     const stem = file.name.replace(/\.[^.]*$/, '');
     const thumbnail = { key, file: { name: `${stem}-${size}.${output.extension}`, type: output.type, size: 0, url: file.url, etag: `"${key}"` } };
+    this.#failed.check(key);
     if ((await this.#storage.stat(key)) !== undefined) return thumbnail;
     let render = this.#rendering.get(key);
     if (render === undefined) {
-      render = this.#queued(() => this.#render(source, key, file.size, dimensions, output.format)).finally(() => this.#rendering.delete(key));
+      render = this.#queued(() => this.#render(source, key, file, dimensions, output.format))
+        .catch((error: unknown) => {
+          this.#failed.remember(key, error);
+          throw error;
+        })
+        .finally(() => this.#rendering.delete(key));
       this.#rendering.set(key, render);
     }
     await render;
     return thumbnail;
   }
 
-  async #render(source: string, key: string, bytes: number, size: { width: number; height: number; crop: boolean }, format: 'png' | 'jpeg' | 'webp'): Promise<void> {
-    if (bytes > MAX_THUMBNAIL_SOURCE_BYTES) throw new ValidationError(`Thumbnails are made of images up to ${MAX_THUMBNAIL_SOURCE_BYTES} bytes; this one has ${bytes}.`);
+  async #render(source: string, key: string, file: FileValue, size: { width: number; height: number; crop: boolean }, format: 'png' | 'jpeg' | 'webp'): Promise<void> {
+    if (file.size > MAX_THUMBNAIL_SOURCE_BYTES) throw new ValidationError(`Thumbnails are made of images up to ${MAX_THUMBNAIL_SOURCE_BYTES} bytes; this one has ${file.size}.`);
     const stream = await this.#storage.get(source);
     if (stream === undefined) throw new NotFoundError('The file is not in storage.');
     const input = await readAll(stream, MAX_THUMBNAIL_SOURCE_BYTES);
+    checkJpegScans(file.type, input);
     let output: Buffer;
     try {
-      // The pixel limit is checked from the header, before any pixel is decoded.
+      // The pixel limit is checked from the header, before any pixel is decoded; the timeout stops libvips itself.
       output = await sharp(input, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: 'error' })
+        .timeout({ seconds: RENDER_TIMEOUT_SECONDS })
         .rotate()
         .resize(size.width, size.height, size.crop ? { fit: 'cover', position: 'centre' } : { fit: 'inside', withoutEnlargement: true })
         .toFormat(format)
         .toBuffer();
     } catch (error) {
-      const detail = error instanceof Error && /pixel limit/i.test(error.message) ? `has more than ${MAX_IMAGE_PIXELS} pixels` : 'cannot be read as an image';
+      const detail = isRenderTimeout(error)
+        ? `takes longer than ${RENDER_TIMEOUT_SECONDS} s to render`
+        : error instanceof Error && /pixel limit/i.test(error.message)
+          ? `has more than ${MAX_IMAGE_PIXELS} pixels`
+          : 'cannot be read as an image';
       throw new ValidationError(`No thumbnail: the file ${detail}.`);
     }
     await this.#storage.put(key, Readable.from([output]), { maxBytes: Number.MAX_SAFE_INTEGER, tooLarge: () => new Error('unreachable') });
@@ -126,7 +144,10 @@ export class Thumbnails {
   /** Runs `work` when fewer than RENDERS_AT_ONCE renders are running. */
   async #queued<T>(work: () => Promise<T>): Promise<T> {
     // A finished render hands its place to the next waiting one (running stays counted).
-    if (this.#running >= RENDERS_AT_ONCE) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    if (this.#running >= RENDERS_AT_ONCE) {
+      if (this.#waiting.length >= this.#maxWaiting) throw rendersBusy();
+      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    }
     else this.#running++;
     try {
       return await work();
