@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { CLI_TEST_TIMEOUT_MS, type CliFolder, itWithFolder } from './helpers/cli-process.js';
 import { run, writeSchema } from './helpers/cli-serve.js';
 import { fileApp, FILES_SCHEMA } from './helpers/file-apps.js';
+import { storedFiles } from './helpers/files.js';
 import { createTestDatabase } from './helpers/test-database.js';
 
 /**
@@ -16,15 +17,6 @@ import { createTestDatabase } from './helpers/test-database.js';
 const it = itWithFolder('restgraph-files-shared-');
 const KEY_A = 'AAAAAAAAAAAAAAAAAAAAAA';
 const KEY_B = 'BBBBBBBBBB_BBBBBBBBBBB';
-
-/** Keys of the files stored in a storage directory. */
-const storedKeys = (dir: string): string[] =>
-  existsSync(dir)
-    ? readdirSync(dir)
-        .filter((shard) => shard !== 'tmp')
-        .flatMap((shard) => readdirSync(join(dir, shard)))
-        .sort()
-    : [];
 
 const file = (key: string, name = 'x.txt') => ({ name, type: 'text/plain', size: 5, etag: `"${key}"` });
 const line = (id: number, avatar: object) => JSON.stringify({ resource: 'users', record: { id, name: 'x', avatar: { ...avatar, url: `/users/${id}/avatar` }, attachments: [], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' } });
@@ -55,7 +47,7 @@ describe('import data and files two rows would share', () => {
         expect(refused.stderr).toContain('1 row was rejected');
         expect(refused.stderr).toContain(`line 3 (users): file key ${KEY_A} already used by the row on line 1`);
         // Nothing committed: the files stored for it are gone too.
-        expect(storedKeys(files)).toEqual([]);
+        expect(storedFiles(files)).toEqual([]);
       } finally {
         await db.drop();
       }
