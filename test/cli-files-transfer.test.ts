@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { keyOf } from '../src/core/file-fields.js';
@@ -7,7 +7,7 @@ import { defaultFilesDir } from '../src/files/create-file-storage.js';
 import { CLI_TEST_TIMEOUT_MS, type CliFolder, itWithFolder } from './helpers/cli-process.js';
 import { run, writeSchema } from './helpers/cli-serve.js';
 import { downloadedHashes, FILES_SCHEMA, fileApp, type FileUser, sha256, userWithFiles } from './helpers/file-apps.js';
-import { png } from './helpers/files.js';
+import { png, storedFiles } from './helpers/files.js';
 import { json } from './helpers/test-app.js';
 import { createDatabaseOf, createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
@@ -22,15 +22,6 @@ import { createDatabaseOf, createTestDatabase, TEST_DIALECT, type TestDatabase }
 
 const it = itWithFolder('restgraph-files-transfer-');
 const OTHER: 'sqlite' | 'postgres' = TEST_DIALECT === 'sqlite' ? 'postgres' : 'sqlite';
-
-/** Keys of the files stored in a storage directory. */
-const storedKeys = (dir: string): string[] =>
-  existsSync(dir)
-    ? readdirSync(dir)
-        .filter((shard) => shard !== 'tmp')
-        .flatMap((shard) => readdirSync(join(dir, shard)))
-        .sort()
-    : [];
 
 /** A source database of the suite's kind holding two users with files; its storage is `filesDir`. */
 async function source(folder: CliFolder, filesDir: string | undefined): Promise<{ db: TestDatabase; users: FileUser[]; hashes: Map<string, string> }> {
@@ -83,7 +74,7 @@ describe('files through export data, import data and copy', () => {
         const exported = await run(folder, ['export', 'data', schema, '-d', db.url, '-o', backup], { RESTGRAPH_FILES_DIR: filesA });
         expect(exported.code, exported.stderr).toBe(0);
         expect(exported.stderr).toMatch(/Exported 2 records and 5 files \(\d+ bytes, in .*backup\.ndjson\.files\) to .*backup\.ndjson\./);
-        expect(storedKeys(`${backup}.files`)).toEqual([...hashes.keys()].sort());
+        expect(storedFiles(`${backup}.files`)).toEqual([...hashes.keys()].sort());
 
         // A fresh database (SQLite) and a fresh storage directory.
         const filesB = join(folder.path, 'files-b');
@@ -98,7 +89,7 @@ describe('files through export data, import data and copy', () => {
         // Again into another fresh database, the same storage: the files are there already, under their keys.
         const again = await run(folder, ['import', 'data', backup, schema, '-d', `sqlite:${join(folder.path, 'again.db')}`], { RESTGRAPH_FILES_DIR: filesB });
         expect(again.code, again.stderr).toBe(0);
-        expect(storedKeys(filesB)).toEqual([...hashes.keys()].sort());
+        expect(storedFiles(filesB)).toEqual([...hashes.keys()].sort());
 
         // To stdout, an export must say where its files go; with --files they go there.
         const toStdout = await run(folder, ['export', 'data', schema, '-d', db.url], { RESTGRAPH_FILES_DIR: filesA });
@@ -109,7 +100,7 @@ describe('files through export data, import data and copy', () => {
         const named = await run(folder, ['export', 'data', schema, '-d', db.url, '--files', join(folder.path, 'elsewhere')], { RESTGRAPH_FILES_DIR: filesA });
         expect(named.code, named.stderr).toBe(0);
         expect(named.stdout.trim().split('\n')).toHaveLength(2);
-        expect(storedKeys(join(folder.path, 'elsewhere'))).toEqual([...hashes.keys()].sort());
+        expect(storedFiles(join(folder.path, 'elsewhere'))).toEqual([...hashes.keys()].sort());
         const rowsOnly = await run(folder, ['export', 'data', schema, '-d', db.url, '--no-files'], { RESTGRAPH_FILES_DIR: filesA });
         expect(rowsOnly.code, rowsOnly.stderr).toBe(0);
         expect(rowsOnly.stdout.trim().split('\n')).toHaveLength(2);
@@ -133,7 +124,7 @@ describe('files through export data, import data and copy', () => {
         const copied = await run(folder, args);
         expect(copied.code, copied.stderr).toBe(0);
         expect(copied.stdout).toMatch(/\n {2}files +5 \(\d+ bytes\)\n/);
-        expect(storedKeys(targetFiles)).toEqual([...hashes.keys()].sort());
+        expect(storedFiles(targetFiles)).toEqual([...hashes.keys()].sort());
         const after = await served(target.url, targetFiles, users);
         expect(after.users).toEqual(users);
         expect(after.hashes).toEqual(hashes);
@@ -162,7 +153,7 @@ describe('files through export data, import data and copy', () => {
         expect(refused.stderr).toContain(`users ${users[1]?.id} /avatar: its file ${lost} (me.png) is not in the file storage ${filesA}`);
         expect(existsSync(backup)).toBe(false);
         // The files it had carried before the refusal are gone again.
-        expect(storedKeys(`${backup}.files`)).toEqual([]);
+        expect(storedFiles(`${backup}.files`)).toEqual([]);
 
         const copy = await run(folder, ['copy', '--from', db.url, '--to', target.url, '--from-files', filesA, '--to-files', join(folder.path, 'copied-files')]);
         expect(copy.code).toBe(1);
@@ -171,7 +162,7 @@ describe('files through export data, import data and copy', () => {
         // No row: a SQLite target the copy created is removed again; a PostgreSQL one has its tables, empty.
         if (target.file !== undefined) expect(existsSync(target.file)).toBe(false);
         else expect(await target.query('select count(*) as n from "users"')).toEqual([{ n: 0 }]);
-        expect(storedKeys(join(folder.path, 'copied-files'))).toEqual([]);
+        expect(storedFiles(join(folder.path, 'copied-files'))).toEqual([]);
 
         const allowed = await run(folder, ['export', 'data', schema, '-d', db.url, '-o', backup, '--allow-missing-files'], { RESTGRAPH_FILES_DIR: filesA });
         expect(allowed.code, allowed.stderr).toBe(0);
@@ -185,7 +176,7 @@ describe('files through export data, import data and copy', () => {
         expect(rejected.stderr).toContain(`line 2 (users): /avatar: its file ${lost} (me.png) is not in the export's files ${backup}.files`);
         expect(rejected.stderr).toContain('RG_IMPORT_REJECTED');
         // Nothing committed, and the files it had stored are gone again.
-        expect(storedKeys(filesB)).toEqual([]);
+        expect(storedFiles(filesB)).toEqual([]);
 
         const nulled = await run(folder, ['import', 'data', backup, schema, '-d', restored, '--null-missing-files'], { RESTGRAPH_FILES_DIR: filesB });
         expect(nulled.code, nulled.stderr).toBe(0);
@@ -241,7 +232,7 @@ describe('files through export data, import data and copy', () => {
       expect(refused.stderr).toContain('line 5 (users): /avatar: is not a file value restgraph wrote: its name');
       expect(refused.stderr).toContain(`line 6 (users): /attachments: holds the file ${key} twice`);
       expect(refused.stderr).toContain('line 7 (users): /avatar: is not a file value restgraph wrote: its url');
-      expect(storedKeys(filesB)).toEqual([]);
+      expect(storedFiles(filesB)).toEqual([]);
       expect(readFileSync(join(folder.path, 'secret'), 'utf8')).toBe('secret');
     },
     CLI_TEST_TIMEOUT_MS,

@@ -47,7 +47,7 @@ export async function runImportData(flags: ImportDataFlags): Promise<void> {
       await applyMigration(db, schema, plan);
     });
     const started = performance.now();
-    const files = await ImportedFiles.open(schema, flags.file, flags, database.url);
+    const files = await ImportedFiles.open(schema, flags.file, flags, { url: database.url, db });
     const lines = dataLines(flags.file, schema);
     const result = await reportRejected(
       new BulkImport(db, schema).run(files === undefined ? lines : files.carry(lines), {

@@ -243,8 +243,10 @@ export class ResourceOperations {
         // A singleton that has no record yet gets it from its first PUT.
         await this.#references.check(tx, resource, whole, ctx.principal);
         const now = new Date().toISOString();
-        const fieldChecks = createFieldChecks(ctx.principal, resource, body);
-        const created = await this.#store.insert(tx, resource, { ...whole, id, createdAt: now, updatedAt: now });
+        // Uploaded files (a multipart PUT, a GraphQL replace) are part of the record it creates.
+        const files = options.fileValues?.({});
+        const fieldChecks = createFieldChecks(ctx.principal, resource, files === undefined || !isPlainObject(body) ? body : { ...body, ...files });
+        const created = await this.#store.insert(tx, resource, { ...whole, ...files, id, createdAt: now, updatedAt: now });
         enforcePresetsOnCreate(ctx.principal, resource, created);
         enforceRule(ctx.principal, resource, 'create', created);
         enforceFieldChecks(resource, fieldChecks, created);

@@ -41,7 +41,7 @@ export function filePaths(resource: ResourceView, base: string): Record<string, 
  */
 export function addMultipartBodies(resource: ResourceView, paths: Record<string, PathItemObject>, base: string): void {
   const fields = resource.writableFields;
-  if (resource.model.singleton || !fields.some((f) => f.model.type === 'file')) return;
+  if (!fields.some((f) => f.model.type === 'file')) return;
   const properties: Record<string, SchemaObject> = {
     '@jsonPayload': { type: 'string', description: 'Fields as one JSON object (the text parts given beside it win).' },
   };
@@ -51,7 +51,9 @@ export function addMultipartBodies(resource: ResourceView, paths: Record<string,
     else properties[name] = { type: 'string', description: field.model.type === 'json' ? 'The value as JSON text.' : `The ${field.model.type} as text; an empty part is null${field.model.type === 'string' ? ' (for a string: the empty string)' : ''}.` };
   }
   const media = { schema: { type: 'object', properties } };
-  for (const operation of [paths[base]?.post, paths[`${base}/{id}`]?.put, paths[`${base}/{id}`]?.patch]) {
+  // A singleton's PUT and PATCH are at its own path.
+  const item = resource.model.singleton ? base : `${base}/{id}`;
+  for (const operation of [paths[base]?.post, paths[item]?.put, paths[item]?.patch]) {
     if (operation?.requestBody === undefined) continue;
     operation.requestBody = { ...operation.requestBody, content: { ...operation.requestBody.content, 'multipart/form-data': media } };
     operation.description = `${operation.description ?? ''} A multipart/form-data body carries the fields and the files in one request (without Idempotency-Key); a file in it replaces the field's files.`.trim();

@@ -35,6 +35,9 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
   if (resource.model.singleton) {
     // One record at the resource's own path (src/rest/resource-routes.ts).
     paths[base] = { get: item.get, put: item.put, patch: item.patch };
+    // Its file fields' routes are at the url their values name: /<name>/1/<field>.
+    Object.assign(paths, filePaths(resource, base));
+    addMultipartBodies(resource, paths, base);
     return paths;
   }
   paths[base] = {

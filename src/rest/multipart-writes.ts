@@ -192,7 +192,8 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
   }
   const ctx: OperationContext = { principal: request.principal, requestId: request.id };
   // Who may not write here is refused before a byte is stored; the fields are validated once all are read.
-  if (id !== undefined) await operations.get(ctx, resource, id);
+  // (A singleton's PUT creates its record when it has none: nothing to read first.)
+  if (id !== undefined && !(resource.singleton && kind === 'replace')) await operations.get(ctx, resource, id);
   accessOnly(() => operations.check(ctx, resource, kind === 'create' ? 'create' : 'update', {}, id, kind === 'create' ? creates : {}));
   const budget = uploadBudgetOf(target.rateLimits, request);
   const form = await (async () => {

@@ -142,7 +142,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   if (resource.singleton) {
     // One record at the resource's own path: no list, create or delete.
     const { GET, PUT, PATCH } = itemMethods(() => SINGLETON_ID);
-    registerPath(app, base, { GET, PUT, PATCH }, quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update' }));
+    registerPath(app, base, { GET, PUT, PATCH }, { ...quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update' }), ...(multipart === undefined ? {} : { config: MULTIPART_ROUTE }) });
     return;
   }
 
@@ -274,7 +274,7 @@ function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
 
 /** The multipart writes of a resource with file fields, when file storage is on; undefined otherwise (multipart is then a 415). */
 function multipartTarget(options: ResourceRoutesOptions, resource: ResourceModel, view: ReturnType<typeof viewOf>, creates: MultipartTarget['creates']): MultipartTarget | undefined {
-  if (options.files === undefined || resource.singleton || !resource.writableFields.some((f) => f.type === 'file')) return undefined;
+  if (options.files === undefined || !resource.writableFields.some((f) => f.type === 'file')) return undefined;
   return { operations: options.operations, storage: options.files, rateLimits: options.rateLimits, resource, tr: new VersionTranslator(options.operations.schema, view), creates };
 }
 

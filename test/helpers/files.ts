@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** A 1×1 PNG, then `extra` random bytes after its end (still a PNG to a sniffer). */
@@ -28,8 +28,9 @@ export function form(parts: Part[]): { payload: Buffer; headers: Record<string, 
   return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
 
-/** The keys of the files a local storage directory holds (its shards' files, not its temp folder), sorted. */
+/** The keys of the files a local storage directory holds (its shards' files, not its temp folder), sorted; none when it does not exist. */
 export function storedFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((shard) => shard !== 'tmp')
     .flatMap((shard) => readdirSync(join(dir, shard)))
