@@ -17,6 +17,8 @@ import { ByteLimit } from './byte-limit.js';
 export class LocalFileStorage implements FileStorage {
   readonly #dir: string;
   readonly #fsync: boolean;
+  /** Shards known to exist (at most 64² of them). */
+  readonly #shards = new Set<string>();
   readonly description: string;
 
   constructor(dir: string, options: { fsync?: boolean } = {}) {
@@ -39,15 +41,31 @@ export class LocalFileStorage implements FileStorage {
     const temporary = join(this.#dir, 'tmp', `${key}.${randomBytes(6).toString('hex')}`);
     const counter = new ByteLimit(options.maxBytes, options.tooLarge);
     try {
-      await pipeline(body, counter, createWriteStream(temporary, { flags: 'wx' }));
-      if (this.#fsync) await syncPath(temporary, 'r+');
-      await mkdir(join(path, '..'), { recursive: true });
-      await rename(temporary, path);
+      // Flushed (fsync) by the stream on its own descriptor before it closes: not closed, reopened to fsync, closed again.
+      await pipeline(body, counter, createWriteStream(temporary, { flags: 'wx', flush: this.#fsync }));
+      await this.#renameIntoShard(temporary, path);
       if (this.#fsync) await syncPath(join(path, '..'), 'r');
       return { size: counter.bytes };
     } catch (error) {
       await unlink(temporary).catch(() => undefined);
       throw error;
+    }
+  }
+
+  /** Renames into the key's shard, made first when it is missing (one mkdir per shard, not per file). */
+  async #renameIntoShard(temporary: string, path: string): Promise<void> {
+    const shard = join(path, '..');
+    if (!this.#shards.has(shard)) {
+      await mkdir(shard, { recursive: true });
+      this.#shards.add(shard);
+    }
+    try {
+      await rename(temporary, path);
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      // The shard was removed since (by hand): made again.
+      await mkdir(shard, { recursive: true });
+      await rename(temporary, path);
     }
   }
 
@@ -78,10 +96,10 @@ export class LocalFileStorage implements FileStorage {
       // Its derived files (thumbnails) first: they sit beside it, named `<key>.<variant>`.
       const shard = join(this.#dir, key.slice(0, 2));
       for (const name of await readdir(shard).catch(() => [] as string[])) {
-        if (name.startsWith(`${key}.`) && isStorageKey(name)) await rm(join(shard, name), { force: true });
+        if (name.startsWith(`${key}.`) && isStorageKey(name)) await unlinkIfThere(join(shard, name));
       }
     }
-    await rm(this.#path(key), { force: true });
+    await unlinkIfThere(this.#path(key));
   }
 
   async *list(): AsyncIterable<{ key: string; modified: Date }> {
@@ -110,6 +128,15 @@ async function syncPath(path: string, flags: string): Promise<void> {
     await handle.sync();
   } finally {
     await handle.close();
+  }
+}
+
+/** Removes a file, already gone being fine: one unlink (rm with force would lstat it first). */
+async function unlinkIfThere(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
   }
 }
 
