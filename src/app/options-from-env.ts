@@ -4,7 +4,7 @@ import { BYTE_RATE_LIMIT_FORMAT, parseByteRateLimit, parseRateLimit, RATE_LIMIT_
 import { compatMode } from '../rest/json-server-compat.js';
 import { oidcFromEnv } from './oidc-from-env.js';
 import { bothStoragesError, type FileOptions } from '../files/create-file-storage.js';
-import { s3SettingsFromEnv } from '../files/s3-file-storage.js';
+import { s3SettingsFromEnv } from '../files/s3-settings.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 
 /** Where to listen: `PORT` and `HOST`. */

@@ -3,7 +3,7 @@ import { DATA_FOLDER } from '../store/database-url.js';
 import type { FileStorage } from '../core/file-storage.js';
 import { ConfigError } from '../errors.js';
 import { LocalFileStorage } from './local-file-storage.js';
-import { parseS3Url, S3FileStorage, type S3Settings } from './s3-file-storage.js';
+import { openS3Storage, parseS3Url, type S3Settings } from './s3-settings.js';
 
 /** Where the files of file fields live (docs/files.md#storage). */
 export interface FileOptions {
@@ -34,7 +34,7 @@ export const DEFAULT_FILE_OPTIONS: Readonly<FileOptions> = Object.freeze({ dir: 
 export async function createFileStorage(options: FileOptions, databaseUrl: string, durable: boolean): Promise<FileStorage> {
   checkFileOptions(options);
   if (options.url !== undefined) {
-    const bucket = new S3FileStorage(parseS3Url(options.url), options.s3);
+    const bucket = await openS3Storage(parseS3Url(options.url), options.s3);
     await bucket.open();
     return bucket;
   }

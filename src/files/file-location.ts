@@ -1,7 +1,7 @@
 import type { FileStorage } from '../core/file-storage.js';
 import { ConfigError } from '../errors.js';
 import { bothStoragesError, defaultFilesDir } from './create-file-storage.js';
-import { parseS3Url, s3SettingsFromEnv, S3FileStorage } from './s3-file-storage.js';
+import { openS3Storage, parseS3Url, s3SettingsFromEnv } from './s3-settings.js';
 import { LocalFileStorage } from './local-file-storage.js';
 
 /**
@@ -28,7 +28,7 @@ export interface OpenFileStorageOptions {
 export async function openFileStorage(location: string, option: string, options: OpenFileStorageOptions = {}): Promise<FileStorage> {
   if (location.startsWith('s3://')) {
     // A bucket is never made: it must exist and be reachable, whether read or written.
-    const bucket = new S3FileStorage(parseS3Url(location, option), s3SettingsFromEnv(process.env), option);
+    const bucket = await openS3Storage(parseS3Url(location, option), s3SettingsFromEnv(process.env), option);
     await bucket.open();
     return bucket;
   }

@@ -2,7 +2,7 @@ import { utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client, paginateListObjectsV2 } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import type { S3Settings } from '../../src/files/s3-file-storage.js';
+import type { S3Settings } from '../../src/files/s3-settings.js';
 import { tempDir } from './test-app.js';
 
 /** A local S3-compatible server (s3rver, in this process, on a loopback port, over a temp folder) with one bucket. */
