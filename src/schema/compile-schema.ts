@@ -191,7 +191,11 @@ export function compileSchema(definition: SchemaDefinition): { model?: SchemaMod
   const accounts = compileAccounts(definition.accounts, resources, problems);
   const mapping = mapped ? compileMapping(definition, resources, problems) : undefined;
   if (problems.length > 0) return { problems };
-  for (const resource of resources.values()) Object.freeze(resource);
+  for (const [name, resource] of resources) {
+    const resourceMapping = mapping?.resources.get(name);
+    if (resourceMapping !== undefined) resource.mapping = resourceMapping;
+    Object.freeze(resource);
+  }
   const model: SchemaModel = Object.freeze({
     versions: Object.freeze([...versions]),
     versionInfo,

@@ -215,6 +215,8 @@ export interface ResourceModel {
   singleton: boolean;
   /** Quotas of REST operations on this resource (named `<resource>.<operation or group>`). */
   rateLimits: Readonly<Partial<Record<RestOperation, RateLimitPolicy>>>;
+  /** Set on the resources of a schema that maps an existing database: its table, key and columns (also in {@link SchemaModel.mapping}). */
+  mapping?: ResourceMapping;
 }
 
 /** How the resources of a mapped schema lie in the database (compiled by database-mapping.ts). */
