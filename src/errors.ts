@@ -114,6 +114,13 @@ export class UniqueConflictError extends RestgraphError {
   readonly title = 'Unique constraint violated';
 }
 
+/** A database exclusion constraint (PostgreSQL's EXCLUDE) refused the row: it conflicts with another. */
+export class ExclusionConflictError extends RestgraphError {
+  readonly code = 'exclusion-conflict';
+  readonly status = 409;
+  readonly title = 'Exclusion constraint violated';
+}
+
 export class ReferenceConflictError extends RestgraphError {
   readonly code = 'reference-conflict';
   readonly status = 409;

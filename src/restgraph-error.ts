@@ -13,6 +13,8 @@ export interface ErrorDetail {
   header?: string;
   /** Character offset of the problem in the parameter's value (filter expressions). */
   offset?: number;
+  /** The database constraint that refused the write (its name), when it is one the database names. */
+  constraint?: string;
   detail: string;
 }
 

@@ -196,7 +196,7 @@ describe('the OpenAPI documents of the example schema', () => {
     }
     for (const code of used) expect(documented.has(code), code).toBe(true);
     expect([...used].sort()).toEqual(
-      ['authentication-required', 'bad-request', 'database-unavailable', 'forbidden', 'idempotency-key-in-use', 'idempotency-key-reused', 'internal', 'invalid-query', 'invalid-token', 'malformed-json', 'not-acceptable', 'not-found', 'payload-too-large', 'precondition-failed', 'reference-conflict', 'server-timeout', 'service-unavailable', 'unique-conflict', 'unsupported-media-type', 'uri-too-long', 'validation-failed'].sort(),
+      ['authentication-required', 'bad-request', 'database-unavailable', 'exclusion-conflict', 'forbidden', 'idempotency-key-in-use', 'idempotency-key-reused', 'internal', 'invalid-query', 'invalid-token', 'malformed-json', 'not-acceptable', 'not-found', 'payload-too-large', 'precondition-failed', 'reference-conflict', 'server-timeout', 'service-unavailable', 'unique-conflict', 'unsupported-media-type', 'uri-too-long', 'validation-failed'].sort(),
     );
     const replace = latest.paths['/users/{id}']?.put;
     expect(Object.keys(replace?.responses ?? {})).toEqual(['200', '400', '401', '403', '404', '406', '409', '412', '413', '414', '415', '422', '429', '500', '503']);

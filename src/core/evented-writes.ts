@@ -9,7 +9,7 @@ import { writeError } from './write-errors.js';
 /**
  * Writes and their change events, committed together (transactional outbox): a committed change
  * always has its events, a rolled-back one none; the event dispatcher is told once they have
- * committed. A unique violation comes out as the client's 409 (writeError).
+ * committed. A constraint violation comes out as the client's 409 or 422 (writeError).
  */
 export class EventedWrites {
   readonly #db: SqlDatabase;
@@ -29,9 +29,10 @@ export class EventedWrites {
 
   /**
    * Runs a write in one transaction. Events the work emits are appended to the outbox in that same
-   * transaction, and the dispatcher is woken once it has committed.
+   * transaction, and the dispatcher is woken once it has committed. `deleting`: the id of the row
+   * a delete takes away (named when rows of other tables still refer to it).
    */
-  async run<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>): Promise<T> {
+  async run<T>(resource: ResourceModel, work: (tx: SqlExecutor, emit: (event: NewEvent) => void) => Promise<T>, deleting?: number | string): Promise<T> {
     const pending: NewEvent[] = [];
     let stored: StoredEvent[] = [];
     try {
@@ -43,7 +44,7 @@ export class EventedWrites {
       this.#committed(stored);
       return result;
     } catch (error) {
-      throw writeError(resource, error);
+      throw await writeError(this.#db, resource, error, deleting);
     }
   }
 
@@ -71,7 +72,7 @@ export class EventedWrites {
       this.#committed([{ ...event, data: { object: structuredClone(record) } }]);
       return record;
     } catch (error) {
-      throw writeError(resource, error);
+      throw await writeError(this.#db, resource, error);
     }
   }
 
@@ -83,7 +84,7 @@ export class EventedWrites {
         return { record, events: this.#events.appendNow(tx, [eventOf('created', resource, record)]) };
       });
     } catch (error) {
-      throw writeError(resource, error);
+      throw await writeError(this.#db, resource, error);
     }
     this.#committed(done.events);
     return done.record;

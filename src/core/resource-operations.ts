@@ -315,7 +315,7 @@ export class ResourceOperations {
       await this.#references.deleteCascading(tx, emit, resource, id);
       await options.beforeCommit?.(tx, undefined);
       return undefined;
-    });
+    }, id);
   }
 
   /**

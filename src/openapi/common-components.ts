@@ -32,6 +32,7 @@ export const PROBLEM_SCHEMAS: Record<string, SchemaObject> = {
       parameter: { type: 'string', description: 'The query parameter at fault, e.g. `sort`.' },
       header: { type: 'string', description: 'The header at fault, e.g. `If-Match`.' },
       offset: { type: 'integer', minimum: 0, description: 'Character offset of the problem in the parameter\'s value (a `filter` expression).' },
+      constraint: { type: 'string', description: 'The name of the database constraint that refused the write (a constraint or unique index of the database itself).' },
       detail: { type: 'string' },
     },
     required: ['detail'],

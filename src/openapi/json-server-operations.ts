@@ -131,7 +131,7 @@ function nestedCreate(resource: ResourceView, relationName: string, target: Reso
     },
     [target.model.access.create],
     { 201: success(`The created ${target.singular}.`, ref('schemas', names.record), [['Location', true], ['ETag', true]]) },
-    mergeFailures(BODY_FAILURES, { 404: ['not-found'], 409: ['unique-conflict'], 422: ['validation-failed'] }),
+    mergeFailures(BODY_FAILURES, { 404: ['not-found'], 409: ['unique-conflict', 'exclusion-conflict'], 422: ['validation-failed'] }),
     { deprecated: resource.deprecated || target.deprecated, ownerRule: writesMayBeRefused(target.model) },
   );
 }

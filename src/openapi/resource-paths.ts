@@ -56,7 +56,7 @@ export function resourcePaths(resource: ResourceView, prefix: string, parameters
         tags, parameters: [ref('parameters', 'IdempotencyKey')], requestBody: jsonBody(names.create) },
       [rule('create')],
       { 201: success(`The created ${resource.singular}.`, record, [['Location', true], ['ETag', true], ['Idempotent-Replayed', false]]) },
-      mergeFailures(BODY, { 409: ['unique-conflict', 'idempotency-key-in-use'], 422: ['validation-failed', 'idempotency-key-reused'] }),
+      mergeFailures(BODY, { 409: ['unique-conflict', 'exclusion-conflict', 'idempotency-key-in-use'], 422: ['validation-failed', 'idempotency-key-reused'] }),
       writes,
     ),
   };
@@ -96,7 +96,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       { operationId: `replace${T}`, summary: `Replace ${withIndefiniteArticle(resource.singular)}`, description: sentences(putNote, updateNote), tags, parameters: [ref('parameters', 'IfMatch')], requestBody: jsonBody(names.replace) },
       [rule('update')],
       { 200: success(`The ${resource.singular}, wholly replaced.`, record, [['ETag', true]]) },
-      mergeFailures(BODY, { 404: ['not-found'], 409: ['unique-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
+      mergeFailures(BODY, { 404: ['not-found'], 409: ['unique-conflict', 'exclusion-conflict', 'reference-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
       writes,
     ),
     patch: operation(
@@ -112,7 +112,7 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       { 200: success(`The updated ${resource.singular}.`, record, [['ETag', true], ['Idempotent-Replayed', false]]) },
       mergeFailures(BODY, {
         404: ['not-found'],
-        409: ['unique-conflict', 'idempotency-key-in-use'],
+        409: ['unique-conflict', 'exclusion-conflict', 'reference-conflict', 'idempotency-key-in-use'],
         412: ['precondition-failed'],
         414: ['uri-too-long'],
         422: ['validation-failed', 'idempotency-key-reused'],
@@ -123,7 +123,8 @@ function itemOperations(resource: ResourceView): Required<Pick<PathItemObject, '
       { operationId: `delete${T}`, summary: `Delete ${withIndefiniteArticle(resource.singular)}`, description: sentences(ownerNote, ruleSentence(resource.model, 'delete'), deleteSentence(resource)), tags, parameters: [ref('parameters', 'IfMatch')] },
       [rule('delete')],
       { 204: success(`Deleted.`) },
-      mergeFailures(BODY, { 404: ['not-found'], 409: ['reference-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'] }),
+      // 422: a trigger of the database that refuses the delete.
+      mergeFailures(BODY, { 404: ['not-found'], 409: ['reference-conflict'], 412: ['precondition-failed'], 414: ['uri-too-long'], 422: ['validation-failed'] }),
       writes,
     ),
   };

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { PromiseOrValue } from '../promise-or-value.js';
 import type { CommitOrderGuard } from './commit-order-guard.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
+import type { ConstraintViolation } from './store-errors.js';
 
 /**
  * The narrow interface the rest of restgraph needs from a SQL database. Each dialect folder
@@ -96,6 +97,14 @@ export interface SqlDatabase extends SqlExecutor {
    * Only where statements answer at once (SQLite); elsewhere the method is absent.
    */
   transactionShared?<T>(work: (tx: ImmediateExecutor) => T): Promise<T>;
+  /**
+   * A constraint violation a write met, with what the catalog says of its constraints
+   * (`facts.described`: names, columns, CHECK expressions; schema, never rows). `table`: the table
+   * the write's statement was on, `deleting` when it deleted (SQLite's foreign key errors say
+   * neither). Run after the write's transaction has ended; resolves to the violation as it was
+   * when the catalog cannot say.
+   */
+  describeViolation(violation: ConstraintViolation, table: string, deleting: boolean): Promise<ConstraintViolation>;
   /**
    * Runs `work` with reads that all see one committed state of the database, however long it
    * takes, while other connections go on writing: a read-only transaction (PostgreSQL: REPEATABLE

@@ -3,7 +3,9 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
-import { ConstraintViolation, TransientStoreError } from '../store-errors.js';
+import { TransientStoreError, type ConstraintViolation } from '../store-errors.js';
+import { describePostgresViolation } from './postgres-violations.js';
+import { explained, translatePostgresError } from './postgres-errors.js';
 import { ClosingClient } from './closing-client.js';
 import { PostgresSignals } from './postgres-signals.js';
 import { postgresDialectRules } from './postgres-dialect-rules.js';
@@ -184,6 +186,10 @@ export class PostgresDatabase implements SqlDatabase {
     }
   }
 
+  async describeViolation(violation: ConstraintViolation): Promise<ConstraintViolation> {
+    return describePostgresViolation(this, violation);
+  }
+
   async exec(script: string): Promise<void> {
     // The simple query protocol runs a script of several statements.
     await this.#pooled({ sql: script, parameters: [] });
@@ -303,63 +309,4 @@ export class PostgresDatabase implements SqlDatabase {
 function unboundedQuery(statement: SqlStatement): pg.QueryConfig {
   const config: pg.QueryConfig & { query_timeout: number } = { text: statement.sql, values: statement.parameters as unknown[], query_timeout: NO_QUERY_TIMEOUT_MS };
   return config;
-}
-
-/** SQLSTATEs of a conflict with a concurrent transaction: serialization failure, deadlock, lock not available. */
-const CONFLICTS = new Set(['40001', '40P01', '55P03']);
-/**
- * SQLSTATEs and socket errors of a database out of reach: too many connections, the server
- * shutting down or starting, a session ended by the server (terminated, idle in a transaction too
- * long), connections refused or cut.
- */
-const UNAVAILABLE = new Set([
-  '53300', '57P01', '57P02', '57P03', '25P03', '08000', '08001', '08003', '08004', '08006',
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-]);
-/** SQLSTATE of a statement cancelled: by statement_timeout (or by an operator). */
-const CANCELLED = '57014';
-/** node-postgres's refusal to answer a server's request for a SCRAM password when it has none. */
-const NO_PASSWORD = /client password must be a (non-empty )?string/;
-
-/** A failure to connect, in words an operator can act on where node-postgres's are obscure. */
-function explained(error: unknown): unknown {
-  if (!(error instanceof Error) || !NO_PASSWORD.test(error.message)) return error;
-  return new Error('the server asks for a password, and the URL gives none (postgres://user:password@host:port/database)', { cause: error });
-}
-
-/** node-postgres's own errors for a connection that is gone, or an answer that did not come in time (query_timeout). */
-const CONNECTION_LOST = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/;
-
-/** Turns PostgreSQL's constraint errors into {@link ConstraintViolation} and passing troubles into {@link TransientStoreError}; anything else passes through. */
-function translatePostgresError(error: unknown): unknown {
-  if (error instanceof TransientStoreError) return error;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && CONFLICTS.has(code)) {
-    return new TransientStoreError(`the database asks to retry the transaction (${code})`, { cause: error, reason: 'retry' });
-  }
-  if (typeof code === 'string' && UNAVAILABLE.has(code)) {
-    return new TransientStoreError(`the database is out of reach (${code})`, { cause: error, reason: 'unavailable' });
-  }
-  if (code === CANCELLED) return new TransientStoreError('a statement ran past the statement timeout', { cause: error, reason: 'timeout' });
-  if (error instanceof Error && !(error instanceof pg.DatabaseError) && CONNECTION_LOST.test(error.message)) {
-    return new TransientStoreError(`the connection to the database failed: ${error.message}`, { cause: error, reason: error.message.startsWith('Query read timeout') ? 'timeout' : 'unavailable' });
-  }
-  if (!(error instanceof pg.DatabaseError)) return error;
-  // "Key (email)=(a@example.com) already exists." / "Key (a, b)=(…) …"
-  const columns = (/^Key \(([^)]*)\)=/.exec(error.detail ?? '')?.[1] ?? error.column ?? '')
-    .split(',')
-    .map((c) => c.trim().replace(/^"|"$/g, ''))
-    .filter((c) => c !== '');
-  switch (error.code) {
-    case '23505':
-      return new ConstraintViolation('unique', columns, { cause: error });
-    case '23503':
-      return new ConstraintViolation('foreignKey', columns, { cause: error });
-    case '23502':
-      return new ConstraintViolation('notNull', columns, { cause: error });
-    case '23514':
-      return new ConstraintViolation('check', columns, { cause: error });
-    default:
-      return error;
-  }
 }

@@ -91,22 +91,40 @@ export function translateSqliteError(error: unknown): unknown {
   // A read that met another process's exclusive lock (its recovery of the WAL), or a write that did.
   if (isBusy(error)) return new TransientStoreError('another process holds a lock on the database', { cause: error, reason: 'unavailable' });
   if (CANNOT_WRITE.test(error.code)) return new TransientStoreError(`the database file cannot be written or read just now (${error.code})`, { cause: error, reason: 'unavailable' });
-  const columns = (/constraint failed: (.*)$/.exec(error.message)?.[1] ?? '')
-    .split(',')
-    .map((c) => c.trim().split('.').pop() ?? '')
-    .filter((c) => c !== '');
+  return constraintViolation(error) ?? error;
+}
+
+/**
+ * SQLite's words for a constraint violation: "UNIQUE constraint failed: t.a, t.b", "NOT NULL
+ * constraint failed: t.c", "CHECK constraint failed: <its name, or its expression>", "FOREIGN KEY
+ * constraint failed" (it does not say which), or a trigger's RAISE(ABORT, '<message>').
+ */
+function constraintViolation(error: InstanceType<typeof BetterSqlite3.SqliteError>): ConstraintViolation | undefined {
+  const said = /constraint failed: (.*)$/s.exec(error.message)?.[1] ?? '';
+  const qualified = said.split(',').map((c) => c.trim()).filter((c) => /^[^.\s]+\.[^.]+$/.test(c));
+  const columns = qualified.map((c) => c.slice(c.indexOf('.') + 1));
+  const table = qualified[0]?.slice(0, qualified[0].indexOf('.'));
+  const facts = table === undefined ? {} : { table };
   switch (error.code) {
     case 'SQLITE_CONSTRAINT_UNIQUE':
-    case 'SQLITE_CONSTRAINT_PRIMARYKEY':
-      return new ConstraintViolation('unique', columns, { cause: error });
+    case 'SQLITE_CONSTRAINT_PRIMARYKEY': {
+      // A unique index on expressions: "UNIQUE constraint failed: index 'name'".
+      const index = /^index '(.*)'$/.exec(said)?.[1];
+      return new ConstraintViolation('unique', columns, { cause: error, facts: index === undefined ? facts : { constraint: index } });
+    }
     case 'SQLITE_CONSTRAINT_FOREIGNKEY':
-      return new ConstraintViolation('foreignKey', columns, { cause: error });
+      return new ConstraintViolation('foreignKey', [], { cause: error });
+    case 'SQLITE_CONSTRAINT_TRIGGER':
+      // ON DELETE RESTRICT is enforced as a trigger, and says so with this code.
+      if (error.message === 'FOREIGN KEY constraint failed') return new ConstraintViolation('foreignKey', [], { cause: error });
+      return new ConstraintViolation('trigger', [], { cause: error, facts: { message: error.message } });
     case 'SQLITE_CONSTRAINT_NOTNULL':
-      return new ConstraintViolation('notNull', columns, { cause: error });
+      return new ConstraintViolation('notNull', columns, { cause: error, facts });
     case 'SQLITE_CONSTRAINT_CHECK':
-      return new ConstraintViolation('check', columns, { cause: error });
+      // A named CHECK by its name, an unnamed one by its expression.
+      return new ConstraintViolation('check', [], { cause: error, facts: /^[A-Za-z_][A-Za-z0-9_$]*$/.test(said) ? { constraint: said } : { expression: said } });
     default:
-      return error;
+      return undefined;
   }
 }
 

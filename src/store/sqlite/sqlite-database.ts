@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { ConnectionStats, DynamicTables, ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from '../sql-database.js';
-import { TransientStoreError } from '../store-errors.js';
+import { TransientStoreError, type ConstraintViolation } from '../store-errors.js';
+import { describeSqliteViolation } from './sqlite-violations.js';
 import { sqliteDialectRules } from './sqlite-dialect-rules.js';
 import type { PromiseOrValue } from '../../promise-or-value.js';
 import { isBusy, LOCKED, openConnection, prepare, retryWhileLocked, runAll, runOne, runRun, translateSqliteError, type SqliteSynchronous, type Statement } from './sqlite-connection.js';
@@ -239,6 +240,11 @@ export class SqliteDatabase implements SqlDatabase {
    * the script is run again from its start once the lock is free (so scripts are idempotent:
    * `create … if not exists`), for up to `lockTimeoutMs`.
    */
+  describeViolation(violation: ConstraintViolation, table: string, deleting: boolean): Promise<ConstraintViolation> {
+    // The catalog, read on the reader connection: the writer may be in the next write's transaction.
+    return Promise.resolve(describeSqliteViolation(this.#reader, violation, table, deleting));
+  }
+
   async exec(sql: string): Promise<void> {
     // The in-process lock is taken in the tick it is seen free (as in transaction()): the script
     // must not run inside another caller's transaction on the same connection.
