@@ -173,4 +173,31 @@ describe.concurrent('import: input limits and names', { timeout: CLI_TEST_TIMEOU
       await other.drop();
     }
   });
+
+  it('a row a constraint of the database refuses (a unique index the schema does not declare) is rejected with its line; the other rows of its batch go in', async ({ folder: dir }) => {
+    const schema = writeSchema(dir, 'resources:\n  slots:\n    access: { read: public, write: public }\n    fields:\n      warehouse: { type: string }\n      shelf: { type: string }\n');
+    writeFileSync(
+      join(dir.path, 'slots.ndjson'),
+      [line('slots', { id: 1, warehouse: 'north', shelf: 'A1' }), line('slots', { id: 2, warehouse: 'north', shelf: 'A1' }), line('slots', { warehouse: 'south', shelf: 'A1' })].join('\n'),
+    );
+    const db = await createTestDatabase(dir.path);
+    try {
+      expect((await run(dir, ['migrate', schema, '-d', db.url])).code).toBe(0);
+      await db.run('create unique index "shelf_slot" on "slots" ("warehouse", "shelf")');
+      const refused = await run(dir, ['import', 'data', 'slots.ndjson', schema, '-d', db.url]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain('  line 2 (slots): /warehouse: is already used by another slot together with shelf (shelf_slot); /shelf: is already used by another slot together with warehouse (shelf_slot)\n');
+      expect(await count(db, 'slots')).toBe(0);
+
+      const skipped = await run(dir, ['import', 'data', 'slots.ndjson', schema, '-d', db.url, '--skip-invalid']);
+      expect(skipped.stderr).toContain('Skipped 1 rejected row:');
+      expect(skipped.code).toBe(0);
+      expect(await db.query('select "warehouse", "shelf" from "slots" order by "id"')).toEqual([
+        { warehouse: 'north', shelf: 'A1' },
+        { warehouse: 'south', shelf: 'A1' },
+      ]);
+    } finally {
+      await db.drop();
+    }
+  });
 });

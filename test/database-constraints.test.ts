@@ -41,6 +41,7 @@ type Problem = { code: string; status: number; detail: string; errors?: Detail[]
 let db: TestDatabase;
 let app: FastifyInstance;
 const dir = tempDir();
+const undoes: (() => Promise<void>)[] = [];
 
 async function start(): Promise<FastifyInstance> {
   return actAsAdmin(await buildApp({ databaseUrl: db.url, logDestination: discardLogs(), adminToken: TEST_ADMIN_TOKEN, schema: SCHEMA }));
@@ -95,10 +96,14 @@ async function addConstraints(): Promise<void> {
 
 beforeAll(async () => {
   db = await createTestDatabase(dir.path);
+  const testDb = db;
+  undoes.push(() => testDb.drop());
   const first = await start();
   await first.close();
   await addConstraints();
   app = await start();
+  const started = app;
+  undoes.push(() => started.close());
   // Every answer must be one the OpenAPI document describes (status, code, problem members).
   await checkEveryResponse(app);
   await post('/categories', { name: 'Tools' }, 201);
@@ -107,8 +112,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await app?.close();
-  await db?.drop();
+  // What beforeAll got to, in reverse: the app, then its database.
+  for (const undo of undoes.reverse()) await undo();
   dir.cleanup();
 });
 

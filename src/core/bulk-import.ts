@@ -10,8 +10,9 @@ import { eventOf } from './change-events.js';
 import { ImportCredentials } from './import-credentials.js';
 import { importedRecord } from './import-record.js';
 import { RecordValidator } from './record-validator.js';
-import { RejectedRows } from './rejected-rows.js';
+import { RejectedRows, shown } from './rejected-rows.js';
 import { caseFoldedFields } from '../schema/identifier-case.js';
+import { insertedRows } from './import-row-inserts.js';
 
 /**
  * Records in bulk into the database, in one transaction: the operation behind `restgraph import`.
@@ -126,6 +127,7 @@ class ImportRun {
   readonly #rows: BulkRows;
   readonly #events: EventStore;
   readonly #tx: SqlExecutor;
+  readonly #db: SqlDatabase;
   #ledger!: ImportLedger;
   readonly #options: BulkImportOptions;
   readonly #now = new Date().toISOString();
@@ -147,6 +149,7 @@ class ImportRun {
     this.#tx = tx;
     this.#options = options;
     this.#credentials = new ImportCredentials(db, schema, this.#now);
+    this.#db = db;
   }
 
   /** Learns which tables have rows (with `requireEmpty`, refuses if any has), then starts the ledger. */
@@ -234,8 +237,9 @@ class ImportRun {
     await this.#write(resource, rows);
   }
 
-  async #write(resource: ResourceModel, rows: readonly PendingRow[]): Promise<void> {
-    await this.#rows.insert(this.#tx, resource, rows.map((r) => r.record), true);
+  async #write(resource: ResourceModel, batch: readonly PendingRow[]): Promise<void> {
+    const rows = await insertedRows(this.#db, this.#tx, this.#rows, resource, batch, (row, reason) => this.#reject(row.line, resource.name, reason));
+    if (rows.length === 0) return;
     await this.#credentials.write(this.#tx, resource, rows);
     await this.#ledger.written(resource, rows.map((r) => ({ id: r.record.id as number, line: r.line })));
     this.#count(resource, rows.length);
@@ -373,12 +377,6 @@ function keyOf(value: unknown): string {
     default:
       return JSON.stringify(value);
   }
-}
-
-/** A value as a rejection names it (long texts cut short). */
-function shown(value: unknown): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
 const uniqueCache = new WeakMap<ResourceModel, FieldModel[]>();

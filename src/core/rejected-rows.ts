@@ -31,3 +31,9 @@ export class RejectedRows {
     return this.#rows.sort((a, b) => a.line - b.line).slice(0, REPORTED_REJECTIONS);
   }
 }
+
+/** A value as a rejection names it (long texts cut short). */
+export function shown(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}

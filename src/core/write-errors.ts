@@ -1,4 +1,4 @@
-import { ExclusionConflictError, ReferenceConflictError, UniqueConflictError, ValidationError, type ErrorDetail } from '../errors.js';
+import { ExclusionConflictError, ReferenceConflictError, RestgraphError, UniqueConflictError, ValidationError, type ErrorDetail } from '../errors.js';
 import type { ResourceModel } from '../schema/schema-model.js';
 import type { SqlDatabase } from '../store/sql-database.js';
 import { ConstraintViolation, type ConstraintDescription } from '../store/store-errors.js';
@@ -24,6 +24,14 @@ export async function writeError(db: SqlDatabase, resource: ResourceModel, error
     // The catalog could not be read: the error's own facts say less, but enough.
   }
   return clientError(resource, violation, deleting);
+}
+
+/** A violation as one line of an import's rejections: each problem as `/field: detail (constraint)`, or the sentence. */
+export async function refusalReason(db: SqlDatabase, resource: ResourceModel, violation: ConstraintViolation): Promise<string> {
+  const error = await writeError(db, resource, violation);
+  if (!(error instanceof RestgraphError)) return violation.message;
+  const problems = (error.errors ?? []).map((e) => `${e.pointer === undefined ? '' : `${e.pointer}: `}${e.detail}${e.constraint === undefined ? '' : ` (${e.constraint})`}`);
+  return problems.length > 0 ? problems.join('; ') : error.message;
 }
 
 function declaredUnique(resource: ResourceModel, columns: readonly string[]): boolean {
