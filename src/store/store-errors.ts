@@ -41,6 +41,8 @@ export interface ViolationFacts {
  * hold the failing row, or another row's values (PostgreSQL's DETAIL).
  */
 export class ConstraintViolation extends Error {
+  readonly facts: ViolationFacts;
+
   constructor(
     readonly kind: ConstraintKind,
     /** Columns involved, when the driver says. */
@@ -51,8 +53,6 @@ export class ConstraintViolation extends Error {
     this.name = 'ConstraintViolation';
     this.facts = options?.facts ?? {};
   }
-
-  readonly facts: ViolationFacts;
 
   /** The same violation, with more facts (the catalog's). */
   with(facts: ViolationFacts, columns = this.columns): ConstraintViolation {
