@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { databaseIndependentTestFiles } from './scripts/database-independent-tests.mjs';
 
 const require = createRequire(import.meta.url);
 
@@ -7,7 +8,12 @@ const require = createRequire(import.meta.url);
 // runs the suite on SQLite and on PostgreSQL in one run: the files of both passes share the workers,
 // so one pass's slow files overlap the other's instead of each pass ending on its own slowest file.
 const both = process.env.RESTGRAPH_TEST_DB === 'both';
-const dialect = (name: 'sqlite' | 'postgres') => ({ extends: true as const, test: { name, env: { RESTGRAPH_TEST_DB: name } } });
+// The PostgreSQL pass of `npm test` (scripts/test-postgres.mjs sets RESTGRAPH_TEST_SKIP_DATABASE_INDEPENDENT=1)
+// leaves out the files that cannot depend on the database (scripts/database-independent-tests.mjs):
+// they would run exactly as in the SQLite pass. `RESTGRAPH_TEST_DB=postgres npx vitest run …` runs them.
+const leftOut = process.env.RESTGRAPH_TEST_SKIP_DATABASE_INDEPENDENT === '1' ? databaseIndependentTestFiles() : [];
+const excludeOn = (name: 'sqlite' | 'postgres') => (name === 'postgres' && leftOut.length > 0 ? { exclude: [...configDefaults.exclude, ...leftOut] } : {});
+const dialect = (name: 'sqlite' | 'postgres') => ({ extends: true as const, test: { name, env: { RESTGRAPH_TEST_DB: name }, ...excludeOn(name) } });
 
 export default defineConfig({
   resolve: {
@@ -43,6 +49,6 @@ export default defineConfig({
     maxWorkers: '200%',
     // graphql-jit's ES module build must see the same graphql-js as everything else (the alias above).
     server: { deps: { inline: ['graphql-jit'] } },
-    ...(both ? { projects: [dialect('sqlite'), dialect('postgres')] } : {}),
+    ...(both ? { projects: [dialect('sqlite'), dialect('postgres')] } : excludeOn(process.env.RESTGRAPH_TEST_DB === 'postgres' ? 'postgres' : 'sqlite')),
   },
 });

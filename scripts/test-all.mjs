@@ -6,8 +6,10 @@
 //   node scripts/test-all.mjs                    every step
 //   node scripts/test-all.mjs sqlite postgres    the steps whose name contains one of these words
 //
-// Each step's output goes straight to the terminal. Ctrl-C stops the step running and skips the
-// rest. The PostgreSQL pass reports "skipped" when scripts/test-postgres.mjs skips it (PostgreSQL
+// Each step's output goes straight to the terminal, but for the lint's: ESLint uses one core, so
+// the lint runs beside the type-check and the build (on a 2-core machine they took about as long
+// as the lint alone), and its output is shown once it is done, before the tests start. Ctrl-C
+// stops the steps running and skips the rest. The PostgreSQL pass reports "skipped" when scripts/test-postgres.mjs skips it (PostgreSQL
 // not reachable, outside CI).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -32,7 +34,8 @@ function npmRun(script) {
 }
 
 const STEPS = [
-  { name: 'lint', shown: 'npm run lint', command: npmRun('lint') },
+  // beside: runs while the steps after it do, up to the first that runs tests (or the end).
+  { name: 'lint', shown: 'npm run lint', command: npmRun('lint'), beside: true },
   { name: 'typecheck', shown: 'npm run typecheck', command: npmRun('typecheck') },
   // dist/ for the CLI tests and the chaos suite (the tests' global set-up would build it too).
   { name: 'build', shown: 'npm run build', command: npmRun('build') },
@@ -49,26 +52,35 @@ if (steps.length === 0) {
 }
 
 let interrupted = false;
-let running;
+const running = new Set();
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     interrupted = true;
-    // Ctrl-C reaches the step's processes by itself (the same process group); a SIGTERM is passed on.
-    if (signal === 'SIGTERM') running?.kill('SIGTERM');
+    // Ctrl-C reaches the steps' processes by itself (the same process group); a SIGTERM is passed on.
+    if (signal === 'SIGTERM') for (const child of running) child.kill('SIGTERM');
   });
 }
 
-function run(step) {
+/** Runs a step; `collect` takes its output instead of the terminal (a step run beside others). */
+function run(step, collect) {
   return new Promise((resolve) => {
     const [command, ...args] = step.command;
     const child = spawn(command, args, {
       cwd: root,
-      stdio: 'inherit',
+      stdio: collect === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, RESTGRAPH_TEST_SKIPPED_STATUS: String(SKIPPED) },
     });
-    running = child;
-    child.on('error', (error) => resolve({ status: 1, detail: error.message }));
-    child.on('exit', (status, signal) => resolve({ status: status ?? 1, detail: signal === null ? undefined : `killed by ${signal}` }));
+    running.add(child);
+    if (collect !== undefined) {
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+    }
+    const done = (result) => {
+      running.delete(child);
+      resolve(result);
+    };
+    child.on('error', (error) => done({ status: 1, detail: error.message }));
+    child.on('close', (status, signal) => done({ status: status ?? 1, detail: signal === null ? undefined : `killed by ${signal}` }));
   });
 }
 
@@ -97,19 +109,47 @@ const seconds = (ms) => {
 
 const started = Date.now();
 const results = [];
-for (const step of steps) {
-  if (interrupted) {
-    results.push({ step, outcome: 'NOT RUN', ms: 0 });
-    continue;
-  }
-  process.stdout.write(`\n━━━ npm test: ${step.name} (${step.shown})\n\n`);
-  const stepStarted = Date.now();
-  const { status, detail } = await run(step);
-  const ms = Date.now() - stepStarted;
+/** The step running beside the others, if any: its result once done, and its output so far. */
+let beside;
+
+/** Records a step's result (in the order of STEPS) and prints its last line. */
+function record(step, { status, detail }, ms) {
   const outcome = status === 0 ? 'PASS' : status === SKIPPED ? 'SKIPPED' : 'FAIL';
   results.push({ step, outcome, ms, status, detail, failures: step.report === undefined || outcome === 'SKIPPED' ? undefined : failuresOf(step.report) });
   process.stdout.write(`\n━━━ npm test: ${step.name}: ${outcome} in ${seconds(ms)}\n`);
 }
+
+/** Waits for the step running beside the others, then shows its output and result. */
+async function besideDone() {
+  if (beside === undefined) return;
+  const { step, result, output, stepStarted } = beside;
+  beside = undefined;
+  const outcome = await result;
+  const ms = Date.now() - stepStarted;
+  process.stdout.write(`\n━━━ npm test: ${step.name} (${step.shown}), run beside the steps above\n\n`);
+  process.stdout.write(Buffer.concat(output));
+  record(step, outcome, ms);
+}
+
+for (const step of steps) {
+  if (step.report !== undefined) await besideDone();
+  if (interrupted) {
+    results.push({ step, outcome: 'NOT RUN', ms: 0 });
+    continue;
+  }
+  const stepStarted = Date.now();
+  if (step.beside === true && beside === undefined) {
+    process.stdout.write(`\n━━━ npm test: ${step.name} (${step.shown}) started; its output follows once it is done\n`);
+    const output = [];
+    beside = { step, output, stepStarted, result: run(step, (chunk) => output.push(chunk)) };
+    continue;
+  }
+  process.stdout.write(`\n━━━ npm test: ${step.name} (${step.shown})\n\n`);
+  record(step, await run(step), Date.now() - stepStarted);
+}
+await besideDone();
+// In the order of STEPS (the step run beside the others ended after some of the steps that followed it).
+results.sort((a, b) => STEPS.indexOf(a.step) - STEPS.indexOf(b.step));
 rmSync(reports, { recursive: true, force: true });
 
 const failed = results.filter((result) => result.outcome === 'FAIL');

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
-// The PostgreSQL half of `npm test`: runs the whole behavioural suite again with
+// The PostgreSQL half of `npm test`: runs the behavioural suite again with
 // RESTGRAPH_TEST_DB=postgres, each test on a schema of its own in the database that
-// RESTGRAPH_TEST_POSTGRES_URL names (default postgres://postgres@127.0.0.1:5432/test).
+// RESTGRAPH_TEST_POSTGRES_URL names (default postgres://postgres@127.0.0.1:5432/test). The test
+// files that cannot depend on the database (scripts/database-independent-tests.mjs: no module they
+// load reads RESTGRAPH_TEST_DB) are left to the SQLite pass, where they ran already: they would run
+// here exactly as there (RESTGRAPH_TEST_SKIP_DATABASE_INDEPENDENT=1, read by vitest.config.ts).
+// Files named on the command line run whatever they depend on (`node scripts/test-postgres.mjs
+// test/x.test.ts`, as `RESTGRAPH_TEST_DB=postgres npx vitest run test/x.test.ts`).
 //
 // First it checks that database (scripts/postgres-test-database.mjs): the server must answer, be
 // PostgreSQL, and the database must hold nothing but the suite's own schemas. A database that
@@ -16,14 +21,20 @@
 // PostgreSQL cannot be reached outside CI, it runs the SQLite pass alone.
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { databaseIndependentTestFiles } from './database-independent-tests.mjs';
 import { shownUrl, testDatabaseProblem, testPostgresUrl } from './postgres-test-database.mjs';
 
 const shown = shownUrl(testPostgresUrl());
 const both = process.argv.includes('--both');
 const vitestArgs = process.argv.slice(2).filter((arg) => arg !== '--both');
 const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url));
+/** The whole suite, as `npm test` runs it: no file filter (options only, such as --reporter=json). */
+const wholeSuite = vitestArgs.every((arg) => arg.startsWith('-'));
 const runVitest = (dialect) =>
-  spawnSync(process.execPath, [vitest, 'run', ...vitestArgs], { stdio: 'inherit', env: { ...process.env, RESTGRAPH_TEST_DB: dialect } }).status ?? 1;
+  spawnSync(process.execPath, [vitest, 'run', ...vitestArgs], {
+    stdio: 'inherit',
+    env: { ...process.env, RESTGRAPH_TEST_DB: dialect, ...(wholeSuite ? { RESTGRAPH_TEST_SKIP_DATABASE_INDEPENDENT: '1' } : {}) },
+  }).status ?? 1;
 
 const problem = await testDatabaseProblem();
 if (problem !== undefined) {
@@ -41,5 +52,7 @@ if (problem !== undefined) {
   process.exit(both ? runVitest('sqlite') : Number(process.env.RESTGRAPH_TEST_SKIPPED_STATUS ?? 0));
 }
 
-process.stdout.write(both ? `\nThe suite on SQLite and on PostgreSQL (${shown}):\n` : `\nThe suite again, on PostgreSQL (${shown}):\n`);
+const leftOut = wholeSuite ? databaseIndependentTestFiles().length : 0;
+const onSqliteOnly = leftOut === 0 ? '' : both ? `, the ${leftOut} files that do not depend on the database on SQLite only` : `, but for the ${leftOut} files that do not depend on the database (they run on SQLite)`;
+process.stdout.write(both ? `\nThe suite on SQLite and on PostgreSQL (${shown})${onSqliteOnly}:\n` : `\nThe suite again, on PostgreSQL (${shown})${onSqliteOnly}:\n`);
 process.exit(runVitest(both ? 'both' : 'postgres'));

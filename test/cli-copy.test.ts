@@ -5,7 +5,7 @@ import { describe, expect } from 'vitest';
 import { SYSTEM_MIGRATIONS } from '../src/store/system-tables.js';
 import { CLI_TEST_TIMEOUT_MS, type CliFolder, itWithFolder } from './helpers/cli-process.js';
 import { ADMIN_TOKEN, fetch, run, serve, writeSchema } from './helpers/cli-serve.js';
-import { createDatabaseOf, createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
+import { createDatabaseOf, createTestDatabase, ranInSqlitePass, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 import { answer, deliveryIdOf, failing, signed, waitUntil, WebhookReceiver } from './helpers/webhook-receiver.js';
 
 /**
@@ -308,7 +308,8 @@ describe.concurrent('restgraph copy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     }
   });
 
-  it('a copy that fails writes no row: the target keeps none, and a SQLite file it created is removed', async ({ folder: dir }) => {
+  // A database of each kind, named: the same in both passes, so in the SQLite pass only.
+  it.skipIf(ranInSqlitePass)('a copy that fails writes no row: the target keeps none, and a SQLite file it created is removed', async ({ folder: dir }) => {
     const schema = writeSchema(dir, SCHEMA);
     const sqlite = await createDatabaseOf('sqlite', dir.path, 'source');
     const postgres = await createDatabaseOf('postgres', dir.path);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compareOutput, consoleBlocks, substitute, type ValueMap } from './helpers/doc-examples.js';
 
-/** The comparison itself, on made-up outputs (on both databases: it needs none). */
+/** The comparison itself, on made-up outputs (it needs no database: the SQLite pass runs it, scripts/database-independent-tests.mjs). */
 describe('comparing an example output with the one shown', () => {
   const shown = '{"id":1,"key":"rg_nACiMm8wrVFG5Ovx6ArozuWaP7-yQklgKHiy_Aqkk7c","createdAt":"2026-11-22T13:51:10.390Z"}';
   const printed = '{"id":1,"key":"rg_bS91b9OaidV4mCfnQgwmv2WlGdJmHacL0oCd722gnIE","createdAt":"2026-11-26T07:57:29.006Z"}';

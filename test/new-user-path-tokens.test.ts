@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { createTestDatabase } from './helpers/test-database.js';
+import { createTestDatabase, ranInSqlitePass } from './helpers/test-database.js';
 import { createToken, it, NOTES_SCHEMA, run, tables } from './helpers/new-user.js';
 import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
 
@@ -12,8 +12,11 @@ import { CLI_TEST_TIMEOUT_MS } from './helpers/cli-process.js';
  * (The other new-user-path-*.test.ts files: new-user-path-busy-port, new-user-path-restart, new-user-path-two-schemas, new-user-path-upgrade.)
  */
 
+/** The tests on SQLite files of their own: the same in both passes, so in the SQLite pass only. */
+const onSqliteFiles = it.skipIf(ranInSqlitePass);
+
 describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
-  it('token commands open the database of the schema they are given and never migrate it', async ({ folder: dir }) => {
+  onSqliteFiles('token commands open the database of the schema they are given and never migrate it', async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);
     const migrated = await run(dir, ['migrate', 'notes.yaml', '-d', 'sqlite:own.db']);
     expect(migrated.code).toBe(0);
@@ -23,7 +26,7 @@ describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
     expect(tables(join(dir.path, 'own.db'))).toEqual(['notes']);
   });
 
-  it('token commands create no database: a mistyped path is one line, and nothing appears', async ({ folder: dir }) => {
+  onSqliteFiles('token commands create no database: a mistyped path is one line, and nothing appears', async ({ folder: dir }) => {
     const result = await run(dir, ['token', 'list', '-d', `sqlite:${join(dir.path, 'typo', 'dir', 'x.db')}`]);
     expect(result.code).toBe(1);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
@@ -36,7 +39,7 @@ describe.concurrent('the new-user path', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
     expect(none.stderr).toContain('npx restgraph serve');
   });
 
-  it('with only another schema served, a token command without a schema names the command to use', async ({ folder: dir }) => {
+  onSqliteFiles('with only another schema served, a token command without a schema names the command to use', async ({ folder: dir }) => {
     writeFileSync(join(dir.path, 'notes.yaml'), NOTES_SCHEMA);
     expect((await run(dir, ['migrate', 'notes.yaml'])).code).toBe(0);
     const result = await run(dir, ['token', 'create', '--scopes', 'admin']);

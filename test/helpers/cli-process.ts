@@ -129,11 +129,16 @@ export function logLines(stdout: string): Record<string, unknown>[] {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolveSleep) => setTimeout(resolveSleep, ms));
 
-/** Polls GET /readyz until it answers 200; fails when the process exits first or after 30 s (a start takes about 1 s; several at once on a busy 2-core machine have taken over 15). */
-export async function waitReady(running: Running, port: number): Promise<void> {
+/**
+ * Polls GET /readyz until it answers 200; fails when the process exits first or after `timeoutMs`
+ * (a start takes about 1 s alone; several at once on a busy 2-core machine have taken over 15,
+ * and a start that imports a db.json of 100,000 posts, 7 s alone, took over 30 in a loaded full
+ * run: by default 60 s, half the timeout of the CLI tests, CLI_TEST_TIMEOUT_MS).
+ */
+export async function waitReady(running: Running, port: number, timeoutMs = 60_000): Promise<void> {
   let exit: Exit | undefined;
   void running.exited.then((e) => (exit = e));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (exit !== undefined) throw new Error(`serve exited (${String(exit.code)}) before it was ready:\n${running.stderr()}`);
     try {
@@ -144,5 +149,5 @@ export async function waitReady(running: Running, port: number): Promise<void> {
     }
     await sleep(100);
   }
-  throw new Error(`serve was not ready after 30 s:\n${running.stderr()}`);
+  throw new Error(`serve was not ready after ${timeoutMs / 1000} s:\n${running.stderr()}`);
 }

@@ -21,6 +21,15 @@ export const TEST_POSTGRES_URL = testPostgresUrl();
 export const onlyOnSqlite = TEST_DIALECT !== 'sqlite';
 
 /**
+ * True in the PostgreSQL pass. A test that does not use the suite's database (it names SQLite
+ * files of its own, or a database of each kind) runs exactly the same in both passes: it skips
+ * itself in this one, `it.skipIf(ranInSqlitePass)`, as it ran in the SQLite pass already. (A file
+ * none of whose modules reads RESTGRAPH_TEST_DB is left out of the PostgreSQL pass altogether:
+ * scripts/database-independent-tests.mjs.)
+ */
+export const ranInSqlitePass = TEST_DIALECT !== 'sqlite';
+
+/**
  * One empty database for a test, on the suite's database: a SQLite file in `dir`, or a schema of
  * its own in the PostgreSQL test database (selected through the URL's search_path). `query` and
  * `run` take SQL with `?` placeholders and double-quoted identifiers, which both databases read.
