@@ -1,16 +1,18 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { RequestParams } from 'graphql-http';
-import { BadRequestError, PayloadTooLargeError, ValidationError } from '../errors.js';
+import { BadRequestError, PayloadTooLargeError } from '../errors.js';
 import type { FileStorage } from '../core/file-storage.js';
-import { fileFieldsOf, keyOf, type FileValue } from '../core/file-fields.js';
+import { discardUploads, fileFieldsOf, type FileValue } from '../core/file-fields.js';
 import type { OperationContext } from '../core/principal.js';
+import { checkUploadAccess } from '../core/upload-access.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { fileLimits } from '../schema/file-field.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { receiveFile } from '../files/file-upload.js';
-import { dropUnreadBody, multipartError } from '../http/multipart-bodies.js';
+import { multipartError } from '../http/multipart-bodies.js';
+import { dropUnreadBody } from '../http/unread-body.js';
 import { parseJsonBody } from '../http/content-negotiation.js';
 import { tooManyFiles, UploadedFile } from './upload-inputs.js';
 import { uploadTargets, type UploadTarget } from './upload-targets.js';
@@ -70,9 +72,7 @@ export interface MultipartService {
  */
 export async function readGraphqlMultipart(request: FastifyRequest, reply: FastifyReply, service: MultipartService, uploads: GraphqlUploads, ctx: OperationContext): Promise<GraphqlMultipart> {
   const stored: UploadedFile[] = [];
-  const discard = async (files: readonly UploadedFile[]): Promise<void> => {
-    await Promise.all(files.map((file) => uploads.storage.delete(keyOf(file.value) ?? '').catch(() => undefined)));
-  };
+  const discard = (files: readonly UploadedFile[]): Promise<void> => discardUploads(uploads.storage, files.map((file) => file.value));
   const budget = uploads.rateLimits?.uploadBudget(request.principal, request.ip);
   try {
     requirePreflight(request);
@@ -204,13 +204,7 @@ async function checkTargets(operations: ResourceOperations, ctx: OperationContex
   for (const { resource, write } of targets.values()) {
     if (write === undefined) continue;
     const id = write.kind === 'create' || resource.singleton || (typeof write.id !== 'string' && typeof write.id !== 'number') ? undefined : idOf(resource, String(write.id));
-    if (id !== undefined) await operations.get(ctx, resource, id);
-    try {
-      operations.check(ctx, resource, write.kind === 'create' ? 'create' : 'update', {}, id);
-    } catch (error) {
-      // Only access: the fields are validated when the mutation runs.
-      if (!(error instanceof ValidationError)) throw error;
-    }
+    await checkUploadAccess(operations, ctx, resource, { kind: write.kind === 'create' ? 'create' : 'update', id });
   }
 }
 

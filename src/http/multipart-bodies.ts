@@ -1,9 +1,8 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError, PayloadTooLargeError, RestgraphError } from '../errors.js';
 
 /**
- * What REST's multipart writes and GraphQL's multipart requests share: how a body refused before
- * it was read whole is left, and @fastify/multipart's errors as restgraph's.
+ * What REST's multipart writes and GraphQL's multipart requests share: the route option that lets
+ * a route read multipart bodies, and @fastify/multipart's errors as restgraph's.
  */
 
 declare module 'fastify' {
@@ -11,18 +10,6 @@ declare module 'fastify' {
     /** The route reads multipart/form-data bodies itself (resource writes with file fields, GraphQL uploads); others answer them 415. */
     multipart?: boolean;
   }
-}
-
-/**
- * A multipart body answered before it was read whole (a 413, 415, 422, or its last bytes not read
- * yet): the rest is read and dropped, and the connection closes once the answer is out
- * (lingering, as a refused raw upload's) rather than staying busy with a request half-read.
- */
-export function dropUnreadBody(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.raw.complete) return;
-  reply.header('connection', 'close');
-  request.raw.unpipe();
-  request.raw.resume();
 }
 
 /** @fastify/multipart's errors (limits, malformed bodies) as restgraph's problems; `tooManyParts` says what the bound is. */

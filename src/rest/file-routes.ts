@@ -4,7 +4,7 @@ import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
 import type { FileStorage } from '../core/file-storage.js';
-import { filesIn, isFileKey, keyOf, type FileValue } from '../core/file-fields.js';
+import { discardUploads, fileFieldsOf, filesIn, fileUrl, isFileKey, keyOf, type FileValue } from '../core/file-fields.js';
 import { hiddenFieldError } from '../core/access-rules/field-reads.js';
 import { fileLimits } from '../schema/file-field.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
@@ -13,6 +13,7 @@ import { assertIfMatch, entityTag } from '../http/conditional-requests.js';
 import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js';
 import { receiveFile } from '../files/file-upload.js';
+import { dropUnreadBody } from '../http/unread-body.js';
 import { dispositionFileName } from '../files/file-names.js';
 import { sendFile, type DownloadOptions } from './file-download.js';
 import { Thumbnails } from '../files/image-files.js';
@@ -21,7 +22,7 @@ import { uploadBudgetOf } from './rate-limit-hook.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { viewOf } from '../schema/version-view.js';
 import { quotas } from './resource-quotas.js';
-import { precheckUpload } from './file-access-precheck.js';
+import { checkUploadAccess } from '../core/upload-access.js';
 
 export interface FileRoutesOptions {
   operations: ResourceOperations;
@@ -43,7 +44,7 @@ const thumbnailsOf = new WeakMap<FileStorage, Thumbnails>();
  * the raw request stream to the handlers: nothing is buffered.
  */
 export async function registerFileRoutes(app: FastifyInstance, options: FileRoutesOptions, resource: ResourceModel, prefix: string, version: string): Promise<void> {
-  const fields = resource.writableFields.filter((f) => f.type === 'file');
+  const fields = fileFieldsOf(resource);
   if (fields.length === 0) return;
   const tr = new VersionTranslator(options.operations.schema, viewOf(options.operations.schema, resource, version));
   await app.register((scope, _options, done) => {
@@ -107,7 +108,7 @@ class FieldRoutes {
       if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
       const ctx = context(request);
       // Who may not write it is refused before a byte is stored (and again in the transaction).
-      await precheckUpload(this.#operations, ctx, this.#resource, this.#field, id);
+      await checkUploadAccess(this.#operations, ctx, this.#resource, { kind: 'update', id, field: this.#field });
       const query = request.query as Record<string, unknown>;
       const body = request.body as Readable | undefined;
       if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
@@ -117,24 +118,18 @@ class FieldRoutes {
         name: typeof query.name === 'string' ? query.name : dispositionFileName(request.headers['content-disposition']),
         claimedType: request.headers['content-type'],
         declaredLength: length === undefined ? undefined : Number(length),
-        urlOf: (key) => `/${this.#resource.name}/${id}/${this.#field.name}${this.#field.multiple === true ? `/${key}` : ''}`,
+        urlOf: (key) => fileUrl(this.#resource, this.#field, id, key),
         budget: uploadBudgetOf(this.#rateLimits, request),
       }).catch((error: unknown) => {
-        // Refused before the body was read whole (413, 415): the rest is not read, the connection
-        // closes once the answer is out (lingering, so the client sees it; http/lingering-close.ts).
-        // Resumed: the rest is read and dropped (Node dumps no body a handler began to read), within the lingering bounds.
-        if (!request.raw.complete) {
-          reply.header('connection', 'close');
-          request.raw.resume();
-        }
+        // Refused before the body was read whole (413, 415, 429).
+        dropUnreadBody(request, reply);
         throw error;
       });
       let record: StoredRecord;
       try {
         record = await this.#write(request, id, (current) => this.#withUpload(current, file, append));
       } catch (error) {
-        // Not referenced by any row: removed now (the sweep would, an hour later).
-        await this.#storage.delete(keyOf(file) ?? '').catch(() => undefined);
+        await discardUploads(this.#storage, [file]);
         throw error;
       }
       return this.#sendRecord(reply, record);
