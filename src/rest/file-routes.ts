@@ -98,7 +98,7 @@ class FieldRoutes {
     const file = this.#pick(record, id, key);
     if (thumb === undefined) return sendFile(request, reply, this.#storage, file, keyOf(file), this.#downloads);
     const thumbnail = await this.#thumbnails.get(this.#field, file, thumb);
-    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#downloads);
+    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#downloads, thumbnail.stored);
   };
 
   /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */
