@@ -67,6 +67,11 @@ export function fileFieldsOf(resource: ResourceModel): FieldModel[] {
   return resource.writableFields.filter((f) => f.type === 'file');
 }
 
+/** Whether any resource of the schema has file fields (else there is no file storage, and no file to carry or clean up). */
+export function hasFileFields(schema: SchemaModel): boolean {
+  return [...schema.resources.values()].some((r) => fileFieldsOf(r).length > 0);
+}
+
 /**
  * The values of uploaded files for a row (a multipart write's, a GraphQL upload's): each file's
  * `url` names the row and field (and, in a `multiple` field, the file's key); a single field
@@ -142,11 +147,6 @@ export class FileCleanup {
     this.#schema = schema;
     this.#storage = storage;
     this.#log = log;
-  }
-
-  /** Whether any resource has file fields (else nothing is watched). */
-  static needed(schema: SchemaModel): boolean {
-    return [...schema.resources.values()].some((r) => fileFieldsOf(r).length > 0);
   }
 
   committed(events: readonly StoredEvent[]): void {
