@@ -55,10 +55,10 @@ export async function registerFileRoutes(app: FastifyInstance, options: FileRout
       const path = `${prefix}/${resource.name}/:id/${field.name}`;
       const routes = new FieldRoutes(options, resource, field, tr);
       // A multiple field's files are read one by one, at the url each has.
-      const whole = field.multiple === true ? { POST: routes.upload(true) } : { GET: routes.download };
+      const whole = field.multiple === true ? { POST: routes.append } : { GET: routes.download };
       // The resource's rate limits: an upload or removal counts as an update, a download as a get.
       const counted = quotas(resource, { GET: 'get', POST: 'update', PUT: 'update', DELETE: 'update' });
-      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null, ...counted });
+      registerPath(scope, path, { ...whole, PUT: routes.replace, DELETE: routes.clear }, { produces: null, ...counted });
       if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null, ...counted });
     }
     done();
@@ -101,39 +101,43 @@ class FieldRoutes {
     return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#downloads, thumbnail.stored);
   };
 
-  /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */
-  upload(append: boolean): RouteHandler {
-    return async (request, reply) => {
-      const { id } = this.#target(request);
-      if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
-      const ctx = context(request);
-      // Who may not write it is refused before a byte is stored (and again in the transaction).
-      await checkUploadAccess(this.#operations, ctx, this.#resource, { kind: 'update', id, field: this.#field });
-      const query = request.query as Record<string, unknown>;
-      const body = request.body as Readable | undefined;
-      if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
-      const length = request.headers['content-length'];
-      const file = await receiveFile(this.#storage, this.#field, {
-        body,
-        name: typeof query.name === 'string' ? query.name : dispositionFileName(request.headers['content-disposition']),
-        claimedType: request.headers['content-type'],
-        declaredLength: length === undefined ? undefined : Number(length),
-        urlOf: (key) => fileUrl(this.#resource, this.#field, id, key),
-        budget: uploadBudgetOf(this.#rateLimits, request),
-      }).catch((error: unknown) => {
-        // Refused before the body was read whole (413, 415, 429).
-        dropUnreadBody(request, reply);
-        throw error;
-      });
-      let record: StoredRecord;
-      try {
-        record = await this.#write(request, id, (current) => this.#withUpload(current, file, append));
-      } catch (error) {
-        await discardUploads(this.#storage, [file]);
-        throw error;
-      }
-      return this.#sendRecord(reply, record);
-    };
+  /** PUT: the field's file becomes this one (a multiple field's list becomes this one file). */
+  readonly replace: RouteHandler = (request, reply) => this.#upload(request, reply, () => []);
+
+  /** POST: this file is added to a multiple field's list (within maxFiles). */
+  readonly append: RouteHandler = (request, reply) => this.#upload(request, reply, (current) => filesIn(current[this.#field.name]));
+
+  /** Stores the body as a file, then writes the field: `kept`, the files of the row it keeps beside the new one. */
+  async #upload(request: FastifyRequest, reply: FastifyReply, kept: (current: StoredRecord) => FileValue[]): Promise<FastifyReply> {
+    const { id } = this.#target(request);
+    if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
+    const ctx = context(request);
+    // Who may not write it is refused before a byte is stored (and again in the transaction).
+    await checkUploadAccess(this.#operations, ctx, this.#resource, { kind: 'update', id, field: this.#field });
+    const query = request.query as Record<string, unknown>;
+    const body = request.body as Readable | undefined;
+    if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
+    const length = request.headers['content-length'];
+    const file = await receiveFile(this.#storage, this.#field, {
+      body,
+      name: typeof query.name === 'string' ? query.name : dispositionFileName(request.headers['content-disposition']),
+      claimedType: request.headers['content-type'],
+      declaredLength: length === undefined ? undefined : Number(length),
+      urlOf: (key) => fileUrl(this.#resource, this.#field, id, key),
+      budget: uploadBudgetOf(this.#rateLimits, request),
+    }).catch((error: unknown) => {
+      // Refused before the body was read whole (413, 415, 429).
+      dropUnreadBody(request, reply);
+      throw error;
+    });
+    let record: StoredRecord;
+    try {
+      record = await this.#write(request, id, (current) => this.#withUpload(file, kept(current)));
+    } catch (error) {
+      await discardUploads(this.#storage, [file]);
+      throw error;
+    }
+    return this.#sendRecord(reply, record);
   }
 
   /** DELETE: clears the field, or removes one file of a multiple field; the files go after the commit. */
@@ -148,9 +152,9 @@ class FieldRoutes {
     return reply.code(204).send();
   };
 
-  #withUpload(current: StoredRecord, file: FileValue, append: boolean): StoredRecord {
+  /** The field's new value: the file, or in a multiple field the files kept and then it (a 422 past maxFiles, checked in the transaction). */
+  #withUpload(file: FileValue, files: FileValue[]): StoredRecord {
     if (this.#field.multiple !== true) return { [this.#field.name]: file };
-    const files = append ? filesIn(current[this.#field.name]) : [];
     const { maxFiles } = fileLimits(this.#field);
     if (files.length >= maxFiles) {
       throw new ValidationError(`${this.#field.name} already holds ${maxFiles} files, its maximum.`, { errors: [{ pointer: `/${this.#field.name}`, detail: `holds at most ${maxFiles} files (maxFiles); delete one first` }] });

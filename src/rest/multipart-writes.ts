@@ -1,6 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import multipart, { type Multipart } from '@fastify/multipart';
-import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
+import { BadRequestError, PayloadTooLargeError, ValidationError } from '../errors.js';
 import { multipartError } from '../http/multipart-bodies.js';
 import { dropUnreadBody } from '../http/unread-body.js';
 import type { FileStorage } from '../core/file-storage.js';
@@ -32,26 +32,6 @@ export const MULTIPART_MAX_PARTS = 200;
 export const MULTIPART_MAX_FIELD_BYTES = 1024 * 1024;
 /** The part that holds fields as one JSON object (PocketBase's name). */
 export const JSON_PAYLOAD_PART = '@jsonPayload';
-
-/** Route config that lets a route read multipart bodies (others answer them 415). */
-export const MULTIPART_ROUTE = { multipart: true } as const;
-
-/**
- * Registers @fastify/multipart (its parser leaves the body unread, for the route to stream) and
- * keeps every other write route refusing multipart bodies with a 415, as before.
- */
-export async function registerMultipart(app: FastifyInstance): Promise<void> {
-  await app.register(multipart, { throwFileSizeLimit: true });
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (route.config?.multipart === true || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) return;
-    const refuse = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void => {
-      done(request.isMultipart() ? new UnsupportedMediaTypeError('This route takes application/json, not multipart/form-data.') : undefined);
-    };
-    const existing = route.preValidation;
-    route.preValidation = existing === undefined ? refuse : [...(Array.isArray(existing) ? existing : [existing]), refuse];
-  });
-}
 
 /** What a multipart write read: the JSON body, and the files already in storage, by field. */
 export interface MultipartWrite {

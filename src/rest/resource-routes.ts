@@ -18,7 +18,8 @@ import { isPromise } from '../promise-or-value.js';
 import type { FileStorage } from '../core/file-storage.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { quotas } from './resource-quotas.js';
-import { MULTIPART_ROUTE, multipartTarget, writeMultipart } from './multipart-writes.js';
+import { multipartTarget, writeMultipart } from './multipart-writes.js';
+import { MULTIPART_ROUTE } from '../http/multipart-bodies.js';
 
 export interface ResourceRoutesOptions {
   operations: ResourceOperations;
