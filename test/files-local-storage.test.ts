@@ -27,6 +27,19 @@ describe('local file storage', () => {
   });
   afterEach(() => dir.cleanup());
 
+  it('leaves nothing in tmp/ when the size limit stops a write before its temporary file was open', async () => {
+    // The limit fails at the first chunk, often before the temporary file's open has come back.
+    const tooSmall = { maxBytes: 1, tooLarge: () => new Error('too large') };
+    for (let i = 0; i < 1000; i++) {
+      await expect(storage.put(KEY_A, Readable.from([Buffer.alloc(10)]), tooSmall)).rejects.toThrow('too large');
+    }
+    // A whole write after them, flushed: the opens of the failed ones have come back by its end.
+    await storage.put(KEY_B, Readable.from([Buffer.from('after')]), limits);
+    // Before: a failed write unlinked its temporary file before the open had made it (a few in a thousand stayed).
+    expect(readdirSync(join(dir.path, 'tmp'))).toEqual([]);
+    expect(existsSync(join(dir.path, 'AA', KEY_A))).toBe(false);
+  });
+
   it('stores the bytes under the key in its shard, leaving nothing in tmp/', async () => {
     const bytes = randomBytes(300 * 1024);
     await expect(storage.put(KEY_A, Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]), limits)).resolves.toEqual({ size: bytes.length });

@@ -52,7 +52,7 @@ import { checkIdentifierCase } from './identifier-case-check.js';
 import { setUpFiles } from './file-setup.js';
 import type { FileWorkLog } from '../core/file-fields.js';
 import { registerFileRoutes } from '../rest/file-routes.js';
-import { registerMultipart } from '../rest/multipart-writes.js';
+import { registerMultipart } from '../http/multipart-bodies.js';
 
 /** What a built app holds besides its routes: for the CLI, tests and embedding code. */
 export interface RestgraphContext {

@@ -1,4 +1,4 @@
-import { FileCleanup, sweepOrphans, type FileWorkLog } from '../core/file-fields.js';
+import { FileCleanup, hasFileFields, sweepOrphans, type FileWorkLog } from '../core/file-fields.js';
 import type { FileStorage } from '../core/file-storage.js';
 import { createFileStorage } from '../files/create-file-storage.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -19,7 +19,7 @@ export interface FileSetup {
 
 /** Opens the file storage when some resource has file fields (docs/files.md); undefined when none has. */
 export async function setUpFiles(options: ResolvedOptions, schema: SchemaModel, log: () => FileWorkLog, lifecycle: Lifecycle): Promise<FileSetup | undefined> {
-  if (!FileCleanup.needed(schema)) return undefined;
+  if (!hasFileFields(schema)) return undefined;
   const storage = await createFileStorage(options.files, options.databaseUrl, options.database.sqliteSynchronous === 'FULL');
   lifecycle.add(async () => storage.close?.());
   const cleanup = new FileCleanup(schema, storage, { warn: (details, message) => log().warn(details, message), info: (details, message) => log().info(details, message) });

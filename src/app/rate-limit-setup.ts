@@ -1,4 +1,5 @@
 import { AccountThrottle } from '../core/account-throttle.js';
+import { hasFileFields } from '../core/file-fields.js';
 import { RateLimiter, RateLimits, type RateLimitSettings } from '../core/rate-limits.js';
 import { ConfigError } from '../errors.js';
 import { BYTE_RATE_LIMIT_FORMAT, parseByteRateLimit, parseRateLimit, RATE_LIMIT_FORMAT, type RateLimitPolicy } from '../schema/rate-limit-policy.js';
@@ -74,8 +75,7 @@ const BUILT_IN_UPLOAD_BYTES = parseByteRateLimit(DEFAULT_UPLOAD_BYTES_RATE_LIMIT
 
 /** The upload byte budget: none without file fields; `off` means none; else the option, else the built-in one. */
 function uploadPolicy(option: string | undefined, schema: SchemaModel): RateLimitPolicy | null | undefined {
-  const files = [...schema.resources.values()].some((r) => [...r.fields.values()].some((f) => f.type === 'file'));
-  if (!files || option === ANONYMOUS_RATE_LIMIT_OFF) return null;
+  if (!hasFileFields(schema) || option === ANONYMOUS_RATE_LIMIT_OFF) return null;
   if (option === undefined) return BUILT_IN_UPLOAD_BYTES;
   const policy = parseByteRateLimit(option, 'uploadBytes');
   if (policy === undefined) throw new ConfigError('rateLimits.uploadBytes', `must be ${BYTE_RATE_LIMIT_FORMAT}, or off, not "${option}"`);

@@ -1,5 +1,5 @@
 import { existsSync, rmSync } from 'node:fs';
-import { FileCleanup } from '../core/file-fields.js';
+import { hasFileFields } from '../core/file-fields.js';
 import { ConfigError } from '../errors.js';
 import { openFileStorage, serverFilesLocation } from '../files/file-location.js';
 import { FileTransfer } from '../files/file-transfer.js';
@@ -54,7 +54,7 @@ export async function runCopy(flags: CopyFlags): Promise<void> {
         out(`  ${table.padEnd(30)} ${rows}`);
       },
       beforeRows: async (reader, schema) => {
-        if (!FileCleanup.needed(schema)) return;
+        if (!hasFileFields(schema)) return;
         files = await copiedFiles(flags);
         const uncarried = await carryReferencedFiles(schema, new BulkRows(sourceDb), reader, files);
         if (uncarried.count > 0) throw uncarriedError(uncarried, 'copied', 'No row was copied. Put the files back in the source storage (or clear the fields that reference them), then copy again.');

@@ -4,7 +4,7 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { exportLines } from '../core/bulk-export.js';
-import { FileCleanup } from '../core/file-fields.js';
+import { hasFileFields } from '../core/file-fields.js';
 import { ConfigError, DatabaseNotFoundError, SchemaError } from '../errors.js';
 import { openFileStorage, serverFilesLocation, serverFilesOption } from '../files/file-location.js';
 import { FileTransfer } from '../files/file-transfer.js';
@@ -98,7 +98,7 @@ interface ExportedFiles {
  * `<output>.files`. An export to stdout must say where its files go.
  */
 async function exportedFiles(schema: SchemaModel, flags: ExportDataFlags, databaseUrl: string): Promise<ExportedFiles | undefined> {
-  if (!FileCleanup.needed(schema) || flags.files === false) return undefined;
+  if (!hasFileFields(schema) || flags.files === false) return undefined;
   const location = flags.files ?? (flags.output === undefined ? undefined : `${flags.output}.files`);
   if (location === undefined) {
     throw new ConfigError('--files', 'the resources have file fields: to stdout, name the directory their files go to with --files <dir> (or --no-files to export the rows without them)');

@@ -1,4 +1,4 @@
-import { FileCleanup, keysOfRecord } from '../core/file-fields.js';
+import { hasFileFields, keysOfRecord } from '../core/file-fields.js';
 import type { ImportItem, UnreadableItem } from '../core/bulk-import.js';
 import { openFileStorage, serverFilesLocation, serverFilesOption } from '../files/file-location.js';
 import { carryRecordFiles, FileTransfer } from '../files/file-transfer.js';
@@ -46,7 +46,7 @@ export class ImportedFiles {
     flags: { files?: string | undefined; nullMissingFiles?: boolean | undefined; allowExistingRows?: boolean | undefined },
     database: { url: string; db: SqlDatabase },
   ): Promise<ImportedFiles | undefined> {
-    if (!FileCleanup.needed(schema)) return undefined;
+    if (!hasFileFields(schema)) return undefined;
     const location = flags.files ?? `${file}.files`;
     const from = await openFileStorage(location, '--files', { create: false });
     const server = serverFilesLocation(process.env, database.url);

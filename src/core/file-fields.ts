@@ -67,6 +67,11 @@ export function fileFieldsOf(resource: ResourceModel): FieldModel[] {
   return resource.writableFields.filter((f) => f.type === 'file');
 }
 
+/** Whether any resource of the schema has file fields (else there is no file storage, and no file to carry or clean up). */
+export function hasFileFields(schema: SchemaModel): boolean {
+  return [...schema.resources.values()].some((r) => fileFieldsOf(r).length > 0);
+}
+
 /**
  * The values of uploaded files for a row (a multipart write's, a GraphQL upload's): each file's
  * `url` names the row and field (and, in a `multiple` field, the file's key); a single field
@@ -75,10 +80,23 @@ export function fileFieldsOf(resource: ResourceModel): FieldModel[] {
 export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<FieldModel, readonly FileValue[]>, id: number): Record<string, FileValue | FileValue[]> {
   const values: Record<string, FileValue | FileValue[]> = {};
   for (const [field, list] of files) {
-    const located = list.map((file) => ({ ...file, url: `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${keyOf(file) ?? ''}` : ''}` }));
+    const located = list.map((file) => ({ ...file, url: fileUrl(resource, field, id, keyOf(file) ?? '') }));
     values[field.name] = field.multiple === true ? located : (located[0] as FileValue);
   }
   return values;
+}
+
+/** Where a file is downloaded from: its row's field (`/users/7/avatar`), and in a `multiple` field its key too. */
+export function fileUrl(resource: ResourceModel, field: FieldModel, id: number, key: string): string {
+  return `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${key}` : ''}`;
+}
+
+/**
+ * Deletes uploaded files no row will reference (the write that was to reference them failed, or
+ * was never made), now rather than at the orphan sweep an hour later. A failure is left to the sweep.
+ */
+export async function discardUploads(storage: FileStorage, files: readonly FileValue[]): Promise<void> {
+  await Promise.all(files.map((file) => storage.delete(keyOf(file) ?? '').catch(() => undefined)));
 }
 
 /** The storage keys a row references. */
@@ -129,11 +147,6 @@ export class FileCleanup {
     this.#schema = schema;
     this.#storage = storage;
     this.#log = log;
-  }
-
-  /** Whether any resource has file fields (else nothing is watched). */
-  static needed(schema: SchemaModel): boolean {
-    return [...schema.resources.values()].some((r) => fileFieldsOf(r).length > 0);
   }
 
   committed(events: readonly StoredEvent[]): void {

@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import { fileLimits, parseThumbSize } from '../schema/file-field.js';
 import type { FieldModel } from '../schema/schema-model.js';
-import type { FileStorage } from '../core/file-storage.js';
+import type { FileStorage, StoredFileInfo } from '../core/file-storage.js';
 import { derivedKey, keyOf, type FileValue } from '../core/file-fields.js';
 import { checkJpegScans, FailedRenders, isRenderTimeout, MAX_WAITING_RENDERS, RENDER_TIMEOUT_SECONDS, rendersBusy } from './render-guards.js';
 
@@ -62,6 +62,8 @@ export interface Thumbnail {
   key: string;
   /** What the download headers show: its name, type and entity tag. */
   file: FileValue;
+  /** What storage said of a thumbnail kept from before (the download need not ask again); undefined when rendered now. */
+  stored: StoredFileInfo | undefined;
 }
 
 /** Renders thumbnails on first request and keeps them; later requests read the kept one. */
@@ -100,7 +102,8 @@ export class Thumbnails {
     const stem = file.name.replace(/\.[^.]*$/, '');
     const thumbnail = { key, file: { name: `${stem}-${size}.${output.extension}`, type: output.type, size: 0, url: file.url, etag: `"${key}"` } };
     this.#failed.check(key);
-    if ((await this.#storage.stat(key)) !== undefined) return thumbnail;
+    const stored = await this.#storage.stat(key);
+    if (stored !== undefined) return { ...thumbnail, stored };
     let render = this.#rendering.get(key);
     if (render === undefined) {
       render = this.#queued(() => this.#render(source, key, file, dimensions, output.format))
@@ -112,7 +115,7 @@ export class Thumbnails {
       this.#rendering.set(key, render);
     }
     await render;
-    return thumbnail;
+    return { ...thumbnail, stored: undefined };
   }
 
   async #render(source: string, key: string, file: FileValue, size: { width: number; height: number; crop: boolean }, format: 'png' | 'jpeg' | 'webp'): Promise<void> {

@@ -40,13 +40,17 @@ export class LocalFileStorage implements FileStorage {
     const path = this.#path(key);
     const temporary = join(this.#dir, 'tmp', `${key}.${randomBytes(6).toString('hex')}`);
     const counter = new ByteLimit(options.maxBytes, options.tooLarge);
+    // Flushed (fsync) by the stream on its own descriptor before it closes: not closed, reopened to fsync, closed again.
+    const file = createWriteStream(temporary, { flags: 'wx', flush: this.#fsync });
     try {
-      // Flushed (fsync) by the stream on its own descriptor before it closes: not closed, reopened to fsync, closed again.
-      await pipeline(body, counter, createWriteStream(temporary, { flags: 'wx', flush: this.#fsync }));
+      await pipeline(body, counter, file);
       await this.#renameIntoShard(temporary, path);
       if (this.#fsync) await syncPath(join(path, '..'), 'r');
       return { size: counter.bytes };
     } catch (error) {
+      // The pipeline can fail (the size limit at the first chunk) before the file's open has come
+      // back: unlinked then, the open would make the file after, and it would stay in tmp/.
+      if (!file.closed) await new Promise<void>((resolve) => file.once('close', () => resolve()));
       await unlink(temporary).catch(() => undefined);
       throw error;
     }

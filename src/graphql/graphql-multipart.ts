@@ -1,16 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { GraphQLSchema, OperationDefinitionNode } from 'graphql';
 import type { RequestParams } from 'graphql-http';
-import { BadRequestError, PayloadTooLargeError, ValidationError } from '../errors.js';
+import type { Multipart } from '@fastify/multipart';
+import { BadRequestError, PayloadTooLargeError } from '../errors.js';
 import type { FileStorage } from '../core/file-storage.js';
-import { fileFieldsOf, keyOf, type FileValue } from '../core/file-fields.js';
+import { discardUploads, fileFieldsOf, type FileValue } from '../core/file-fields.js';
 import type { OperationContext } from '../core/principal.js';
+import { checkUploadAccess } from '../core/upload-access.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { RateLimits } from '../core/rate-limits.js';
+import type { UploadBudget } from '../core/upload-budget.js';
 import { fileLimits } from '../schema/file-field.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { receiveFile } from '../files/file-upload.js';
-import { dropUnreadBody, multipartError } from '../http/multipart-bodies.js';
+import { multipartError } from '../http/multipart-bodies.js';
+import { dropUnreadBody } from '../http/unread-body.js';
 import { parseJsonBody } from '../http/content-negotiation.js';
 import { tooManyFiles, UploadedFile } from './upload-inputs.js';
 import { uploadTargets, type UploadTarget } from './upload-targets.js';
@@ -70,9 +74,7 @@ export interface MultipartService {
  */
 export async function readGraphqlMultipart(request: FastifyRequest, reply: FastifyReply, service: MultipartService, uploads: GraphqlUploads, ctx: OperationContext): Promise<GraphqlMultipart> {
   const stored: UploadedFile[] = [];
-  const discard = async (files: readonly UploadedFile[]): Promise<void> => {
-    await Promise.all(files.map((file) => uploads.storage.delete(keyOf(file.value) ?? '').catch(() => undefined)));
-  };
+  const discard = (files: readonly UploadedFile[]): Promise<void> => discardUploads(uploads.storage, files.map((file) => file.value));
   const budget = uploads.rateLimits?.uploadBudget(request.principal, request.ip);
   try {
     requirePreflight(request);
@@ -100,25 +102,9 @@ export async function readGraphqlMultipart(request: FastifyRequest, reply: Fasti
     }
     const variables: Record<string, unknown> = params.variables ?? {};
     const targets = operation === undefined ? new Map<string, UploadTarget>() : uploadTargets(service.schema, operation, variables, [...map.values()]);
-    const places = new Map([...map.values()].map((path) => [path, placeOf(variables, path)]));
+    const destinations = new Map([...map.values()].map((path) => [path, { target: targets.get(path) as UploadTarget, place: placeOf(variables, path) }]));
     await checkTargets(uploads.operations, ctx, targets);
-    const received = new Set<string>();
-    for (let next = await iterator.next(); next.done !== true; next = await iterator.next()) {
-      const part = next.value;
-      const path = map.get(part.fieldname);
-      if (part.type !== 'file') throw new BadRequestError(`The part ${part.fieldname.slice(0, 100)} is a field; after operations and map come only files.`);
-      if (path === undefined) throw new BadRequestError(`The file part ${part.fieldname.slice(0, 100)} is not in the map: each file part is named by a key of map.`);
-      if (received.has(part.fieldname)) throw new BadRequestError(`The file part ${part.fieldname.slice(0, 100)} is given twice.`);
-      received.add(part.fieldname);
-      const target = targets.get(path) as UploadTarget;
-      const value: FileValue = await receiveFile(uploads.storage, target.field, { body: part.file, name: part.filename, claimedType: part.mimetype, declaredLength: undefined, urlOf: (key) => key, budget });
-      const file = new UploadedFile(value);
-      stored.push(file);
-      const place = places.get(path) as Place;
-      place.container[place.key] = file;
-    }
-    const missing = [...map.keys()].find((name) => !received.has(name));
-    if (missing !== undefined) throw new BadRequestError(`The map names the file part ${missing.slice(0, 100)}, which the request does not hold.`);
+    await receiveFiles(iterator, map, destinations, { storage: uploads.storage, budget }, stored);
     dropUnreadBody(request, reply);
     return { params: { ...params, variables }, settle: () => discard(stored.filter((file) => !file.kept)) };
   } catch (error) {
@@ -126,6 +112,36 @@ export async function readGraphqlMultipart(request: FastifyRequest, reply: Fasti
     dropUnreadBody(request, reply);
     throw multipartError(error, `The multipart request has too many parts: at most ${GRAPHQL_MAX_UPLOADS} files beside operations and map.`);
   }
+}
+
+/**
+ * The file parts, after operations and map: each streamed to storage through the upload pipeline
+ * of its path's field and put in the variables where its path says, as an {@link UploadedFile}
+ * (added to `stored` at once, so a failure later removes it). Each key of map must come once.
+ */
+async function receiveFiles(
+  parts: AsyncIterator<Multipart>,
+  map: ReadonlyMap<string, string>,
+  destinations: ReadonlyMap<string, Destination>,
+  into: { storage: FileStorage; budget: UploadBudget | undefined },
+  stored: UploadedFile[],
+): Promise<void> {
+  const received = new Set<string>();
+  for (let next = await parts.next(); next.done !== true; next = await parts.next()) {
+    const part = next.value;
+    const path = map.get(part.fieldname);
+    if (part.type !== 'file') throw new BadRequestError(`The part ${part.fieldname.slice(0, 100)} is a field; after operations and map come only files.`);
+    if (path === undefined) throw new BadRequestError(`The file part ${part.fieldname.slice(0, 100)} is not in the map: each file part is named by a key of map.`);
+    if (received.has(part.fieldname)) throw new BadRequestError(`The file part ${part.fieldname.slice(0, 100)} is given twice.`);
+    received.add(part.fieldname);
+    const { target, place } = destinations.get(path) as Destination;
+    const value: FileValue = await receiveFile(into.storage, target.field, { body: part.file, name: part.filename, claimedType: part.mimetype, declaredLength: undefined, urlOf: (key) => key, budget: into.budget });
+    const file = new UploadedFile(value);
+    stored.push(file);
+    place.container[place.key] = file;
+  }
+  const missing = [...map.keys()].find((name) => !received.has(name));
+  if (missing !== undefined) throw new BadRequestError(`The map names the file part ${missing.slice(0, 100)}, which the request does not hold.`);
 }
 
 /**
@@ -140,7 +156,7 @@ function requirePreflight(request: FastifyRequest): void {
   );
 }
 
-type Next = IteratorResult<import('@fastify/multipart').Multipart>;
+type Next = IteratorResult<Multipart>;
 
 function textPart(next: Next, name: string, maxBytes: number): string {
   const part = next.done === true ? undefined : next.value;
@@ -204,19 +220,19 @@ async function checkTargets(operations: ResourceOperations, ctx: OperationContex
   for (const { resource, write } of targets.values()) {
     if (write === undefined) continue;
     const id = write.kind === 'create' || resource.singleton || (typeof write.id !== 'string' && typeof write.id !== 'number') ? undefined : idOf(resource, String(write.id));
-    if (id !== undefined) await operations.get(ctx, resource, id);
-    try {
-      operations.check(ctx, resource, write.kind === 'create' ? 'create' : 'update', {}, id);
-    } catch (error) {
-      // Only access: the fields are validated when the mutation runs.
-      if (!(error instanceof ValidationError)) throw error;
-    }
+    await checkUploadAccess(operations, ctx, resource, { kind: write.kind === 'create' ? 'create' : 'update', id });
   }
 }
 
 interface Place {
   container: Record<string, unknown>;
   key: string;
+}
+
+/** Where the file of a map path goes: its field (and write), and its place in the variables. */
+interface Destination {
+  target: UploadTarget;
+  place: Place;
 }
 
 /** Where a file goes in the variables: where the client left a null for it. */

@@ -1,9 +1,11 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { BadRequestError, PayloadTooLargeError, RestgraphError } from '../errors.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import { BadRequestError, PayloadTooLargeError, RestgraphError, UnsupportedMediaTypeError } from '../errors.js';
 
 /**
- * What REST's multipart writes and GraphQL's multipart requests share: how a body refused before
- * it was read whole is left, and @fastify/multipart's errors as restgraph's.
+ * What REST's multipart writes and GraphQL's multipart requests share: the parser, registered once
+ * on the app, the route option that lets a route read multipart bodies, and @fastify/multipart's
+ * errors as restgraph's.
  */
 
 declare module 'fastify' {
@@ -13,16 +15,25 @@ declare module 'fastify' {
   }
 }
 
+/** Route config that lets a route read multipart bodies (others answer them 415). */
+export const MULTIPART_ROUTE = { multipart: true } as const;
+
 /**
- * A multipart body answered before it was read whole (a 413, 415, 422, or its last bytes not read
- * yet): the rest is read and dropped, and the connection closes once the answer is out
- * (lingering, as a refused raw upload's) rather than staying busy with a request half-read.
+ * Registers @fastify/multipart on the app (its parser leaves the body unread, for the route to
+ * stream: REST's writes of resources with file fields, GraphQL's multipart requests) and keeps
+ * every other write route refusing multipart bodies with a 415.
  */
-export function dropUnreadBody(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.raw.complete) return;
-  reply.header('connection', 'close');
-  request.raw.unpipe();
-  request.raw.resume();
+export async function registerMultipart(app: FastifyInstance): Promise<void> {
+  await app.register(multipart, { throwFileSizeLimit: true });
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (route.config?.multipart === true || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) return;
+    const refuse = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void => {
+      done(request.isMultipart() ? new UnsupportedMediaTypeError('This route takes application/json, not multipart/form-data.') : undefined);
+    };
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? refuse : [...(Array.isArray(existing) ? existing : [existing]), refuse];
+  });
 }
 
 /** @fastify/multipart's errors (limits, malformed bodies) as restgraph's problems; `tooManyParts` says what the bound is. */

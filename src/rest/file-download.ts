@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { NotFoundError, RangeNotSatisfiableError } from '../errors.js';
-import type { FileStorage } from '../core/file-storage.js';
+import type { FileStorage, StoredFileInfo } from '../core/file-storage.js';
 import { keyOf, type FileValue } from '../core/file-fields.js';
 import { noneMatch } from '../http/conditional-requests.js';
 import { contentDisposition } from '../files/file-names.js';
@@ -19,9 +19,10 @@ export interface DownloadOptions {
 /**
  * Sends one stored file (docs/files.md#download), or a thumbnail of one under its own `key`: its type, length, validators, one byte range,
  * and the headers that keep an uploaded HTML or SVG file from running as the API's origin. Called once access is decided; with
- * `redirectTtlSeconds` and a storage that has URLs, a redirect to the storage's short-lived URL instead.
+ * `redirectTtlSeconds` and a storage that has URLs, a redirect to the storage's short-lived URL instead. `stored`: what storage
+ * already said of the file in this request (a kept thumbnail's), so it is not asked twice (with S3, a second HEAD).
  */
-export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? '', options: DownloadOptions = {}): Promise<FastifyReply> {
+export async function sendFile(request: FastifyRequest, reply: FastifyReply, storage: FileStorage, file: FileValue, key = keyOf(file) ?? '', options: DownloadOptions = {}, stored?: StoredFileInfo): Promise<FastifyReply> {
   const disposition = contentDisposition(INLINE_TYPES.has(file.type) ? 'inline' : 'attachment', file.name);
   if (options.redirectTtlSeconds !== undefined && storage.url !== undefined) {
     reply.header('etag', file.etag).header('cache-control', 'private, no-store').header('referrer-policy', 'no-referrer');
@@ -29,7 +30,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, sto
     const location = await storage.url(key, { expiresInSeconds: options.redirectTtlSeconds, type: file.type, disposition });
     return reply.code(302).header('location', location).send();
   }
-  const info = await storage.stat(key);
+  const info = stored ?? (await storage.stat(key));
   if (info === undefined) throw new NotFoundError('The file is not in storage.');
   reply.header('etag', file.etag);
   reply.header('last-modified', info.modified.toUTCString());

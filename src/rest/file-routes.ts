@@ -4,7 +4,7 @@ import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { OperationContext } from '../core/principal.js';
 import type { FileStorage } from '../core/file-storage.js';
-import { filesIn, isFileKey, keyOf, type FileValue } from '../core/file-fields.js';
+import { discardUploads, fileFieldsOf, filesIn, fileUrl, isFileKey, keyOf, type FileValue } from '../core/file-fields.js';
 import { hiddenFieldError } from '../core/access-rules/field-reads.js';
 import { fileLimits } from '../schema/file-field.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
@@ -13,6 +13,7 @@ import { assertIfMatch, entityTag } from '../http/conditional-requests.js';
 import { JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js';
 import { receiveFile } from '../files/file-upload.js';
+import { dropUnreadBody } from '../http/unread-body.js';
 import { dispositionFileName } from '../files/file-names.js';
 import { sendFile, type DownloadOptions } from './file-download.js';
 import { Thumbnails } from '../files/image-files.js';
@@ -21,7 +22,7 @@ import { uploadBudgetOf } from './rate-limit-hook.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { viewOf } from '../schema/version-view.js';
 import { quotas } from './resource-quotas.js';
-import { precheckUpload } from './file-access-precheck.js';
+import { checkUploadAccess } from '../core/upload-access.js';
 
 export interface FileRoutesOptions {
   operations: ResourceOperations;
@@ -43,7 +44,7 @@ const thumbnailsOf = new WeakMap<FileStorage, Thumbnails>();
  * the raw request stream to the handlers: nothing is buffered.
  */
 export async function registerFileRoutes(app: FastifyInstance, options: FileRoutesOptions, resource: ResourceModel, prefix: string, version: string): Promise<void> {
-  const fields = resource.writableFields.filter((f) => f.type === 'file');
+  const fields = fileFieldsOf(resource);
   if (fields.length === 0) return;
   const tr = new VersionTranslator(options.operations.schema, viewOf(options.operations.schema, resource, version));
   await app.register((scope, _options, done) => {
@@ -54,10 +55,10 @@ export async function registerFileRoutes(app: FastifyInstance, options: FileRout
       const path = `${prefix}/${resource.name}/:id/${field.name}`;
       const routes = new FieldRoutes(options, resource, field, tr);
       // A multiple field's files are read one by one, at the url each has.
-      const whole = field.multiple === true ? { POST: routes.upload(true) } : { GET: routes.download };
+      const whole = field.multiple === true ? { POST: routes.append } : { GET: routes.download };
       // The resource's rate limits: an upload or removal counts as an update, a download as a get.
       const counted = quotas(resource, { GET: 'get', POST: 'update', PUT: 'update', DELETE: 'update' });
-      registerPath(scope, path, { ...whole, PUT: routes.upload(false), DELETE: routes.clear }, { produces: null, ...counted });
+      registerPath(scope, path, { ...whole, PUT: routes.replace, DELETE: routes.clear }, { produces: null, ...counted });
       if (field.multiple === true) registerPath(scope, `${path}/:key`, { GET: routes.download, DELETE: routes.clear }, { produces: null, ...counted });
     }
     done();
@@ -97,48 +98,46 @@ class FieldRoutes {
     const file = this.#pick(record, id, key);
     if (thumb === undefined) return sendFile(request, reply, this.#storage, file, keyOf(file), this.#downloads);
     const thumbnail = await this.#thumbnails.get(this.#field, file, thumb);
-    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#downloads);
+    return sendFile(request, reply, this.#storage, thumbnail.file, thumbnail.key, this.#downloads, thumbnail.stored);
   };
 
-  /** PUT (replace; a multiple field's list becomes this one file) or POST (append to a multiple field). */
-  upload(append: boolean): RouteHandler {
-    return async (request, reply) => {
-      const { id } = this.#target(request);
-      if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
-      const ctx = context(request);
-      // Who may not write it is refused before a byte is stored (and again in the transaction).
-      await precheckUpload(this.#operations, ctx, this.#resource, this.#field, id);
-      const query = request.query as Record<string, unknown>;
-      const body = request.body as Readable | undefined;
-      if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
-      const length = request.headers['content-length'];
-      const file = await receiveFile(this.#storage, this.#field, {
-        body,
-        name: typeof query.name === 'string' ? query.name : dispositionFileName(request.headers['content-disposition']),
-        claimedType: request.headers['content-type'],
-        declaredLength: length === undefined ? undefined : Number(length),
-        urlOf: (key) => `/${this.#resource.name}/${id}/${this.#field.name}${this.#field.multiple === true ? `/${key}` : ''}`,
-        budget: uploadBudgetOf(this.#rateLimits, request),
-      }).catch((error: unknown) => {
-        // Refused before the body was read whole (413, 415): the rest is not read, the connection
-        // closes once the answer is out (lingering, so the client sees it; http/lingering-close.ts).
-        // Resumed: the rest is read and dropped (Node dumps no body a handler began to read), within the lingering bounds.
-        if (!request.raw.complete) {
-          reply.header('connection', 'close');
-          request.raw.resume();
-        }
-        throw error;
-      });
-      let record: StoredRecord;
-      try {
-        record = await this.#write(request, id, (current) => this.#withUpload(current, file, append));
-      } catch (error) {
-        // Not referenced by any row: removed now (the sweep would, an hour later).
-        await this.#storage.delete(keyOf(file) ?? '').catch(() => undefined);
-        throw error;
-      }
-      return this.#sendRecord(reply, record);
-    };
+  /** PUT: the field's file becomes this one (a multiple field's list becomes this one file). */
+  readonly replace: RouteHandler = (request, reply) => this.#upload(request, reply, () => []);
+
+  /** POST: this file is added to a multiple field's list (within maxFiles). */
+  readonly append: RouteHandler = (request, reply) => this.#upload(request, reply, (current) => filesIn(current[this.#field.name]));
+
+  /** Stores the body as a file, then writes the field: `kept`, the files of the row it keeps beside the new one. */
+  async #upload(request: FastifyRequest, reply: FastifyReply, kept: (current: StoredRecord) => FileValue[]): Promise<FastifyReply> {
+    const { id } = this.#target(request);
+    if (request.headers['idempotency-key'] !== undefined) throw new BadRequestError('Idempotency-Key is not taken on file uploads: a replay would need the file\'s bytes. Upload again, or PUT to replace.');
+    const ctx = context(request);
+    // Who may not write it is refused before a byte is stored (and again in the transaction).
+    await checkUploadAccess(this.#operations, ctx, this.#resource, { kind: 'update', id, field: this.#field });
+    const query = request.query as Record<string, unknown>;
+    const body = request.body as Readable | undefined;
+    if (body === undefined) throw new ValidationError('The body must be the file\'s bytes.', { errors: [{ pointer: '', detail: 'is empty' }] });
+    const length = request.headers['content-length'];
+    const file = await receiveFile(this.#storage, this.#field, {
+      body,
+      name: typeof query.name === 'string' ? query.name : dispositionFileName(request.headers['content-disposition']),
+      claimedType: request.headers['content-type'],
+      declaredLength: length === undefined ? undefined : Number(length),
+      urlOf: (key) => fileUrl(this.#resource, this.#field, id, key),
+      budget: uploadBudgetOf(this.#rateLimits, request),
+    }).catch((error: unknown) => {
+      // Refused before the body was read whole (413, 415, 429).
+      dropUnreadBody(request, reply);
+      throw error;
+    });
+    let record: StoredRecord;
+    try {
+      record = await this.#write(request, id, (current) => this.#withUpload(file, kept(current)));
+    } catch (error) {
+      await discardUploads(this.#storage, [file]);
+      throw error;
+    }
+    return this.#sendRecord(reply, record);
   }
 
   /** DELETE: clears the field, or removes one file of a multiple field; the files go after the commit. */
@@ -153,9 +152,9 @@ class FieldRoutes {
     return reply.code(204).send();
   };
 
-  #withUpload(current: StoredRecord, file: FileValue, append: boolean): StoredRecord {
+  /** The field's new value: the file, or in a multiple field the files kept and then it (a 422 past maxFiles, checked in the transaction). */
+  #withUpload(file: FileValue, files: FileValue[]): StoredRecord {
     if (this.#field.multiple !== true) return { [this.#field.name]: file };
-    const files = append ? filesIn(current[this.#field.name]) : [];
     const { maxFiles } = fileLimits(this.#field);
     if (files.length >= maxFiles) {
       throw new ValidationError(`${this.#field.name} already holds ${maxFiles} files, its maximum.`, { errors: [{ pointer: `/${this.#field.name}`, detail: `holds at most ${maxFiles} files (maxFiles); delete one first` }] });

@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import multipart, { type Multipart } from '@fastify/multipart';
-import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import { dropUnreadBody, multipartError } from '../http/multipart-bodies.js';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
+import { BadRequestError, PayloadTooLargeError, ValidationError } from '../errors.js';
+import { multipartError } from '../http/multipart-bodies.js';
+import { dropUnreadBody } from '../http/unread-body.js';
 import type { FileStorage } from '../core/file-storage.js';
-import { keyOf, locatedFileValues, type FileValue } from '../core/file-fields.js';
+import { discardUploads, fileFieldsOf, locatedFileValues, type FileValue } from '../core/file-fields.js';
 import { fileLimits } from '../schema/file-field.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import { parseJsonBody } from '../http/content-negotiation.js';
@@ -12,6 +13,7 @@ import type { VersionTranslator } from './version-translation.js';
 import type { ResourceOperations } from '../core/resource-operations.js';
 import type { ValidateOptions } from '../core/record-validator.js';
 import type { OperationContext } from '../core/principal.js';
+import { checkUploadAccess } from '../core/upload-access.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import type { UploadBudget } from '../core/upload-budget.js';
@@ -31,26 +33,6 @@ export const MULTIPART_MAX_FIELD_BYTES = 1024 * 1024;
 /** The part that holds fields as one JSON object (PocketBase's name). */
 export const JSON_PAYLOAD_PART = '@jsonPayload';
 
-/** Route config that lets a route read multipart bodies (others answer them 415). */
-export const MULTIPART_ROUTE = { multipart: true } as const;
-
-/**
- * Registers @fastify/multipart (its parser leaves the body unread, for the route to stream) and
- * keeps every other write route refusing multipart bodies with a 415, as before.
- */
-export async function registerMultipart(app: FastifyInstance): Promise<void> {
-  await app.register(multipart, { throwFileSizeLimit: true });
-  app.addHook('onRoute', (route) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (route.config?.multipart === true || !methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) return;
-    const refuse = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void => {
-      done(request.isMultipart() ? new UnsupportedMediaTypeError('This route takes application/json, not multipart/form-data.') : undefined);
-    };
-    const existing = route.preValidation;
-    route.preValidation = existing === undefined ? refuse : [...(Array.isArray(existing) ? existing : [existing]), refuse];
-  });
-}
-
 /** What a multipart write read: the JSON body, and the files already in storage, by field. */
 export interface MultipartWrite {
   body: Record<string, unknown>;
@@ -64,13 +46,11 @@ export interface MultipartWrite {
  * Reads a multipart body: text parts into the JSON body, file parts streamed to storage (size and
  * type checked as a raw upload). On any failure the files stored so far are removed.
  */
-export async function readMultipartWrite(request: FastifyRequest, storage: FileStorage, resource: ResourceModel, tr: VersionTranslator, budget: UploadBudget | undefined): Promise<MultipartWrite> {
-  const fileFields = resource.writableFields.filter((f) => f.type === 'file' && !tr.view.hidden.includes(f.name));
+export async function readMultipartWrite(request: FastifyRequest, target: MultipartTarget, budget: UploadBudget | undefined): Promise<MultipartWrite> {
+  const { storage, resource, tr, fileFields } = target;
   const stored: FileValue[] = [];
   const files = new Map<FieldModel, FileValue[]>();
-  const discard = async (): Promise<void> => {
-    await Promise.all(stored.map((file) => storage.delete(keyOf(file) ?? '').catch(() => undefined)));
-  };
+  const discard = (): Promise<void> => discardUploads(storage, stored);
   const texts: Record<string, unknown> = {};
   let payload: Record<string, unknown> = {};
   // The text parts together are bounded like a JSON body: 200 parts of 1 MB each held at once
@@ -84,9 +64,7 @@ export async function readMultipartWrite(request: FastifyRequest, storage: FileS
         fieldSize: MULTIPART_MAX_FIELD_BYTES,
         fieldNameSize: 200,
         headerPairs: 20,
-        files: fileFields.reduce((sum, f) => sum + (f.multiple === true ? fileLimits(f).maxFiles : 1), 0),
-        // Past the field's maxSize storage stops first (a 413); this only bounds the largest.
-        fileSize: Math.max(1, ...fileFields.map((f) => fileLimits(f).maxSize + 1)),
+        ...target.fileLimits,
       },
     });
     for await (const part of parts) {
@@ -178,6 +156,28 @@ export interface MultipartTarget {
   tr: VersionTranslator;
   /** Create options of the query style (json-server's chosen ids). */
   creates: ValidateOptions;
+  /** The file fields of the route's version. */
+  fileFields: readonly FieldModel[];
+  /** The parser's bounds on file parts: as many as the fields hold, none larger than the largest maxSize. */
+  fileLimits: { files: number; fileSize: number };
+}
+
+/**
+ * The multipart writes of a resource with file fields, worked out once per route (not per
+ * request); undefined without file storage or file fields (multipart is then a 415).
+ */
+export function multipartTarget(target: Omit<MultipartTarget, 'fileFields' | 'fileLimits'>): MultipartTarget | undefined {
+  if (fileFieldsOf(target.resource).length === 0) return undefined;
+  const fileFields = fileFieldsOf(target.resource).filter((f) => !target.tr.view.hidden.includes(f.name));
+  return {
+    ...target,
+    fileFields,
+    fileLimits: {
+      files: fileFields.reduce((sum, f) => sum + (f.multiple === true ? fileLimits(f).maxFiles : 1), 0),
+      // Past the field's maxSize storage stops first (a 413); this only bounds the largest.
+      fileSize: Math.max(1, ...fileFields.map((f) => fileLimits(f).maxSize + 1)),
+    },
+  };
 }
 
 /**
@@ -193,13 +193,12 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
   const ctx: OperationContext = { principal: request.principal, requestId: request.id };
   // Who may not write here is refused before a byte is stored; the fields are validated once all are read.
   // (A singleton's PUT creates its record when it has none: nothing to read first.)
-  if (id !== undefined && !(resource.singleton && kind === 'replace')) await operations.get(ctx, resource, id);
-  accessOnly(() => operations.check(ctx, resource, kind === 'create' ? 'create' : 'update', {}, id, kind === 'create' ? creates : {}));
+  await checkUploadAccess(operations, ctx, resource, kind === 'create' ? { kind, id, creates } : { kind: 'update', id, readRow: !(resource.singleton && kind === 'replace') });
   const budget = uploadBudgetOf(target.rateLimits, request);
   const form = await (async () => {
     // A spent upload budget refuses the form before its body is read.
     await budget?.check(undefined);
-    return readMultipartWrite(request, target.storage, resource, tr, budget);
+    return readMultipartWrite(request, target, budget);
   })().catch((error: unknown) => {
     // Refused before the body was read whole (413, 415, 422, 429).
     dropUnreadBody(request, reply);
@@ -216,14 +215,5 @@ export async function writeMultipart(request: FastifyRequest, reply: FastifyRepl
   } catch (error) {
     await form.discard();
     throw error;
-  }
-}
-
-/** Runs a check for its access refusals only: a validation problem waits for the whole body. */
-function accessOnly(check: () => void): void {
-  try {
-    check();
-  } catch (error) {
-    if (!(error instanceof ValidationError)) throw error;
   }
 }

@@ -18,7 +18,8 @@ import { isPromise } from '../promise-or-value.js';
 import type { FileStorage } from '../core/file-storage.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import { quotas } from './resource-quotas.js';
-import { MULTIPART_ROUTE, writeMultipart, type MultipartTarget } from './multipart-writes.js';
+import { multipartTarget, writeMultipart } from './multipart-writes.js';
+import { MULTIPART_ROUTE } from '../http/multipart-bodies.js';
 
 export interface ResourceRoutesOptions {
   operations: ResourceOperations;
@@ -45,10 +46,10 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   // json-server's front ends may choose a new row's id.
   const creates = queryStyle.chosenIds ? { acceptId: true } : {};
   const base = `${prefix}/${resource.name}`;
-  const multipart = multipartTarget(options, resource, viewOf(schema, resource, version), creates);
   const itemPath = (id: unknown): string => `${base}/${String(id)}`;
   // This version's names and fields; storage has every field under its latest name.
   const tr = new VersionTranslator(schema, viewOf(schema, resource, version));
+  const multipart = options.files === undefined ? undefined : multipartTarget({ operations, storage: options.files, rateLimits: options.rateLimits, resource, tr, creates });
   const lifeCycle = prefix === '' ? undefined : deprecationHeaders(schema, version);
   const handler = (fn: RouteHandler): RouteHandler => {
     if (tr.identity && lifeCycle === undefined) return fn;
@@ -270,12 +271,6 @@ function pick(record: StoredRecord, names: readonly string[]): StoredRecord {
   const out: StoredRecord = {};
   for (const name of names) out[name] = record[name];
   return out;
-}
-
-/** The multipart writes of a resource with file fields, when file storage is on; undefined otherwise (multipart is then a 415). */
-function multipartTarget(options: ResourceRoutesOptions, resource: ResourceModel, view: ReturnType<typeof viewOf>, creates: MultipartTarget['creates']): MultipartTarget | undefined {
-  if (options.files === undefined || !resource.writableFields.some((f) => f.type === 'file')) return undefined;
-  return { operations: options.operations, storage: options.files, rateLimits: options.rateLimits, resource, tr: new VersionTranslator(options.operations.schema, view), creates };
 }
 
 function sendPrepared(reply: FastifyReply, response: PreparedResponse): FastifyReply {
