@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect } from 'vitest';
-import { CLI_TEST_TIMEOUT_MS, finish, itWithFolder, startCli, type CliFolder } from './helpers/cli-process.js';
+import { CLI, CLI_TEST_TIMEOUT_MS, cleanEnv, finish, itWithFolder, startCli, type CliFolder } from './helpers/cli-process.js';
 import { createCaptureSample, type CaptureSample } from './helpers/capture-sample.js';
 
 /**
@@ -42,6 +43,26 @@ async function triggerNames(sample: CaptureSample): Promise<string[]> {
       [sample.databaseSchema],
     )
   ).map((r) => r.name);
+}
+
+/**
+ * Runs the CLI on a terminal of its own (util-linux `script` gives it a pseudo-terminal), typing
+ * `answer` and a newline: what a person at the question does. Resolves to the exit code and output.
+ */
+async function runOnTerminal(folder: CliFolder, sample: CaptureSample, args: string[], answer: string): Promise<{ code: number | null; output: string }> {
+  const command = [process.execPath, CLI, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd: folder.path, env: cleanEnv({ RESTGRAPH_SYSTEM_SCHEMA: sample.systemSchema }), stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+    // Answered once asked: a pseudo-terminal may drop what is typed before the program reads it.
+    if (output.includes('[y/N]') && !child.stdin.writableEnded) child.stdin.end(`${answer}\n`);
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const code = await new Promise<number | null>((resolveExit) => child.once('close', resolveExit));
+  clearTimeout(timer);
+  return { code, output };
 }
 
 /** SQLite: the file's journal mode (capture leaves it as it is); undefined on PostgreSQL. */
@@ -104,6 +125,21 @@ describe.concurrent('restgraph capture', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
     });
   });
 
+  it('enable on a terminal asks: no changes nothing, yes installs', async ({ folder }) => {
+    await withSample(folder, async (sample, schemaFile) => {
+      const args = ['capture', 'enable', schemaFile, '-d', sample.database.url, '--tables', 'language'];
+      const declined = await runOnTerminal(folder, sample, args, 'n');
+      expect(declined.output).toContain('Install these triggers? [y/N]');
+      expect(declined.output).toContain('Nothing was changed.');
+      expect(declined.code).toBe(1);
+      expect(await triggerNames(sample)).toEqual([]);
+      const accepted = await runOnTerminal(folder, sample, args, 'y');
+      expect(accepted.output).toContain('Enabled: 3 triggers on 1 table.');
+      expect(accepted.code).toBe(0);
+      expect(await triggerNames(sample)).toEqual(['restgraph_capture_language_delete', 'restgraph_capture_language_insert', 'restgraph_capture_language_update']);
+    });
+  });
+
   it('refuses a schema that maps no database, a read-only or unknown table, and a missing database URL', async ({ folder }) => {
     await withSample(folder, async (sample, schemaFile) => {
       const d = ['-d', sample.database.url];
@@ -122,4 +158,8 @@ describe.concurrent('restgraph capture', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
       expect(await triggerNames(sample)).toEqual([]);
     });
   });
+
+  // Serving a mapped schema is not in this release (restgraph serve refuses it): once it is, this
+  // is the whole path, through the relay started with the server.
+  it.todo('an INSERT, UPDATE and DELETE made with psql / sqlite3 on a served mapped database reach a webhook, a GraphQL subscription and /v1/events, each exactly once');
 });

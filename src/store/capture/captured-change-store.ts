@@ -47,6 +47,8 @@ export class CapturedChangeStore {
   readonly #schema: string;
   readonly #imageSql = new Map<string, string>();
   readonly #lockKey: string;
+  /** The captured-changes table was there once (capture was enabled): it is read without asking the catalog. */
+  #tableSeen = false;
 
   constructor(db: SqlDatabase, options: CapturedChangeStoreOptions) {
     this.#db = db;
@@ -107,14 +109,20 @@ export class CapturedChangeStore {
     });
   }
 
-  /** Whether a captured change waits (false too when the table is not there: capture was never enabled). */
+  /** Whether a captured change waits (false while the table is not there: capture never enabled). */
   async waiting(): Promise<boolean> {
-    try {
-      const row = await this.#db.one({ sql: `select 1 as one from ${this.#changes} limit 1`, parameters: [], reuse: true });
-      return row !== undefined;
-    } catch {
-      return false;
+    // Until the table is there, the catalog is asked: a query of a missing table would put an error in the database's log at every poll.
+    if (!this.#tableSeen) {
+      const present = await this.#db.one(
+        this.#postgres
+          ? { sql: 'select to_regclass($1) is not null as present', parameters: [this.#changes] }
+          : { sql: "SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = ?", parameters: [CAPTURED_CHANGES_TABLE] },
+      );
+      if (present === undefined || (this.#postgres && present.present !== true)) return false;
+      this.#tableSeen = true;
     }
+    const row = await this.#db.one({ sql: `select 1 as one from ${this.#changes} limit 1`, parameters: [], reuse: true });
+    return row !== undefined;
   }
 
   /** Calls `onChange` when a trigger of another process's transaction notified (PostgreSQL; SQLite polls). */
