@@ -1,7 +1,9 @@
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CaptureRelay, decodeCapturedRow } from '../src/core/capture-relay.js';
 import type { ResourceModel } from '../src/schema/schema-model.js';
-import { CAPTURE_OPERATIONS, openCaptureTriggers, type CaptureTriggers } from '../src/store/capture/capture-triggers.js';
+import { CAPTURE_OPERATIONS, captureTriggerName, openCaptureTriggers, type CaptureTriggers } from '../src/store/capture/capture-triggers.js';
 import { leaveOwnWritesUncaptured } from '../src/store/capture/captured-change-store.js';
 import { EventStore, type StoredEvent } from '../src/store/event-store.js';
 import { openDatabase } from '../src/store/open-database.js';
@@ -24,6 +26,10 @@ let sample: CaptureSample;
 let triggers: CaptureTriggers;
 let db: SqlDatabase;
 let events: EventStore;
+
+/** A table of more columns than SQLite's json_object takes in one call (its triggers build the row in groups of 50). */
+const WIDE_COLUMNS = 60;
+const WIDE_TABLE = `create table wide (id integer primary key, "a.b" text, ${Array.from({ length: WIDE_COLUMNS }, (_, i) => `c${i + 1} integer`).join(', ')});`;
 
 const TABLES = [{ table: 'film' }, { table: 'customer' }, { table: 'language' }];
 
@@ -211,5 +217,40 @@ describe('capture: triggers and relay', () => {
     expect((await triggers.status([{ table: 'language' }]))[0]?.current).toBe(true);
   });
 
+  it('captures a table of more columns than one SQLite JSON call takes, nulls kept, odd column names read back', async () => {
+    const wide = await createCaptureSample(mkdtempSync(join(dir.path, 'wide-')), WIDE_TABLE);
+    const wideTriggers = await openCaptureTriggers(wide.database.url, { systemSchema: wide.systemSchema, ...(wide.databaseSchema === undefined ? {} : { databaseSchema: wide.databaseSchema }) });
+    const wideDb = (await openDatabase(wide.restgraphUrl)).db;
+    try {
+      await wideTriggers.enable([{ table: 'wide' }]);
+      await upgradeSystemTables(wideDb);
+      const wideEvents = new EventStore(wideDb);
+      await wide.outside(`insert into wide (id, "a.b", c57, c58) values (1, 'dot', 57, null)`);
+      await new CaptureRelay(wideDb, wideEvents, { schema: wide.schema, systemSchema: wide.systemSchema }).relayOnce();
+      const [event] = await wideEvents.after(0, 10);
+      const model = wide.schema.resources.get('wide');
+      const dotted = [...(model?.mapping?.columns ?? [])].find(([, column]) => column === 'a.b')?.[0] ?? '';
+      expect(Object.keys(event?.data.object ?? {})).toHaveLength(WIDE_COLUMNS + 2);
+      expect(event?.data.object).toMatchObject({ id: 1, [dotted]: 'dot', c1: null, c57: 57, c58: null });
+    } finally {
+      await wideTriggers.close();
+      await wideDb.close();
+      await wide.drop();
+    }
+  });
+
   it.todo('names records of text, uuid and composite keys (country, rental, film_actor) in the outbox: needs the outbox to take RecordId (number | string)');
+});
+
+describe('capture trigger names', () => {
+  it('fit in 63 bytes, recognisable and distinct, for long table names', () => {
+    const a = captureTriggerName(`${'t'.repeat(70)}_a`, 'insert');
+    const b = captureTriggerName(`${'t'.repeat(70)}_b`, 'insert');
+    for (const name of [a, b]) {
+      expect(Buffer.byteLength(name)).toBeLessThanOrEqual(63);
+      expect(name).toMatch(/^restgraph_capture_t+_[0-9a-f]{8}_insert$/);
+    }
+    expect(a).not.toBe(b);
+    expect(captureTriggerName('film', 'delete')).toBe('restgraph_capture_film_delete');
+  });
 });

@@ -32,15 +32,16 @@ export interface CaptureSample {
 
 const SAMPLE = new URL('../../examples/film-rental/', import.meta.url);
 
-export async function createCaptureSample(dir: string): Promise<CaptureSample> {
+/** `extraSql`: more tables, created after the sample's (before the schema is read), in SQL both databases take. */
+export async function createCaptureSample(dir: string, extraSql = ''): Promise<CaptureSample> {
   const database = await createTestDatabase(dir, 'films');
   const onPostgres = database.dialect === 'postgres';
   const databaseSchema = onPostgres ? (await database.query<{ s: string }>('select current_schema() as s'))[0]?.s : undefined;
   const systemSchema = `rg_t_sys_${randomBytes(5).toString('hex')}`;
-  if (onPostgres) await database.run(readFileSync(new URL('postgres.sql', SAMPLE), 'utf8'));
+  if (onPostgres) await database.run(`${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')}\n${extraSql}`);
   else {
     const db = new BetterSqlite3(database.file ?? '');
-    db.exec(readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8'));
+    db.exec(`${readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8')}\n${extraSql}`);
     db.close();
   }
   const catalog = await readDatabaseCatalog(database.url, databaseSchema === undefined ? {} : { schema: databaseSchema });
