@@ -140,7 +140,7 @@ describe.concurrent('restgraph capture', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
     });
   });
 
-  it('refuses a schema that maps no database, a read-only or unknown table, and a missing database URL', async ({ folder }) => {
+  it('refuses a schema that maps no database, a read-only or unknown table, a missing database URL and a bad system schema name', async ({ folder }) => {
     await withSample(folder, async (sample, schemaFile) => {
       const d = ['-d', sample.database.url];
       const example = await run(folder, sample, ['capture', 'status', ...d]);
@@ -152,6 +152,9 @@ describe.concurrent('restgraph capture', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
       const unknown = await run(folder, sample, ['capture', 'enable', schemaFile, ...d, '--tables', 'films', '--yes']);
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toContain('maps no table "films"');
+      const badSystem = await finish(startCli(folder.path, ['capture', 'status', schemaFile, ...d], { RESTGRAPH_SYSTEM_SCHEMA: 'Bad-Name' }, folder.children));
+      expect(badSystem.code).toBe(1);
+      expect(badSystem.stderr).toContain('RESTGRAPH_SYSTEM_SCHEMA');
       const noUrl = await run(folder, sample, ['capture', 'status', schemaFile]);
       expect(noUrl.code).toBe(1);
       expect(noUrl.stderr).toContain('-d <database-url>');
