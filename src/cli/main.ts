@@ -205,6 +205,46 @@ token
     await runTokenRevoke({ schemaFile, ...flags, idOrPrefix });
   });
 
+const CAPTURE_SCHEMA = 'the mapped schema file (restgraph init --from wrote it); default $RESTGRAPH_SCHEMA';
+const CAPTURE_DATABASE = 'the database the schema maps (default $DATABASE_URL)';
+const capture = program
+  .command('capture')
+  .description('Record the inserts, updates and deletes other programs make to a mapped database\'s tables, for the server to send as events (docs/existing-database.md).');
+
+capture
+  .command('enable')
+  .description('Install the capture triggers, in one transaction, after showing them and asking.')
+  .argument('[schema-file]', CAPTURE_SCHEMA)
+  .option('-d, --database-url <url>', CAPTURE_DATABASE)
+  .option('--tables <names>', 'only these tables, comma-separated (default every table the schema maps, except read-only ones)')
+  .option('-y, --yes', 'install without asking (required when standard input is not a terminal)')
+  .addHelpText('after', '\nEnvironment: DATABASE_URL, RESTGRAPH_SCHEMA, RESTGRAPH_SYSTEM_SCHEMA (PostgreSQL: the schema of restgraph\'s own tables, default restgraph).\n\nExample:\n  restgraph capture enable film-rental.yaml -d postgres://localhost/films --tables film,customer')
+  .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string; tables?: string; yes?: boolean }) => {
+    const { runCaptureEnable } = await import('./capture-command.js');
+    await runCaptureEnable({ schemaFile, ...flags });
+  });
+
+capture
+  .command('disable')
+  .description('Remove every capture trigger (and, on PostgreSQL, their function), nothing else.')
+  .argument('[schema-file]', CAPTURE_SCHEMA)
+  .option('-d, --database-url <url>', CAPTURE_DATABASE)
+  .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string }) => {
+    const { runCaptureDisable } = await import('./capture-command.js');
+    await runCaptureDisable({ schemaFile, ...flags });
+  });
+
+capture
+  .command('status')
+  .description('List the mapped tables: the operations captured, and whether their triggers are installed.')
+  .argument('[schema-file]', CAPTURE_SCHEMA)
+  .option('-d, --database-url <url>', CAPTURE_DATABASE)
+  .option('--json', 'print JSON')
+  .action(async (schemaFile: string | undefined, flags: { databaseUrl?: string; json?: boolean }) => {
+    const { runCaptureStatus } = await import('./capture-command.js');
+    await runCaptureStatus({ schemaFile, ...flags });
+  });
+
 const keys = program
   .command('keys')
   .description('Manage the keys that sign the access tokens of accounts (docs/accounts.md).');

@@ -72,6 +72,9 @@ function parseSafeInteger(text: string): number {
  * PostgreSQL through node-postgres: a pool of connections; each transaction holds one connection
  * from BEGIN to COMMIT, and reads outside transactions take any free one.
  */
+/** How restgraph's write transactions begin: marked as restgraph's own for the capture triggers. */
+const BEGIN_WRITE = "begin; set local restgraph.capture_skip = 'on'";
+
 export class PostgresDatabase implements SqlDatabase {
   readonly rules = postgresDialectRules;
   readonly networked = true;
@@ -140,7 +143,9 @@ export class PostgresDatabase implements SqlDatabase {
 
   async transaction<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     // Schema changes may take long on big tables: exclusive work is not cut short.
-    return this.#inTransaction(this.#unbounded > 0 ? 'begin; set local statement_timeout = 0' : 'begin', work);
+    // restgraph's changes have their events already: the capture triggers of a mapped database
+    // (capture-triggers.ts) leave them out. Sent with BEGIN, in its round trip.
+    return this.#inTransaction(this.#unbounded > 0 ? `${BEGIN_WRITE}; set local statement_timeout = 0` : BEGIN_WRITE, work);
   }
 
   async snapshot<T>(work: (reader: SqlExecutor) => Promise<T>): Promise<T> {
