@@ -50,6 +50,7 @@ function cursorValue(field: FieldModel, value: unknown): { value?: unknown; prob
   if (value === null) return field.system ? { problem: 'is null, and the field is never empty' } : { value: null };
   switch (field.type) {
     case 'integer':
+      if (field.format === 'int64' && typeof value === 'string') return parseFilterValue(field, value);
       return Number.isSafeInteger(value) ? { value } : { problem: 'is not an integer' };
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? { value } : { problem: 'is not a number' };
