@@ -12,6 +12,7 @@ import type { SqlDatabase } from '../src/store/sql-database.js';
 import type { FilterCondition, StoredRecord } from '../src/store/list-spec.js';
 import { openDatabase } from '../src/store/open-database.js';
 import { RecordStore } from '../src/store/record-store.js';
+import { decodePostgresText } from '../src/store/postgres/postgres-values.js';
 import { createTestDatabase, TEST_DIALECT, type TestDatabase } from './helpers/test-database.js';
 
 /**
@@ -282,5 +283,34 @@ describe('what PostgreSQL refuses for a column type', () => {
     delete values.id;
     await expect(db.transaction((tx) => store.insert(tx, resource, values))).rejects.toBeInstanceOf(ValidationError);
     await expect(store.list(resource, { filters: [{ field: 'uid', op: 'eq', value: 'not-a-uuid' }], sort: [], limit: 5 })).rejects.toBeInstanceOf(ValidationError);
+  });
+});
+
+describe('row images as PostgreSQL text (what a capture of changes reads)', () => {
+  it('decode to the same record as the driver\'s values', async () => {
+    if (!PG) return;
+    const row = await create({
+      big: '-9223372036854775808',
+      amount: '123456789012345678.91',
+      at: '2026-01-02T03:04:05.123456+02:00',
+      local_at: '2026-01-02T03:04:05Z',
+      day: '2026-02-28',
+      clock: '13:45:30.25',
+      uid: '0b3c8d6e-6c53-4b8e-9d7a-2f0e5b1c9a44',
+      doc: { a: [1, { b: 'c' }] },
+      plain: 'text',
+      tags: ['x', 'y z', 'q"uote', null],
+      scores: [1, 2],
+      moods: ['happy'],
+      feeling: 'sad',
+      bytes: Buffer.from([0, 255, 7]).toString('base64'),
+    });
+    const arrays = new Set(['tags', 'scores', 'moods']);
+    const columns = [...resource.fields.keys()].map((name) => (arrays.has(name) ? `to_json("${name}")::text as "${name}"` : `"${name}"::text as "${name}"`));
+    const [texts] = await database.query<Record<string, string | null>>(`select ${columns.join(', ')} from typed_values where id = ?`, [row.id]);
+    const fromText = Object.fromEntries([...resource.fields.values()].map((f) => [f.name, decodePostgresText(f, texts?.[f.name] ?? null)]));
+    expect(fromText).toEqual(await read(row.id));
+    // An array's own text form: elements as text.
+    expect(decodePostgresText(field('tags'), '{x,"y z","q\\"uote",NULL}')).toEqual(['x', 'y z', 'q"uote', null]);
   });
 });

@@ -116,7 +116,7 @@ export function responseValueSchema(field: FieldModel): SchemaObject {
       // A mapped database's uuid and bytea columns say what their text is.
       return field.format === 'uuid' ? { type: 'string', format: 'uuid' } : field.format === 'base64' ? { type: 'string', contentEncoding: 'base64' } : { type: 'string' };
     case 'integer':
-      if (field.format === 'int64') return { oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }], format: 'int64', description: 'A JSON number within ±(2^53−1), a string of digits beyond.' };
+      if (field.format === 'int64') return { oneOf: [{ type: 'integer' }, { type: 'string', format: 'int64', pattern: '^-?[0-9]+$' }], description: 'A 64-bit integer: a JSON number within ±(2^53−1), a string of digits beyond.' };
       return { type: field.type };
     case 'number':
     case 'boolean':

@@ -346,9 +346,12 @@ export class RecordStore {
     const record: StoredRecord = {};
     const rules = this.#rules;
     const fields = canonicalFields(resource);
+    // Only the fields the dialect stores differently are decoded, as #decodeInPlace does.
+    const decoded = decodedFields(resource, rules);
     for (const field of fields) {
       if (columns !== undefined && !columns.includes(field.name)) continue;
-      record[field.name] = rules.decode(field, row[field.name]);
+      const raw = row[field.name];
+      record[field.name] = decoded.includes(field) ? rules.decode(field, raw) : (raw ?? null);
     }
     return record;
   }

@@ -1,5 +1,5 @@
 import type { FieldModel } from '../../schema/schema-model.js';
-import { base64Value, canonicalInstant } from '../../schema/mapped-values.js';
+import { base64Value, canonicalInstant, int64Value } from '../../schema/mapped-values.js';
 
 /**
  * PostgreSQL's values of the types only a mapped database has (docs/existing-database.md#types),
@@ -106,4 +106,36 @@ export function parseArrayLiteral(text: string): unknown[] | undefined {
   };
   const parsed = parse();
   return parsed !== undefined && i === text.length ? parsed : undefined;
+}
+
+/**
+ * A column's value in PostgreSQL's text output form (`column::text`, what a trigger or logical
+ * decoding captures of a row without a driver's parsing) → restgraph's form, the same as
+ * {@link decodePostgres} makes of what the driver returns: `'9007199254740993'` → its digits,
+ * `'t'` → true, `'2026-01-02 03:04:05+02'` → `'2026-01-02T01:04:05.000Z'`, `'\x00ff'` → `'AP8='`,
+ * `'{a,b}'` → ['a', 'b'] (an array's elements stay text, but a JSON array, as `to_json` writes
+ * it, is taken as it is). Capture row images as text (or JSON of text): a JSON number of a bigint
+ * or numeric column has lost digits already.
+ */
+export function decodePostgresText(field: FieldModel, text: string | null): unknown {
+  if (text === null) return null;
+  switch (field.type) {
+    case 'integer':
+      return field.format === 'int64' ? int64Value(text) : Number(text);
+    case 'number':
+      return Number(text);
+    case 'boolean':
+      return text === 't' || text === 'true';
+    case 'datetime':
+      return canonicalInstant(text) ?? text;
+    case 'json':
+    case 'file':
+      if (field.format === 'array' && text.startsWith('{')) return parseArrayLiteral(text) ?? text;
+      return JSON.parse(text) as unknown;
+    case 'string':
+      return field.format === 'base64' ? Buffer.from(text.replace(/^\\x/, ''), 'hex').toString('base64') : text;
+    default:
+      // decimal, date, time, enum: their text is restgraph's form.
+      return text;
+  }
 }
