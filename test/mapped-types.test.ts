@@ -227,6 +227,20 @@ describe('datetime, date, time', () => {
     expect((await read(row.id))?.at).toBe('2026-01-02T01:04:05.123456Z');
   });
 
+  it('pages through instants a microsecond apart (PostgreSQL): the cursor carries the microseconds', async () => {
+    if (!PG) return;
+    const first = await create({ at: '2030-01-01T00:00:00.000001Z' });
+    const second = await create({ at: '2030-01-01T00:00:00.000002Z' });
+    const sort = [{ field: 'at', direction: 'asc' as const }, { field: 'id', direction: 'asc' as const }];
+    const filters: FilterCondition[] = [{ field: 'at', op: 'gte', value: '2030-01-01T00:00:00.000Z' }];
+    const page = await store.list(resource, { filters, sort, limit: 1 });
+    expect(page.map((r) => r.id)).toEqual([first.id]);
+    const cursor = decodeCursor(resource, encodeCursor(sort, [page[0]?.at, page[0]?.id]), sort);
+    const after = cursor.values?.map((v, i) => store.encodeValue(field(sort[i]?.field ?? ''), v));
+    const next = await store.list(resource, { filters, sort, limit: 5, after });
+    expect(next.map((r) => r.id)).toEqual([second.id]);
+  });
+
   it('refuses a time of day that is not one, and a date that is not a day', () => {
     expect(refusal({ clock: '25:00' })[0]?.detail).toMatch(/time of day/);
     expect(refusal({ day: '2026-02-30' })[0]?.pointer).toBe('/day');
