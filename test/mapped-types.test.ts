@@ -328,3 +328,15 @@ describe('row images as PostgreSQL text (what a capture of changes reads)', () =
     expect(decodePostgresText(field('tags'), '{x,"y z","q\\"uote",NULL}')).toEqual(['x', 'y z', 'q"uote', null]);
   });
 });
+
+describe('row images as SQLite values', () => {
+  it('decode through the dialect: a bigint as digits captured as text, a blob', () => {
+    if (PG) return;
+    expect(db.rules.decode(field('big'), '9007199254740993')).toBe('9007199254740993');
+    expect(db.rules.decode(field('big'), '42')).toBe(42);
+    expect(db.rules.decode(field('big'), 9007199254740993n)).toBe('9007199254740993');
+    expect(db.rules.decode(field('bytes'), Buffer.from([1, 2]))).toBe('AQI=');
+    expect(db.rules.decode(field('amount'), 4.5)).toBe('4.50');
+    expect(db.rules.decode(field('at'), '2026-01-02 01:04:05')).toBe('2026-01-02T01:04:05.000Z');
+  });
+});

@@ -47,7 +47,8 @@ export function decodeSqlite(field: FieldModel, raw: unknown): unknown {
     case 'file':
       return typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
     case 'integer':
-      return typeof raw === 'bigint' ? int64Value(raw) : raw;
+      // A bigint of a statement reading a BIGINT column; digits as text (a row image captured with cast(… as text)).
+      return typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw)) ? int64Value(raw) : raw;
     case 'decimal':
       // NUMERIC affinity keeps a decimal as an integer or a real when it converts without loss, else as its text.
       return typeof raw === 'number' || typeof raw === 'bigint' || typeof raw === 'string' ? decimalValue(raw, field.scale) : raw;
