@@ -2,6 +2,10 @@ import type { FieldModel } from '../schema/schema-model.js';
 import { DECIMAL_PATTERN, TIME_PATTERN } from '../schema/field-json-schema.js';
 import type { QueryOperator } from '../store/list-spec.js';
 import { hasNul, NUL_DETAIL } from './storable-text.js';
+import { decimalInput, int64Input, int64Problem } from '../schema/mapped-values.js';
+
+const DECIMAL_TEXT = new RegExp(DECIMAL_PATTERN);
+const TIME_TEXT = new RegExp(TIME_PATTERN);
 
 /**
  * What a filter may ask of a field of each type, and how a filter's text becomes a value of the
@@ -31,6 +35,10 @@ export function parseFilterValue(field: FieldModel, text: string): { value?: unk
     case 'string':
       return { value: text };
     case 'integer': {
+      if (field.format === 'int64') {
+        const problem = int64Problem(text);
+        return problem === undefined ? { value: int64Input(text) } : { problem: /^-?\d+$/.test(text) ? 'is out of range of a 64-bit integer' : 'is not an integer' };
+      }
       if (!/^-?\d{1,16}$/.test(text)) return { problem: 'is not an integer' };
       const n = Number(text);
       return Number.isSafeInteger(n) ? { value: n } : { problem: 'is out of range' };
@@ -52,9 +60,9 @@ export function parseFilterValue(field: FieldModel, text: string): { value?: unk
     case 'date':
       return isCalendarDate(text) ? { value: text } : { problem: 'is not a date (YYYY-MM-DD)' };
     case 'decimal':
-      return new RegExp(DECIMAL_PATTERN).test(text) ? { value: text } : { problem: 'is not a decimal number (digits, a point, digits)' };
+      return DECIMAL_TEXT.test(text) ? { value: decimalInput(text) } : { problem: 'is not a decimal number (digits, a point, digits)' };
     case 'time':
-      return new RegExp(TIME_PATTERN).test(text) ? { value: text } : { problem: 'is not a time of day (HH:MM[:SS])' };
+      return TIME_TEXT.test(text) ? { value: text } : { problem: 'is not a time of day (HH:MM[:SS])' };
     case 'enum':
       return field.values?.includes(text) === true ? { value: text } : { problem: `is not one of ${field.values?.join(', ') ?? ''}` };
     case 'json':

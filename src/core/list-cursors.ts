@@ -1,6 +1,7 @@
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { SortKey } from '../store/list-spec.js';
 import { parseFilterValue } from './filter-values.js';
+import { canonicalInstant } from '../schema/mapped-values.js';
 
 /**
  * Cursors are opaque to clients: base64url of JSON `{"s": "<sort>", "v": [<values>]}`, where
@@ -38,7 +39,7 @@ export function decodeCursor(resource: ResourceModel, cursor: string, sort: read
   for (const [i, key] of sort.entries()) {
     const field = resource.fields.get(key.field);
     const given: unknown = v[i];
-    const checked = field === undefined ? { problem: 'is not a field' } : cursorValue(field, given);
+    const checked = field === undefined ? { problem: 'is not a field' } : cursorValue(field, given, resource.mapping !== undefined);
     if (checked.problem !== undefined) return { problem: `${NOT_OURS}: its value ${truncate(JSON.stringify(given))} for ${key.field} ${checked.problem}` };
     values.push(checked.value);
   }
@@ -46,10 +47,17 @@ export function decodeCursor(resource: ResourceModel, cursor: string, sort: read
 }
 
 /** A cursor value as its field stores it, or why the field could not hold it. */
-function cursorValue(field: FieldModel, value: unknown): { value?: unknown; problem?: string } {
+function cursorValue(field: FieldModel, value: unknown, mapped: boolean): { value?: unknown; problem?: string } {
   if (value === null) return field.system ? { problem: 'is null, and the field is never empty' } : { value: null };
   switch (field.type) {
+    case 'datetime': {
+      // A mapped database's instants keep their microseconds (PostgreSQL): the next page starts
+      // after the row's own instant, not after its millisecond.
+      const exact = mapped && typeof value === 'string' && parseFilterValue(field, value).problem === undefined ? canonicalInstant(value) : undefined;
+      return exact === undefined ? (typeof value === 'string' ? parseFilterValue(field, value) : { problem: 'is not text' }) : { value: exact };
+    }
     case 'integer':
+      if (field.format === 'int64' && typeof value === 'string') return parseFilterValue(field, value);
       return Number.isSafeInteger(value) ? { value } : { problem: 'is not an integer' };
     case 'number':
       return typeof value === 'number' && Number.isFinite(value) ? { value } : { problem: 'is not a number' };

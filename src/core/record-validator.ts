@@ -6,6 +6,7 @@ import { foldIdentifier } from '../schema/identifier-case.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { isPlainObject } from './merge-patch.js';
+import { canonicalInstant, decimalInput, decimalProblem, int64Input, int64Problem } from '../schema/mapped-values.js';
 
 /**
  * `restore`: a record as an export wrote it (bulk import of a whole database): like create, but
@@ -55,8 +56,9 @@ export class RecordValidator {
       const restoreProperties: Record<string, JsonSchema> = {};
       for (const field of resource.writableFields) {
         // A file arrives through its upload route (docs/files.md): a body may only clear it, checked below.
-        const value = field.type === 'file' ? {} : fieldJsonSchema(field);
-        const nullable = field.type === 'json' || field.type === 'file' ? value : nullableSchema(value);
+        // An int64 or a decimal is checked by mappedValueProblem (ranges beyond what JSON Schema compares).
+        const value = field.type === 'file' || checkedApart(field) ? {} : fieldJsonSchema(field);
+        const nullable = (field.type === 'json' && field.format !== 'array') || field.type === 'file' || checkedApart(field) ? value : nullableSchema(value);
         properties[field.name] = field.required ? value : nullable;
         partialProperties[field.name] = field.required ? value : nullable;
         restoreProperties[field.name] = nullable;
@@ -116,6 +118,10 @@ export class RecordValidator {
         problems.push({ pointer, detail: `is a file: upload it with PUT /${resource.name}/<id>/${name} (its bytes as the body); only null clears it here` });
         continue;
       }
+      if (field !== undefined && value !== null && checkedApart(field)) {
+        const problem = mappedValueProblem(field, value);
+        if (problem !== undefined) problems.push({ pointer, detail: problem });
+      }
       const nul = nulPointer(value, pointer);
       if (nul !== undefined) problems.push({ pointer: nul, detail: NUL_DETAIL });
     }
@@ -136,7 +142,7 @@ export class RecordValidator {
     const values: StoredRecord = chosenId === undefined ? {} : { id: chosenId };
     const folded = this.#caseFolded.get(resource.name);
     for (const field of resource.writableFields) {
-      if (field.name in input) values[field.name] = normalise(field, input[field.name], folded?.has(field.name) === true);
+      if (field.name in input) values[field.name] = normalise(field, input[field.name], folded?.has(field.name) === true, resource.mapping !== undefined);
       else if (kind !== 'update') values[field.name] = field.default === undefined ? null : structuredClone(field.default);
     }
     return values;
@@ -149,11 +155,26 @@ function isChosenId(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1 && value <= MAX_CHOSEN_ID;
 }
 
-function normalise(field: FieldModel, value: unknown, foldCase: boolean): unknown {
+/**
+ * A valid value as it is stored: datetimes in UTC (with the microseconds a mapped database keeps),
+ * int64 digits within 2^53 as numbers, decimals as their text.
+ */
+function normalise(field: FieldModel, value: unknown, foldCase: boolean, mapped: boolean): unknown {
   if (value === null) return null;
   if (foldCase && typeof value === 'string') return foldIdentifier(value);
-  if (field.type === 'datetime') return new Date(value as string).toISOString();
+  if (field.type === 'datetime') return (mapped ? canonicalInstant(value as string) : undefined) ?? new Date(value as string).toISOString();
+  if (field.format === 'int64') return int64Input(value as number | string);
+  if (field.type === 'decimal') return decimalInput(value as number | string);
   return value;
+}
+
+/** Fields whose values JSON Schema cannot check alone: int64 (a number or digits, within 64 bits) and decimal (precision and scale). */
+function checkedApart(field: FieldModel): boolean {
+  return field.format === 'int64' || field.type === 'decimal';
+}
+
+function mappedValueProblem(field: FieldModel, value: unknown): string | undefined {
+  return field.type === 'decimal' ? decimalProblem(value, field) : int64Problem(value, field);
 }
 
 function describe(resource: ResourceModel, error: ErrorObject): ErrorDetail {
@@ -177,6 +198,7 @@ function describe(resource: ResourceModel, error: ErrorObject): ErrorDetail {
     case 'minimum':
       return { pointer, detail: `must be at least ${String(params.limit)}` };
     case 'pattern':
+      if (resource.fields.get(unescapePointer(pointer.slice(1)))?.type === 'time') return { pointer, detail: 'must be a time of day: HH:MM, HH:MM:SS or HH:MM:SS.ffffff' };
       return { pointer, detail: `must match the pattern ${String(params.pattern)}` };
     case 'enum':
       return { pointer, detail: `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
@@ -208,8 +230,12 @@ function article(type: string): string {
 }
 
 function formatName(format: string): string {
-  const names: Record<string, string> = { 'date-time': 'date-time (RFC 3339, e.g. 2024-05-01T12:00:00Z)', date: 'date (YYYY-MM-DD)', email: 'email address', uri: 'absolute URI', uuid: 'UUID' };
+  const names: Record<string, string> = { 'date-time': 'date-time (RFC 3339, e.g. 2024-05-01T12:00:00Z)', date: 'date (YYYY-MM-DD)', email: 'email address', uri: 'absolute URI', uuid: 'UUID', base64: 'base64 text (RFC 4648: A–Z, a–z, 0–9, + and /, padded with =)' };
   return names[format] ?? format;
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
 function escapePointer(segment: string): string {

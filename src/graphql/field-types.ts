@@ -14,7 +14,7 @@ import {
 import { OPERATORS_BY_TYPE } from '../core/list-query.js';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
-import { DateScalar, DateTimeScalar, JsonScalar, SafeIntScalar } from './scalars.js';
+import { BigIntScalar, DateScalar, DateTimeScalar, DecimalScalar, JsonScalar, SafeIntScalar } from './scalars.js';
 import { OPERATOR_DESCRIPTIONS, pascal } from './schema-parts.js';
 
 const INT32_MIN = -2147483648;
@@ -44,10 +44,12 @@ export class FieldTypes {
     if (field.name === 'id' || field.references !== undefined) return GraphQLID;
     switch (field.type) {
       case 'string':
-      case 'decimal':
       case 'time':
         return GraphQLString;
+      case 'decimal':
+        return DecimalScalar;
       case 'integer':
+        if (field.format === 'int64') return BigIntScalar;
         return (field.min ?? -Infinity) >= INT32_MIN && (field.max ?? Infinity) <= INT32_MAX ? GraphQLInt : SafeIntScalar;
       case 'number':
         return GraphQLFloat;

@@ -43,6 +43,52 @@ export const SafeIntScalar = new GraphQLScalarType<number, number>({
   },
 });
 
+/**
+ * A mapped database's bigint (int64 fields): its digits as a string, as PostGraphile's BigInt and
+ * Hasura's bigint (as a string) send it, so that no client rounds it to a double. Takes a string of
+ * digits, or an integer (a literal of any size, a variable's number within 2^53).
+ */
+export const BigIntScalar = new GraphQLScalarType<string | number, string>({
+  name: 'BigInt',
+  description: 'A 64-bit integer, as a string of digits ("9007199254740993"); given as a string or an integer.',
+  serialize: (value) => {
+    if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
+    if (typeof value === 'bigint' || (typeof value === 'string' && /^-?\d+$/.test(value))) return String(value);
+    throw new GraphQLError(`BigInt cannot represent ${String(value)}`);
+  },
+  parseValue: (value) => {
+    if ((typeof value === 'number' && Number.isSafeInteger(value)) || (typeof value === 'string' && /^-?\d{1,19}$/.test(value))) return value;
+    throw new GraphQLError(`BigInt must be a string of digits, or an integer within 2^53; got ${JSON.stringify(value)}`);
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.INT) return ast.value;
+    if (ast.kind === Kind.STRING && /^-?\d{1,19}$/.test(ast.value)) return ast.value;
+    throw new GraphQLError('BigInt must be a string of digits or an integer', { nodes: ast });
+  },
+});
+
+/**
+ * A mapped database's numeric (decimal fields): its text, every digit kept (PostGraphile's
+ * BigFloat, Hasura's numeric sent as a string). Takes a string, or a number literal as written
+ * (`12.50`: its text, not a double).
+ */
+export const DecimalScalar = new GraphQLScalarType<string | number, string>({
+  name: 'Decimal',
+  description: 'An exact decimal number as a string ("123456789012345678.91"); given as a string or a number.',
+  serialize: (value) => {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint') return String(value);
+    throw new GraphQLError(`Decimal cannot represent ${String(value)}`);
+  },
+  parseValue: (value) => {
+    if (typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value))) return value;
+    throw new GraphQLError(`Decimal must be a string or a number; got ${JSON.stringify(value)}`);
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind === Kind.INT || ast.kind === Kind.FLOAT || ast.kind === Kind.STRING) return ast.value;
+    throw new GraphQLError('Decimal must be a string or a number', { nodes: ast });
+  },
+});
+
 /** Any JSON value (json fields). */
 export const JsonScalar = new GraphQLScalarType<unknown, unknown>({
   name: 'JSON',

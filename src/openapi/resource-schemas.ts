@@ -91,7 +91,7 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
     }
     const value = fieldJsonSchema(field.model);
     // json fields take any value, null included; other optional fields may be null (cleared).
-    let schema = field.model.required || field.model.type === 'json' ? value : nullable(value);
+    let schema = field.model.required || (field.model.type === 'json' && field.model.format !== 'array') ? value : nullable(value);
     if (kind !== 'patch' && field.model.default !== undefined) schema = { ...schema, default: field.model.default };
     properties[field.name] = annotate(schema, field, resource);
   }
@@ -113,8 +113,11 @@ function writeSchema(resource: ResourceView, kind: WriteKind): SchemaObject {
 export function responseValueSchema(field: FieldModel): SchemaObject {
   switch (field.type) {
     case 'string':
-      return { type: 'string' };
+      // A mapped database's uuid and bytea columns say what their text is.
+      return field.format === 'uuid' ? { type: 'string', format: 'uuid' } : field.format === 'base64' ? { type: 'string', contentEncoding: 'base64' } : { type: 'string' };
     case 'integer':
+      if (field.format === 'int64') return { oneOf: [{ type: 'integer' }, { type: 'string', format: 'int64', pattern: '^-?[0-9]+$' }], description: 'A 64-bit integer: a JSON number within ±(2^53−1), a string of digits beyond.' };
+      return { type: field.type };
     case 'number':
     case 'boolean':
       return { type: field.type };
@@ -123,12 +126,13 @@ export function responseValueSchema(field: FieldModel): SchemaObject {
     case 'date':
       return { type: 'string', format: 'date' };
     case 'decimal':
+      return { type: 'string', format: 'decimal', pattern: '^-?[0-9]+(\\.[0-9]+)?$' };
     case 'time':
       return { type: 'string' };
     case 'enum':
       return { type: 'string', enum: field.values ?? [] };
     case 'json':
-      return {};
+      return field.format === 'array' ? { type: 'array' } : {};
     case 'file':
       return fileFieldJsonSchema(field);
   }
@@ -136,6 +140,7 @@ export function responseValueSchema(field: FieldModel): SchemaObject {
 
 /** The same value schema, also accepting null. A json schema (any value) already does. */
 export function nullable(value: SchemaObject): SchemaObject {
+  if (Array.isArray(value.oneOf)) return { ...value, oneOf: [...(value.oneOf as unknown[]), { type: 'null' }] };
   if (value.type === undefined) return value;
   const schema: SchemaObject = { ...value, type: [value.type, 'null'].flat() };
   if (Array.isArray(value.enum)) schema.enum = [...(value.enum as unknown[]), null];

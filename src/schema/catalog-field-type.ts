@@ -14,7 +14,7 @@ export interface MappedType {
 
 export function mappedType(column: ColumnCatalog, dialect: 'postgres' | 'sqlite'): MappedType {
   if (column.enumValues !== undefined && column.enumValues.length > 0) return { field: { type: 'enum', values: [...new Set(column.enumValues)] } };
-  if (column.arrayOf !== undefined || column.dataType.endsWith('[]')) return { field: { type: 'json' }, note: 'an array: read and written as a JSON array' };
+  if (column.arrayOf !== undefined || column.dataType.endsWith('[]')) return { field: { type: 'json', format: 'array' }, note: 'an array: read and written as a JSON array' };
   const type = column.dataType.toLowerCase().trim();
   const base = type.replace(/\s*\(.*$/, '').replace(/\s+with(out)? time zone$/, '').trim();
   const size = /\((\d+)(?:\s*,\s*(\d+))?\)/.exec(type);

@@ -308,7 +308,7 @@ function checkField(at: string, field: FieldDefinition, definition: SchemaDefini
   };
   only(['min', 'max'], ['integer', 'number']);
   only(['minLength', 'maxLength', 'pattern'], ['string']);
-  if (field.format !== 'int64') only(['format'], ['string']);
+  if (field.format !== 'int64' && field.format !== 'array') only(['format'], ['string']);
   only(['values'], ['enum']);
   only(['searchable'], ['string']);
   only(['references', 'onDelete'], ['integer']);

@@ -43,7 +43,7 @@ export function unmappedSchemaProblems(definition: SchemaDefinition): SchemaProb
       const fieldAt = `${at}.fields.${fieldName}`;
       for (const key of ['column', 'generated', 'precision', 'scale'] as const) if (field[key] !== undefined) refuse(`${fieldAt}.${key}`, `"${key}"`);
       if (field.type === 'decimal' || field.type === 'time') refuse(`${fieldAt}.type`, `type ${field.type}`);
-      if (field.format === 'int64' || field.format === 'base64') refuse(`${fieldAt}.format`, `format ${field.format}`);
+      if (field.format === 'int64' || field.format === 'base64' || field.format === 'array') refuse(`${fieldAt}.format`, `format ${field.format}`);
     }
     for (const [relationName, relation] of Object.entries(resource.relations ?? {})) {
       const relationAt = `${at}.relations.${relationName}`;
@@ -58,6 +58,8 @@ export function unmappedSchemaProblems(definition: SchemaDefinition): SchemaProb
 export function mappedFieldProblems(at: string, field: FieldDefinition): SchemaProblem[] {
   const problems: SchemaProblem[] = [];
   if (field.format === 'int64' && field.type !== 'integer') problems.push({ path: `${at}.format`, message: 'int64 applies to integer fields' });
+  if (field.format === 'base64' && field.type !== 'string') problems.push({ path: `${at}.format`, message: 'base64 applies to string fields' });
+  if (field.format === 'array' && field.type !== 'json') problems.push({ path: `${at}.format`, message: 'array applies to json fields (a PostgreSQL array column)' });
   for (const key of ['precision', 'scale'] as const) {
     if (field[key] !== undefined && field.type !== 'decimal') problems.push({ path: `${at}.${key}`, message: `"${key}" applies to decimal fields, not ${field.type}` });
   }

@@ -13,6 +13,18 @@ export const DECIMAL_PATTERN = '^-?[0-9]{1,1000}(\\.[0-9]{1,1000})?$';
 /** The text of a time field's value: `13:45`, `13:45:30`, `13:45:30.250`, with an offset or not. */
 export const TIME_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$';
 
+/** The text of an int64 beyond 2^53 (its range is checked apart: schema/mapped-values.ts). */
+export const INT64_PATTERN = '^-?(0|[1-9][0-9]{0,18})$';
+
+/** The pattern of a decimal field's text: at most precision − scale digits before the point and scale after it. */
+export function decimalPattern(field: Pick<FieldDefinition, 'precision' | 'scale'>): string {
+  if (field.precision === undefined) return field.scale === undefined ? DECIMAL_PATTERN : `^-?[0-9]{1,1000}(\\.[0-9]{1,${field.scale}})?$`;
+  const scale = field.scale ?? 0;
+  const whole = field.precision - scale;
+  const before = whole === 0 ? '0' : `[0-9]{1,${whole}}`;
+  return `^-?${before}${scale === 0 ? '' : `(\\.[0-9]{1,${scale}})?`}$`;
+}
+
 /** A JSON Schema (draft 2020-12) object; kept loose because it is data we generate. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -31,6 +43,14 @@ export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
       if (field.format !== undefined) schema.format = field.format;
       break;
     case 'integer':
+      if (field.format === 'int64') {
+        // A JSON number within ±(2^53−1), its digits beyond: the range of a bigint is checked by the validator (mapped-values.ts).
+        schema.oneOf = [
+          { type: 'integer', minimum: field.min ?? Number.MIN_SAFE_INTEGER, maximum: field.max ?? Number.MAX_SAFE_INTEGER },
+          { type: 'string', format: 'int64', pattern: INT64_PATTERN },
+        ];
+        break;
+      }
       schema.type = 'integer';
       schema.minimum = field.min ?? Number.MIN_SAFE_INTEGER;
       schema.maximum = field.max ?? Number.MAX_SAFE_INTEGER;
@@ -43,7 +63,8 @@ export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
     case 'decimal':
       // A string, so that no digit is lost to a double (numeric(20,2) holds more than 2^53).
       schema.type = 'string';
-      schema.pattern = DECIMAL_PATTERN;
+      schema.format = 'decimal';
+      schema.pattern = decimalPattern(field);
       break;
     case 'time':
       schema.type = 'string';
@@ -65,6 +86,8 @@ export function fieldJsonSchema(field: FieldDefinition): JsonSchema {
       schema.enum = field.values ?? [];
       break;
     case 'json':
+      // A PostgreSQL array column of a mapped database.
+      if (field.format === 'array') schema.type = 'array';
       break;
     case 'file':
       Object.assign(schema, fileFieldJsonSchema(field));
@@ -95,6 +118,9 @@ export function createAjv(options: { strictRequired?: boolean; validateSchema?: 
   addFormats(ajv, ['email', 'uri', 'uuid', 'hostname', 'ipv4', 'ipv6', 'date']);
   ajv.addFormat('date-time', { type: 'string', validate: isDateTime, compare: dateTimeFormat.compare });
   // Bytes of a mapped database's bytea or BLOB column (docs/existing-database.md).
+  // Mapped databases' int64 (beyond 2^53) and decimal texts, as OpenAPI names them.
+  ajv.addFormat('int64', { type: 'string', validate: new RegExp(INT64_PATTERN) });
+  ajv.addFormat('decimal', { type: 'string', validate: new RegExp(DECIMAL_PATTERN) });
   ajv.addFormat('base64', { type: 'string', validate: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/ });
   return ajv;
 }

@@ -8,8 +8,12 @@ import type { RateLimitPolicy } from './rate-limit-policy.js';
 
 export type FieldType = 'string' | 'integer' | 'number' | 'decimal' | 'boolean' | 'datetime' | 'date' | 'time' | 'enum' | 'json' | 'file';
 export type StringFormat = 'email' | 'uri' | 'uuid' | 'hostname' | 'ipv4' | 'ipv6';
-/** `int64` (integer fields of a mapped database): a bigint column, sent as a JSON string beyond 2^53. */
-export type FieldFormat = StringFormat | 'int64' | 'base64';
+/**
+ * Mapped databases only: `int64` (integer fields) a bigint column, sent as a JSON string beyond
+ * 2^53; `base64` (string fields) a bytea or BLOB column; `array` (json fields) a PostgreSQL array
+ * column, read and written as a JSON array.
+ */
+export type FieldFormat = StringFormat | 'int64' | 'base64' | 'array';
 export type OnDelete = 'restrict' | 'cascade' | 'setNull';
 
 /** A field as written in the schema file. */

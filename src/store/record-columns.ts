@@ -20,7 +20,7 @@ const decodedFieldCache = new WeakMap<ResourceModel, FieldModel[]>();
 export function decodedFields(resource: ResourceModel, rules: SqlDialectRules): FieldModel[] {
   let fields = decodedFieldCache.get(resource);
   if (fields === undefined) {
-    fields = canonicalFields(resource).filter((f) => rules.needsDecode(f));
+    fields = canonicalFields(resource).filter((f) => rules.needsDecode(f, resource));
     decodedFieldCache.set(resource, fields);
   }
   return fields;

@@ -341,14 +341,14 @@ export class RecordStore {
     return this.#rules.encode(field, value);
   }
 
-  /** Decodes a driver row into a record, in canonical key order (id, declared fields, createdAt, updatedAt). */
+  /** Decodes a driver row into a record, in canonical key order (id, declared fields, createdAt, updatedAt); only the fields the dialect stores differently are decoded. */
   decodeRow(resource: ResourceModel, row: SqlRow, columns?: readonly string[]): StoredRecord {
     const record: StoredRecord = {};
     const rules = this.#rules;
-    const fields = canonicalFields(resource);
-    for (const field of fields) {
+    const decoded = decodedFields(resource, rules);
+    for (const field of canonicalFields(resource)) {
       if (columns !== undefined && !columns.includes(field.name)) continue;
-      record[field.name] = rules.decode(field, row[field.name]);
+      record[field.name] = decoded.includes(field) ? rules.decode(field, row[field.name]) : (row[field.name] ?? null);
     }
     return record;
   }

@@ -1,5 +1,5 @@
 import type { Expression, RawBuilder, SqlBool } from 'kysely';
-import type { FieldModel } from '../schema/schema-model.js';
+import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { TextSearch } from './list-spec.js';
 
 /**
@@ -85,8 +85,11 @@ export interface SqlDialectRules {
   databaseIdentity(): { sql: string; parameters: readonly unknown[] };
   /** JS value (validated) → bound parameter. */
   encode(field: FieldModel, value: unknown): unknown;
-  /** Whether a field's raw column values need {@link decode} (false: they are what clients see as they are). */
-  needsDecode(field: FieldModel): boolean;
+  /**
+   * Whether a field's raw column values need {@link decode} (false: they are what clients see as
+   * they are). `resource`: the field's, when known (a mapped database's columns need more).
+   */
+  needsDecode(field: FieldModel, resource?: ResourceModel): boolean;
   /** Raw column value → JS value clients see. */
   decode(field: FieldModel, raw: unknown): unknown;
   /** Case-sensitive substring test. */

@@ -8,6 +8,7 @@ import { describePostgresViolation } from './postgres-violations.js';
 import { explained, translatePostgresError } from './postgres-errors.js';
 import { ClosingClient } from './closing-client.js';
 import { PostgresSignals } from './postgres-signals.js';
+import { int64Value } from '../../schema/mapped-values.js';
 import { postgresDialectRules } from './postgres-dialect-rules.js';
 import { OutboxGaps } from './outbox-gaps.js';
 
@@ -48,24 +49,22 @@ const NO_QUERY_TIMEOUT_MS = 2_147_483_647;
 /** Key of the session-level advisory lock that serialises schema changes between instances. */
 const DDL_LOCK_KEY = 0x72677367; // "rgsg"
 
-/** OID of bigint (int8). */
+/** OIDs of bigint (int8), date, timestamp and timestamptz. */
 const INT8_OID = 20;
+const DATE_OIDS = [1082, 1114, 1184];
 
 /**
  * How restgraph reads PostgreSQL's values: bigint columns (ids, integer fields, counts) as JS
- * numbers. restgraph's integers are safe integers (the validator refuses others); a value beyond
- * that range is refused loudly here rather than silently rounded.
+ * numbers within ±(2^53−1), and beyond as their digits (the int64 of a mapped database's bigint
+ * column, schema/mapped-values.ts: never rounded); dates and timestamps as the text the server
+ * writes (a JS Date would lose microseconds, and put a date at the process's local midnight): the
+ * dialect's decode turns them into restgraph's form.
  */
 export function postgresTypeParsers(): pg.TypeOverrides {
   const types = new pg.TypeOverrides();
-  types.setTypeParser(INT8_OID, parseSafeInteger);
+  types.setTypeParser(INT8_OID, int64Value);
+  for (const oid of DATE_OIDS) types.setTypeParser(oid, (text: string) => text);
   return types;
-}
-
-function parseSafeInteger(text: string): number {
-  const value = Number(text);
-  if (!Number.isSafeInteger(value)) throw new Error(`bigint value ${text} is beyond JavaScript's safe integers`);
-  return value;
 }
 
 /**

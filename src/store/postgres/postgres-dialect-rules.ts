@@ -1,5 +1,6 @@
 import { sql, type Expression } from 'kysely';
-import type { FieldModel } from '../../schema/schema-model.js';
+import type { FieldModel, ResourceModel } from '../../schema/schema-model.js';
+import { decodePostgres, encodePostgres, postgresNeedsDecode } from './postgres-values.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
 import type { TextSearch } from '../list-spec.js';
 import { SEARCH_COLUMN, searchIndexName } from '../search-index.js';
@@ -115,35 +116,25 @@ export const postgresDialectRules: SqlDialectRules = {
   },
 
   encode(field: FieldModel, value: unknown): unknown {
-    if (value === null || value === undefined) return null;
-    switch (field.type) {
-      case 'json':
-      case 'file':
-        // As text: the driver would turn a JS array into a PostgreSQL array literal.
-        return JSON.stringify(value);
-      case 'datetime':
-        return new Date(value as string).toISOString();
-      default:
-        return value;
-    }
+    return encodePostgres(field, value);
   },
 
   // The driver returns booleans, json (parsed) and bigint (as numbers, see postgres-database.ts)
-  // as clients see them.
-  needsDecode(): boolean {
-    return false;
+  // as clients see them; the types of a mapped database need a word (postgres-values.ts).
+  needsDecode(field: FieldModel, resource?: ResourceModel): boolean {
+    return resource?.mapping !== undefined && postgresNeedsDecode(field);
   },
 
-  decode(_field: FieldModel, raw: unknown): unknown {
-    return raw ?? null;
+  decode(field: FieldModel, raw: unknown): unknown {
+    return decodePostgres(field, raw);
   },
 
   contains(column: Expression<unknown>, value: string) {
-    return sql<boolean>`strpos(${column}, ${value}) > 0`;
+    return sql<boolean>`strpos(${column}::text, ${value}) > 0`;
   },
 
   startsWith(column: Expression<unknown>, value: string) {
-    return sql<boolean>`left(${column}, ${Array.from(value).length}) = ${value}`;
+    return sql<boolean>`left(${column}::text, ${Array.from(value).length}) = ${value}`;
   },
 
   // The columns' "C" collation would make lower() fold A–Z only; ICU's root collation folds all of

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { ValidationError } from '../../errors.js';
 import { ConstraintViolation, TransientStoreError, type ConstraintKind } from '../store-errors.js';
 
 /** PostgreSQL's errors as the store reports them (store-errors.ts): constraint violations, passing troubles. */
@@ -43,6 +44,12 @@ export function translatePostgresError(error: unknown): unknown {
     return new TransientStoreError(`the connection to the database failed: ${error.message}`, { cause: error, reason: error.message.startsWith('Query read timeout') ? 'timeout' : 'unavailable' });
   }
   if (!(error instanceof pg.DatabaseError)) return error;
+  // Class 22, data exceptions: a value the column's type does not take (a filter's text on a
+  // uuid column of a mapped database, an element of an array column, a date out of range).
+  // Values are checked before they get here; this says what slipped through, as the client's error.
+  if (error.code?.startsWith('22') === true) {
+    return new ValidationError(`The database refused a value: ${error.message}.`, { errors: [{ pointer: '', detail: error.message }], cause: error });
+  }
   const kind = KINDS[error.code ?? ''];
   if (kind === undefined) return error;
   const facts = {

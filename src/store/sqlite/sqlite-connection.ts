@@ -49,10 +49,24 @@ export function prepare(db: BetterSqlite3.Database, cache: Map<string, Statement
   let statement = cache.get(sql);
   if (statement === undefined) {
     statement = db.prepare<unknown[], SqlRow>(sql);
+    if (readsInt64(statement)) statement.safeIntegers(true);
     if (cache.size > 500) cache.clear();
     cache.set(sql, statement);
   }
   return statement;
+}
+
+/** Declared types of 64-bit integer columns (a mapped database's int64 fields: catalog-field-type.ts). */
+const INT64_DECLARED = /^\s*(big\s*int|int8|unsigned\s+big\s+int|bigserial)\b/i;
+
+/**
+ * Whether a statement returns a column declared as a 64-bit integer: then it returns every integer
+ * as a bigint (better-sqlite3's safeIntegers), which the dialect's decode turns back into numbers
+ * within 2^53 and digits beyond (sqlite-values.ts). Found once, when the statement is prepared:
+ * statements of other columns (all of restgraph's own tables) read numbers as before.
+ */
+function readsInt64(statement: Statement): boolean {
+  return statement.reader && statement.columns().some((column) => column.type !== null && INT64_DECLARED.test(column.type));
 }
 
 export function runAll(statement: Statement, parameters: readonly unknown[]): SqlRow[] {

@@ -1,5 +1,6 @@
 import { sql, type Expression } from 'kysely';
-import type { FieldModel } from '../../schema/schema-model.js';
+import type { FieldModel, ResourceModel } from '../../schema/schema-model.js';
+import { decodeSqlite, encodeSqlite, sqliteNeedsDecode } from './sqlite-values.js';
 import type { SqlDialectRules } from '../sql-dialect-rules.js';
 import { FOLD_CASE_FUNCTION } from '../fold-case.js';
 import type { TextSearch } from '../list-spec.js';
@@ -88,35 +89,15 @@ export const sqliteDialectRules: SqlDialectRules = {
   },
 
   encode(field: FieldModel, value: unknown): unknown {
-    if (value === null || value === undefined) return null;
-    switch (field.type) {
-      case 'boolean':
-        return value === true ? 1 : 0;
-      case 'json':
-      case 'file':
-        return JSON.stringify(value);
-      case 'datetime':
-        return new Date(value as string).toISOString();
-      default:
-        return value;
-    }
+    return value === null || value === undefined ? null : encodeSqlite(field, value);
   },
 
-  needsDecode(field: FieldModel): boolean {
-    return field.type === 'boolean' || field.type === 'json' || field.type === 'file';
+  needsDecode(field: FieldModel, resource?: ResourceModel): boolean {
+    return sqliteNeedsDecode(field, resource);
   },
 
   decode(field: FieldModel, raw: unknown): unknown {
-    if (raw === null || raw === undefined) return null;
-    switch (field.type) {
-      case 'boolean':
-        return raw === 1 || raw === 1n;
-      case 'json':
-      case 'file':
-        return JSON.parse(raw as string) as unknown;
-      default:
-        return raw;
-    }
+    return decodeSqlite(field, raw);
   },
 
   contains(column: Expression<unknown>, value: string) {
