@@ -6,6 +6,7 @@ import { foldIdentifier } from '../schema/identifier-case.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { isPlainObject } from './merge-patch.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /**
  * `restore`: a record as an export wrote it (bulk import of a whole database): like create, but
@@ -77,7 +78,7 @@ export class RecordValidator {
    *
    * @throws ValidationError listing every problem.
    */
-  validate(resource: ResourceModel, kind: WriteKind, body: unknown, pathId?: number, options: ValidateOptions = {}): StoredRecord {
+  validate(resource: ResourceModel, kind: WriteKind, body: unknown, pathId?: RecordId, options: ValidateOptions = {}): StoredRecord {
     if (!isPlainObject(body)) {
       throw new ValidationError('The request body must be a JSON object.', { errors: [{ pointer: '', detail: 'must be a JSON object' }] });
     }

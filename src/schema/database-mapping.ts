@@ -104,6 +104,7 @@ export function compileMapping(definition: SchemaDefinition, resources: Readonly
       if (field.generated !== undefined) generated.set(fieldName, field.generated);
     }
     mapped.set(name, {
+      ...(definition.database?.schema === undefined ? {} : { schema: definition.database.schema }),
       table,
       key: Object.freeze([...key]),
       readOnly,
