@@ -4,6 +4,7 @@ import type { StoredEvent } from '../store/event-store.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { FileStorage } from './file-storage.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /**
  * What the core knows of file values (docs/files.md#the-value-of-a-file-field): the row stores the
@@ -72,7 +73,7 @@ export function fileFieldsOf(resource: ResourceModel): FieldModel[] {
  * `url` names the row and field (and, in a `multiple` field, the file's key); a single field
  * holds its one file, a `multiple` one the list.
  */
-export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<FieldModel, readonly FileValue[]>, id: number): Record<string, FileValue | FileValue[]> {
+export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<FieldModel, readonly FileValue[]>, id: RecordId): Record<string, FileValue | FileValue[]> {
   const values: Record<string, FileValue | FileValue[]> = {};
   for (const [field, list] of files) {
     const located = list.map((file) => ({ ...file, url: `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${keyOf(file) ?? ''}` : ''}` }));

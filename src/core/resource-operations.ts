@@ -6,7 +6,7 @@ import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
-import { laterThan } from './later-than.js';
+import { createStamps, updateStamp } from './record-stamps.js';
 import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { aggregateGroups, tooManyGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
@@ -24,6 +24,7 @@ import { assertAggregateUsable, assertSortUsable, hiddenFieldError, shownRecords
 import { withoutHiddenFields } from './access-rules/field-access.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 import { recordId, type RecordId } from '../schema/record-key.js';
+import { relationJoin } from '../schema/relation-keys.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
 const NO_INCLUDE: readonly string[] = Object.freeze([]);
@@ -214,14 +215,14 @@ export class ResourceOperations {
     const chosenId = values.id as number | undefined;
     const checked = rulesOf(resource).rows.create !== undefined || fieldChecks.length > 0;
     if (options.beforeCommit === undefined && fileValues === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
-      const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
+      const created = this.#writes.createAlone(resource, { ...values, ...createStamps(resource, now) });
       if (created !== undefined) return rulesOf(resource).fieldRead.size === 0 ? created : created.then((record) => this.#shown(ctx, resource, record));
     }
     return this.#writtenRow(ctx, resource, async (tx, emit) => {
       // The parent row first, then the table: the order a cascading delete takes them in.
       await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
-      const inserted = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      const inserted = await this.#store.insert(tx, resource, { ...values, ...createStamps(resource, now) });
       // Files of a multipart create: their values (urls) name the new id, set in the same transaction.
       const record = fileValues === undefined ? inserted : ((await this.#store.update(tx, resource, recordId(resource, inserted) as RecordId, fileValues(inserted))) ?? inserted);
       // The create rule and field write rules decide on the row as stored (its id, defaults): refused, nothing is written.
@@ -247,7 +248,7 @@ export class ResourceOperations {
         // Uploaded files (a multipart PUT, a GraphQL replace) are part of the record it creates.
         const files = options.fileValues?.({});
         const fieldChecks = createFieldChecks(ctx.principal, resource, files === undefined || !isPlainObject(body) ? body : { ...body, ...files });
-        const created = await this.#store.insert(tx, resource, { ...whole, ...files, id, createdAt: now, updatedAt: now });
+        const created = await this.#store.insert(tx, resource, { ...whole, ...files, id, ...createStamps(resource, now) });
         enforcePresetsOnCreate(ctx.principal, resource, created);
         enforceRule(ctx.principal, resource, 'create', created);
         enforceFieldChecks(resource, fieldChecks, created);
@@ -261,7 +262,7 @@ export class ResourceOperations {
       const changed = changedFields(current, written);
       enforceFieldChanges(ctx.principal, resource, changed, current, 'before');
       await this.#references.check(tx, resource, written, ctx.principal, current);
-      const record = await this.#store.update(tx, resource, id, { ...written, updatedAt: laterThan(current.updatedAt) });
+      const record = await this.#store.update(tx, resource, id, { ...written, ...updateStamp(resource, current) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
       enforceFieldChanges(ctx.principal, resource, changed, record, 'after');
@@ -293,7 +294,7 @@ export class ResourceOperations {
       const names = Object.keys(changed); // presets and field write access: before and after, as the update rule
       enforceFieldChanges(ctx.principal, resource, names, current, 'before');
       await this.#references.check(tx, resource, changed, ctx.principal);
-      const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
+      const record = await this.#store.update(tx, resource, id, { ...changed, ...updateStamp(resource, current) });
       if (record === undefined) throw notFound(resource, id);
       // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
       enforceRule(ctx.principal, resource, 'update', record, id);
@@ -336,7 +337,9 @@ export class ResourceOperations {
     const parent = await this.#store.findById(resource, id);
     if (parent === undefined || !rowVisible(ctx.principal, resource, parent)) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
-      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: relation.foreignKey, op: 'eq', value: id }] });
+      const join = relationJoin(target, relation);
+      const value = join === undefined || join.referencedKey === 'id' ? id : parent[join.referencedKey];
+      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: join?.foreignKey ?? relation.foreignKey, op: 'eq', value }] });
       return { kind: 'many', target, page };
     }
     // The related row would tell what a foreign key the principal may not read holds.

@@ -105,6 +105,9 @@ export function translateSqliteError(error: unknown): unknown {
       return new ConstraintViolation('notNull', columns, { cause: error });
     case 'SQLITE_CONSTRAINT_CHECK':
       return new ConstraintViolation('check', columns, { cause: error });
+    // ON DELETE RESTRICT (the user's foreign keys, on a mapped database) fails as a trigger.
+    case 'SQLITE_CONSTRAINT_TRIGGER':
+      return error.message === 'FOREIGN KEY constraint failed' ? new ConstraintViolation('foreignKey', columns, { cause: error }) : error;
     default:
       return error;
   }
