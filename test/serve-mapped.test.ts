@@ -50,6 +50,25 @@ function userTables(): string {
   }
 }
 
+/** Rows of restgraph's own tables, read as an operator would (they are not served). */
+async function systemQuery(sql: string): Promise<Record<string, unknown>[]> {
+  if (!onPostgres) {
+    const db = new BetterSqlite3(sqliteFile, { readonly: true });
+    try {
+      return db.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
+
 async function start(file = schemaFile): Promise<{ app: FastifyInstance; logs: Record<string, unknown>[] }> {
   const { logs, logDestination } = captureLogs();
   const app = await buildApp({ schema: file, databaseUrl: url, systemSchema, logDestination, adminToken: TEST_ADMIN_TOKEN });
@@ -197,6 +216,14 @@ describe('serving a mapped database', () => {
     expect((await send(app, { method: 'DELETE', url: `/film_actor/${a0},${f0}` })).statusCode).toBe(204);
     expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f0}` })).statusCode).toBe(404);
     expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}` })).statusCode).toBe(200);
+
+    // The outbox names each record by its key, in its URL form.
+    const events = await systemQuery(`select "type", "recordId" from ${onPostgres ? `"${systemSchema}".` : ''}"_restgraph_events" where "resource" = 'film_actor' order by "id"`);
+    expect(events.map((e) => `${String(e.type)} ${String(e.recordId)}`)).toEqual([
+      ...actors.flatMap((a) => films.map((f) => `film_actor.created ${a},${f}`)),
+      `film_actor.updated ${a1},${f2}`,
+      `film_actor.deleted ${a0},${f0}`,
+    ]);
   });
 
   it('serves a view read-only: lists, no writes', async () => {
@@ -208,10 +235,27 @@ describe('serving a mapped database', () => {
     expect(post.headers.allow).toBe('GET, HEAD, OPTIONS');
   });
 
+  it('answers GraphQL: lists under the plural, one record by its key', async () => {
+    const query = '{ countries { country_code name } country(id: "FR") { name customers { last_name } } filmActors(first: 2) { actor_id film_id } }';
+    const read = await send(app, { method: 'POST', url: '/graphql', payload: { query } });
+    expect(read.statusCode).toBe(200);
+    const data = read.json<{ data: { countries: unknown[]; country: unknown; filmActors: { actor_id: number; film_id: number }[] } }>().data;
+    expect(data.countries).toEqual([{ country_code: 'FR', name: 'France' }]);
+    expect(data.country).toEqual({ name: 'France', customers: [{ last_name: 'Smith' }] });
+    expect(data.filmActors).toHaveLength(2);
+    const [first] = data.filmActors;
+    const one = await send(app, { method: 'POST', url: '/graphql', payload: { query: `{ filmActor(id: "${first?.actor_id},${first?.film_id}") { actor_id film_id } }` } });
+    expect(one.json<{ data: unknown }>().data).toEqual({ filmActor: first });
+    const updated = await send(app, { method: 'POST', url: '/graphql', payload: { query: 'mutation { updateCountry(id: "FR", input: { name: "République française" }) { name } }' } });
+    expect(updated.json<{ data: unknown }>().data).toEqual({ updateCountry: { name: 'République française' } });
+    const missing = await send(app, { method: 'POST', url: '/graphql', payload: { query: '{ filmActor(id: "1") { actor_id } }' } });
+    expect(missing.json<{ errors: { message: string }[] }>().errors[0]?.message).toContain('actor_id, film_id');
+  });
+
   it('changes none of the user tables, from the first start to a start again', async () => {
     await app.close();
     ({ app, logs } = await start());
-    expect((await send(app, { method: 'GET', url: '/country/FR' })).statusCode).toBe(200);
+    expect((await send(app, { method: 'GET', url: '/country/FR' })).json()).toEqual({ country_code: 'FR', name: 'République française' });
     expect(userTables()).toBe(before);
   });
 

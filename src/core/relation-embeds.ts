@@ -53,7 +53,7 @@ export class RelationEmbeds {
       const target = resourceNamed(this.#schema, relation.target);
       const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
       // A composite foreign key of a mapped database is not embedded (yet).
-      const join = relationJoin(relation.kind === 'hasMany' ? target : resource, relation);
+      const join = relationJoin(resource, relation);
       if (join === undefined) continue;
       const { foreignKey, referencedKey } = join;
       if (relation.kind === 'hasMany') {

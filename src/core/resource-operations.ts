@@ -337,7 +337,7 @@ export class ResourceOperations {
     const parent = await this.#store.findById(resource, id);
     if (parent === undefined || !rowVisible(ctx.principal, resource, parent)) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
-      const join = relationJoin(target, relation);
+      const join = relationJoin(resource, relation);
       const value = join === undefined || join.referencedKey === 'id' ? id : parent[join.referencedKey];
       const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: join?.foreignKey ?? relation.foreignKey, op: 'eq', value }] });
       return { kind: 'many', target, page };
