@@ -83,12 +83,13 @@ export class DatabaseNotFoundError extends RestgraphError {
 
 /**
  * A command that would create or migrate tables was given a schema that maps an existing database
- * (docs/existing-database.md): refused before the database is opened, so none of its tables changes.
+ * (docs/existing-database.md): refused before the database is opened, so none of its tables changes
+ * (`restgraph serve` serves such a schema without changing them).
  */
 export class MappedSchemaNotServedError extends RestgraphError {
   readonly code = 'RG_MAPPED_SCHEMA_NOT_SERVED';
   readonly status = 500;
-  readonly title = 'A mapped database cannot be served yet';
+  readonly title = 'A mapped database is not migrated';
 }
 
 export class MigrationFailedError extends RestgraphError {

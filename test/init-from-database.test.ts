@@ -14,7 +14,7 @@ import { TEST_DIALECT, TEST_POSTGRES_URL } from './helpers/test-database.js';
  * `restgraph init --from <database-url>` over the film-rental sample (examples/film-rental), on the
  * suite's database: the schema it writes loads and maps the tables, keys, types and foreign keys as
  * docs/existing-database.md says; the database is byte-for-byte the same after init and after a
- * refused `serve` (pg_dump --schema-only; SQLite: the whole file).
+ * refused `migrate` (pg_dump --schema-only; SQLite: the whole file).
  */
 
 const it = itWithFolder('rg-init-from-db-');
@@ -87,12 +87,12 @@ describe('restgraph init --from <database-url>', () => {
       const schema = loadSchemaFile(output);
       expectMapping(schema);
 
-      // serve refuses it before opening the database: no table of the user's changes.
+      // migrate refuses it before opening the database: no table of the user's changes.
       // On PostgreSQL in the sample's schema, where restgraph would make its own tables.
-      const serveUrl = onPostgres ? `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${pgSchema}`)}` : url;
-      const serve = await runCli(folder, ['serve', output, '-d', serveUrl, '--port', '0']);
-      expect(serve.code).toBe(1);
-      expect(serve.stderr).toContain('[RG_MAPPED_SCHEMA_NOT_SERVED]');
+      const migrateUrl = onPostgres ? `${TEST_POSTGRES_URL}${TEST_POSTGRES_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${pgSchema}`)}` : url;
+      const migrate = await runCli(folder, ['migrate', output, '-d', migrateUrl]);
+      expect(migrate.code).toBe(1);
+      expect(migrate.stderr).toContain('[RG_MAPPED_SCHEMA_NOT_SERVED]');
       expect(snapshot(sqlite?.file)).toBe(before);
     },
     CLI_TEST_TIMEOUT_MS,

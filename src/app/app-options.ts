@@ -63,6 +63,8 @@ export interface RestgraphOptions {
   maxUrlLength?: number;
   /** Apply destructive migrations (dropping fields or resources) at start-up. @default false */
   allowDestructiveMigrations?: boolean;
+  /** PostgreSQL schema of restgraph's own tables when the schema maps an existing database (created on first start). @default 'restgraph' */
+  systemSchema?: string;
   /** Trust X-Forwarded-* headers (behind a proxy or load balancer). @default false */
   trustProxy?: boolean;
   /** A static credential granting `admin` (at least 16 characters). @default none */
@@ -201,6 +203,7 @@ export interface ResolvedOptions {
   maxHeaderBytes: number;
   maxUrlLength: number;
   allowDestructiveMigrations: boolean;
+  systemSchema: string;
   trustProxy: boolean;
   adminToken: string | undefined;
   jwt: JwtOptions | undefined;
@@ -247,6 +250,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   maxHeaderBytes: 16 * 1024, // 16 KiB, Node.js's own default
   maxUrlLength: 8 * 1024, // 8 KiB
   allowDestructiveMigrations: false,
+  systemSchema: 'restgraph',
   trustProxy: false,
   adminToken: undefined,
   jwt: undefined,
@@ -323,6 +327,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     maxHeaderBytes: options.maxHeaderBytes ?? DEFAULT_OPTIONS.maxHeaderBytes,
     maxUrlLength: options.maxUrlLength ?? DEFAULT_OPTIONS.maxUrlLength,
     allowDestructiveMigrations: options.allowDestructiveMigrations ?? DEFAULT_OPTIONS.allowDestructiveMigrations,
+    systemSchema: options.systemSchema ?? DEFAULT_OPTIONS.systemSchema,
     trustProxy: options.trustProxy ?? DEFAULT_OPTIONS.trustProxy,
     adminToken: options.adminToken,
     jwt: options.jwt,

@@ -139,6 +139,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   lifecycle.add(logging.stop);
   const accountEmails = accountSetup === undefined ? undefined : setUpAccountEmails(accountSetup, storage, options, logging.logger, lifecycle);
   logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
+  for (const warning of storage.warnings) logging.logger.warn(warning);
   await checkIdentifierCase(schema, db, logging.logger);
   const authenticator = new Authenticator(storage.apiKeys, {
     ...(options.adminToken === undefined ? {} : { adminToken: options.adminToken }),

@@ -27,6 +27,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   };
   if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') options.databaseUrl = env.DATABASE_URL;
   if (env.RESTGRAPH_SCHEMA !== undefined && env.RESTGRAPH_SCHEMA !== '') options.schema = env.RESTGRAPH_SCHEMA;
+  if (env.RESTGRAPH_SYSTEM_SCHEMA !== undefined && env.RESTGRAPH_SYSTEM_SCHEMA !== '') options.systemSchema = env.RESTGRAPH_SYSTEM_SCHEMA;
   const level = env.LOG_LEVEL;
   if (level !== undefined && level !== '') {
     if (!LOG_LEVELS.includes(level as LogLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);

@@ -4,7 +4,8 @@ import { ApiKeyStore } from '../store/api-key-store.js';
 import { EventStore } from '../store/event-store.js';
 import { IdempotencyStore } from '../store/idempotency-store.js';
 import { migrateToSchema, type MigrationChange } from '../store/migrate.js';
-import { refuseMappedSchema } from '../schema/database-mapping.js';
+import { parseRecordId, type RecordId } from '../schema/record-key.js';
+import { openMappedDatabase } from './mapped-storage.js';
 import { OneTimeTokenStore } from '../store/one-time-token-store.js';
 import { openDatabase } from '../store/open-database.js';
 import { RecordStore } from '../store/record-store.js';
@@ -32,6 +33,8 @@ export interface Storage {
   rateLimits: RateLimits | undefined;
   /** The schema changes this start applied to the database (none when it had the schema already). */
   schemaChanges: MigrationChange[];
+  /** What the start-up check of a mapped database found worth saying (columns it does not serve). */
+  warnings: string[];
 }
 
 /**
@@ -41,16 +44,17 @@ export interface Storage {
  * @throws ConfigError, DestructiveMigrationError, MigrationFailedError
  */
 export async function openStorage(options: ResolvedOptions, schema: SchemaModel, lifecycle: Lifecycle): Promise<Storage> {
-  // Before the database is opened: a mapped database's tables are not restgraph's to migrate.
-  refuseMappedSchema(schema, 'restgraph serve');
   const bounds = options.database;
-  const { db, rules, description } = await openDatabase(options.databaseUrl, {
+  const openOptions = {
     ...(options.onSqlStatement === undefined ? {} : { onStatement: options.onSqlStatement }),
     postgres: { connectMs: bounds.connectTimeoutMs, statementMs: bounds.statementTimeoutMs, idleInTransactionMs: bounds.idleInTransactionTimeoutMs, queryMs: bounds.queryTimeoutMs },
     sqlite: { lockTimeoutMs: bounds.sqliteLockTimeoutMs, synchronous: bounds.sqliteSynchronous },
-  });
+  };
+  // A mapped database's tables are not restgraph's to migrate: checked against the catalog instead.
+  const mapped = schema.mapping === undefined ? undefined : await openMappedDatabase(options.databaseUrl, schema, options.systemSchema, openOptions);
+  const { db, rules, description } = mapped ?? (await openDatabase(options.databaseUrl, openOptions));
   lifecycle.add(() => db.close());
-  const schemaChanges = await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations });
+  const schemaChanges = mapped === undefined ? await migrateToSchema(db, rules, schema, { allowDestructive: options.allowDestructiveMigrations }) : [];
   const rateLimits = await createRateLimits(options.rateLimits, schema, db);
   if (rateLimits !== undefined) lifecycle.add(() => rateLimits.limiter.close());
   return {
@@ -58,12 +62,20 @@ export async function openStorage(options: ResolvedOptions, schema: SchemaModel,
     rules,
     description,
     records: new RecordStore(db, rules, (name) => resourceNamed(schema, name)),
-    events: new EventStore(db),
+    events: new EventStore(db, mapped === undefined ? undefined : (resource, stored) => storedRecordId(schema, resource, stored)),
     idempotency: new IdempotencyStore(db, { ttlMs: options.idempotencyTtlMs, abandonAfterMs: options.idempotencyClaimTimeoutMs }),
     apiKeys: new ApiKeyStore(db),
     webhooks: new WebhookStore(db),
     oneTimeTokens: new OneTimeTokenStore(db),
     rateLimits,
     schemaChanges,
+    warnings: mapped?.warnings ?? [],
   };
+}
+
+/** An event's stored `recordId` as its record's name (a mapped table's key is stored as its text). */
+function storedRecordId(schema: SchemaModel, resource: string, stored: unknown): RecordId {
+  const model = schema.resources.get(resource);
+  if (model === undefined) return Number(stored);
+  return parseRecordId(model, String(stored)) ?? String(stored);
 }

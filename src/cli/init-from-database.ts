@@ -76,7 +76,7 @@ export async function runInitFromDatabase(flags: InitFromDatabaseFlags): Promise
   const resources = Object.keys(mapped.definition.resources);
   process.stdout.write(
     `Wrote ${output}: ${resources.length} resource${resources.length === 1 ? '' : 's'} (${resources.join(', ')}) mapping ${source}.\n` +
-      'Edit it (access rules, descriptions); serving a mapped database is not in this release yet: restgraph serve refuses it without touching the database.\n',
+      'Edit it (access rules, descriptions), then serve it: restgraph serve <schema file> -d <database-url> changes none of its tables.\n',
   );
 }
 

@@ -1,5 +1,6 @@
 import { DestructiveMigrationError } from '../errors.js';
 import { loadSchemaFile } from '../schema/load-schema.js';
+import { refuseMappedSchema } from '../schema/database-mapping.js';
 import { applyMigration, planMigration } from '../store/migrate.js';
 import { openDatabase } from '../store/open-database.js';
 import { destructiveRefusal } from './destructive-advice.js';
@@ -17,6 +18,8 @@ export async function runMigrate(flags: MigrateFlags): Promise<number> {
   const chosen = chooseSchema(flags.schemaFile, process.env);
   const schemaPath = chosen.path;
   const schema = loadSchemaFile(schemaPath);
+  // A mapped database's tables are the user's: refused before the database is opened.
+  refuseMappedSchema(schema, 'restgraph migrate');
   const database = databaseToCreate(flags.databaseUrl, process.env, chosen);
   const { db, rules, description } = await openDatabase(database.url);
   const out = (line: string): boolean => process.stdout.write(`${line}\n`);

@@ -6,6 +6,7 @@ import { readerFilters, visibleRowFilters } from './filter-access.js';
 import type { ListQuery } from './list-query.js';
 import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
+import { keyFields, recordId, type RecordId } from '../schema/record-key.js';
 import { assertAggregateUsable, assertForeignKeyUsable, assertSortUsable, shownRecords } from './access-rules/field-reads.js';
 
 /**
@@ -29,9 +30,9 @@ export class BatchReads {
   async relatedPages(
     ctx: OperationContext,
     relation: RelationModel,
-    parentIds: readonly number[],
+    parentIds: readonly RecordId[],
     query: ListQuery,
-  ): Promise<Map<number, { records: StoredRecord[]; more: boolean }>> {
+  ): Promise<Map<RecordId, { records: StoredRecord[]; more: boolean }>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
@@ -47,9 +48,9 @@ export class BatchReads {
       ...(lower === undefined ? {} : { after: lower }),
       ...(upper === undefined ? {} : { before: upper }),
     });
-    const pages = new Map<number, { records: StoredRecord[]; more: boolean }>();
+    const pages = new Map<RecordId, { records: StoredRecord[]; more: boolean }>();
     for (const id of parentIds) pages.set(id, { records: [], more: false });
-    for (const row of shownRecords(ctx.principal, target, rows)) pages.get(row[relation.foreignKey] as number)?.records.push(row);
+    for (const row of shownRecords(ctx.principal, target, rows)) pages.get(row[relation.foreignKey] as RecordId)?.records.push(row);
     for (const page of pages.values()) {
       page.more = page.records.length > query.limit;
       if (page.more) page.records.length = query.limit;
@@ -59,7 +60,7 @@ export class BatchReads {
   }
 
   /** How many rows of a hasMany relation each parent has, under the filters: one grouped query. */
-  async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], filters: ListQuery['filters']): Promise<Map<number, number>> {
+  async relatedCounts(ctx: OperationContext, relation: RelationModel, parentIds: readonly RecordId[], filters: ListQuery['filters']): Promise<Map<RecordId, number>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
@@ -71,7 +72,7 @@ export class BatchReads {
    * foreign key): per parent id, its groups; without groupBy the one group, also over no rows
    * (count 0, sums null). The parents must be rows the principal may read.
    */
-  async relatedAggregates(ctx: OperationContext, relation: RelationModel, parentIds: readonly number[], query: AggregateQuery): Promise<Map<number, AggregateGroup[]>> {
+  async relatedAggregates(ctx: OperationContext, relation: RelationModel, parentIds: readonly RecordId[], query: AggregateQuery): Promise<Map<RecordId, AggregateGroup[]>> {
     const target = resourceNamed(this.#schema, relation.target);
     authorize(ctx.principal, target, 'read');
     assertForeignKeyUsable(ctx.principal, target, relation.foreignKey);
@@ -83,15 +84,17 @@ export class BatchReads {
   }
 
   /** The rows with these ids that the principal may read, by id (one query). */
-  async getMany(ctx: OperationContext, resource: ResourceModel, ids: readonly number[]): Promise<Map<number, StoredRecord>> {
+  async getMany(ctx: OperationContext, resource: ResourceModel, ids: readonly RecordId[]): Promise<Map<RecordId, StoredRecord>> {
     authorize(ctx.principal, resource, 'read');
     const keys = [...new Set(ids)];
     if (keys.length === 0) return new Map();
+    const [key] = keyFields(resource);
+    if (key === undefined || keyFields(resource).length > 1) throw new Error(`getMany: ${resource.name} has no single-field key`);
     const rows = await this.#store.list(resource, {
-      filters: [{ field: 'id', op: 'in', value: keys }, ...visibleRowFilters(ctx.principal, resource, 'read')],
-      sort: [{ field: 'id', direction: 'asc' }],
+      filters: [{ field: key, op: 'in', value: keys }, ...visibleRowFilters(ctx.principal, resource, 'read')],
+      sort: [{ field: key, direction: 'asc' }],
       limit: keys.length,
     });
-    return new Map(shownRecords(ctx.principal, resource, rows).map((row) => [row.id as number, row]));
+    return new Map(shownRecords(ctx.principal, resource, rows).map((row) => [recordId(resource, row) as RecordId, row]));
   }
 }

@@ -1,5 +1,6 @@
 import type { StoredEvent } from '../store/event-store.js';
 import type { Principal } from './principal.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /** One consumer of the event stream: an SSE response, a GraphQL subscription, a webhook feeder. */
 export interface EventSubscriber {
@@ -8,7 +9,7 @@ export interface EventSubscriber {
   /** Only these event types (`user.created`); all when absent. */
   types?: ReadonlySet<string>;
   /** Only the events of this record (by id); of every record when absent. */
-  recordId?: number;
+  recordId?: RecordId;
   /** How many clients it passes the events on to (a GraphQL subscription group's members). @default 1 */
   listeners?: () => number;
   /**

@@ -56,7 +56,8 @@ export class EventedWrites {
    * own, answered once that transaction has committed.
    */
   createAlone(resource: ResourceModel, values: StoredRecord): Promise<StoredRecord> | undefined {
-    if (this.#events.combinesWrites) return this.#createInOneStatement(resource, values);
+    // The combined statement names the event's record by `id`: a mapped table's key goes the other way.
+    if (this.#events.combinesWrites) return resource.mapping === undefined ? this.#createInOneStatement(resource, values) : undefined;
     if (this.#transactionShared !== undefined) return this.#createShared(this.#transactionShared, resource, values);
     return undefined;
   }

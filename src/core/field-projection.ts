@@ -2,6 +2,7 @@ import type { ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { ListQuery } from './list-query.js';
 import { fieldsRulesTest } from './access-rules/field-reads.js';
+import { keyFields } from '../schema/record-key.js';
 
 /**
  * `fields=`: the columns a list reads to answer with only these fields: them, `id`, the sort keys
@@ -9,7 +10,7 @@ import { fieldsRulesTest } from './access-rules/field-reads.js';
  * rules test (to decide whether the principal sees them on each row).
  */
 export function neededColumns(resource: ResourceModel, query: ListQuery): string[] {
-  const needed = new Set<string>(['id', ...(query.fields ?? []), ...query.sort.map((k) => k.field)]);
+  const needed = new Set<string>([...keyFields(resource), ...(query.fields ?? []), ...query.sort.map((k) => k.field)]);
   for (const name of query.include) {
     const relation = resource.relations.get(name);
     if (relation?.kind === 'belongsTo') needed.add(relation.foreignKey);

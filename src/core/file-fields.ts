@@ -4,6 +4,7 @@ import type { StoredEvent } from '../store/event-store.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { FileStorage } from './file-storage.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /**
  * What the core knows of file values (docs/files.md#the-value-of-a-file-field): the row stores the
@@ -77,7 +78,7 @@ export function hasFileFields(schema: SchemaModel): boolean {
  * `url` names the row and field (and, in a `multiple` field, the file's key); a single field
  * holds its one file, a `multiple` one the list.
  */
-export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<FieldModel, readonly FileValue[]>, id: number): Record<string, FileValue | FileValue[]> {
+export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<FieldModel, readonly FileValue[]>, id: RecordId): Record<string, FileValue | FileValue[]> {
   const values: Record<string, FileValue | FileValue[]> = {};
   for (const [field, list] of files) {
     const located = list.map((file) => ({ ...file, url: fileUrl(resource, field, id, keyOf(file) ?? '') }));
@@ -87,7 +88,7 @@ export function locatedFileValues(resource: ResourceModel, files: ReadonlyMap<Fi
 }
 
 /** Where a file is downloaded from: its row's field (`/users/7/avatar`), and in a `multiple` field its key too. */
-export function fileUrl(resource: ResourceModel, field: FieldModel, id: number, key: string): string {
+export function fileUrl(resource: ResourceModel, field: FieldModel, id: RecordId, key: string): string {
   return `/${resource.name}/${id}/${field.name}${field.multiple === true ? `/${key}` : ''}`;
 }
 

@@ -5,6 +5,7 @@ import { OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 import { DEFAULT_FILTER_LIMITS, readFilterExpression, type FilterLimits, type FilterResources } from './filter-expression/filter-parser.js';
 import { decodeCursor, truncate } from './list-cursors.js';
 import { parseSearch } from './text-search.js';
+import { keyFields } from '../schema/record-key.js';
 
 export { isCalendarDate, OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 export { decodeCursor, encodeCursor, type DecodedCursor } from './list-cursors.js';
@@ -143,7 +144,7 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   }
 
   if (search !== undefined) addSearch(query, search, raw.sort === undefined);
-  if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
+  for (const name of keyFields(resource)) if (!query.sort.some((k) => k.field === name)) query.sort.push({ field: name, direction: 'asc' });
   if (cursor !== undefined && query.relevance !== undefined) {
     problems.push({ parameter: 'after', detail: 'search results in order of relevance page with offset (the Link header rel="next" says where); give sort to page them with cursors' });
   } else if (cursor !== undefined) {
@@ -310,7 +311,7 @@ export function structuredListQuery(resource: ResourceModel, input: StructuredLi
     const search = parseSearch(resource, input.search, 'search', problems);
     if (search !== undefined) addSearch(query, search, query.sort.length === 0);
   }
-  if (!query.sort.some((k) => k.field === 'id')) query.sort.push({ field: 'id', direction: 'asc' });
+  for (const name of keyFields(resource)) if (!query.sort.some((k) => k.field === name)) query.sort.push({ field: name, direction: 'asc' });
   const { first, last } = input;
   if (first !== undefined && first !== null && last !== undefined && last !== null) {
     problems.push({ parameter: 'last', detail: 'cannot be combined with first; page forward with first/after or backward with last/before' });

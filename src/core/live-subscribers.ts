@@ -1,11 +1,12 @@
 import type { EventSubscriber } from './event-subscriber.js';
+import type { RecordId } from '../schema/record-key.js';
 
 const ALL_TYPES = '*';
 
 /** The live subscribers of one event type (or of every type): of every record, and by record id. */
 interface TypeIndex<E> {
   any: Set<E>;
-  byRecord: Map<number, Set<E>>;
+  byRecord: Map<RecordId, Set<E>>;
 }
 
 /**
@@ -55,7 +56,7 @@ export class LiveSubscribers<E extends { readonly subscriber: EventSubscriber }>
    * those of every type; of each, those of every record, then those of this one. (Subscribers may
    * leave while this is walked: a set's iteration skips those deleted.)
    */
-  *of(type: string, recordId: number): Generator<E> {
+  *of(type: string, recordId: RecordId): Generator<E> {
     for (const key of [type, ALL_TYPES]) {
       const index = this.#byType.get(key);
       if (index === undefined) continue;

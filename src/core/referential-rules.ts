@@ -8,6 +8,7 @@ import { laterThan } from './later-than.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { rowVisible, visibleRowFilters } from './filter-access.js';
 import type { Principal } from './principal.js';
+import type { RecordId } from '../schema/record-key.js';
 
 interface Reference {
   resource: ResourceModel;
@@ -64,14 +65,14 @@ export class ReferentialRules {
     if (problems.length > 0) throw new ValidationError('A referenced row does not exist.', { errors: problems });
   }
 
-  async #readable(tx: SqlExecutor, target: ResourceModel, id: number, principal: Principal | undefined): Promise<boolean> {
+  async #readable(tx: SqlExecutor, target: ResourceModel, id: RecordId, principal: Principal | undefined): Promise<boolean> {
     if (principal === undefined || visibleRowFilters(principal, target, 'read').length === 0) return true;
     const row = await this.#store.findById(target, id, tx);
     return row !== undefined && rowVisible(principal, target, row);
   }
 
   /** Deletes a row and applies the onDelete rules. @throws ReferenceConflictError (restrict) */
-  async deleteCascading(tx: SqlExecutor, emit: (event: NewEvent) => void, resource: ResourceModel, id: number, visiting = new Set<string>()): Promise<void> {
+  async deleteCascading(tx: SqlExecutor, emit: (event: NewEvent) => void, resource: ResourceModel, id: RecordId, visiting = new Set<string>()): Promise<void> {
     const self = `${resource.name}/${id}`;
     if (visiting.has(self)) return;
     visiting.add(self);
@@ -105,7 +106,7 @@ export class ReferentialRules {
     await this.#store.delete(tx, resource, id);
   }
 
-  async #rowsWhere(tx: SqlExecutor, resource: ResourceModel, field: string, key: number): Promise<StoredRecord[]> {
+  async #rowsWhere(tx: SqlExecutor, resource: ResourceModel, field: string, key: RecordId): Promise<StoredRecord[]> {
     const rows: StoredRecord[] = [];
     for (const id of await this.#store.idsWhere(tx, resource, field, key)) {
       const row = await this.#store.findById(resource, id, tx, { forUpdate: true });

@@ -5,6 +5,8 @@ import { authorize } from './access-policy.js';
 import { assertForeignKeyUsable, shownRecords } from './access-rules/field-reads.js';
 import { visibleRowFilters } from './filter-access.js';
 import type { OperationContext } from './principal.js';
+import { keyFields } from '../schema/record-key.js';
+import { relationJoin } from '../schema/relation-keys.js';
 
 /**
  * `include`: related rows embedded in the rows of a read, one query per relation whatever the
@@ -50,27 +52,31 @@ export class RelationEmbeds {
       if (relation === undefined) continue;
       const target = resourceNamed(this.#schema, relation.target);
       const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
+      // A composite foreign key of a mapped database is not embedded (yet).
+      const join = relationJoin(resource, relation);
+      if (join === undefined) continue;
+      const { foreignKey, referencedKey } = join;
       if (relation.kind === 'hasMany') {
-        const parentIds = records.map((r) => r.id as number);
-        const children = await this.#store.listByKeys(target, relation.foreignKey, parentIds, {
-          sort: [{ field: 'id', direction: 'asc' }],
+        const parentIds = records.map((r) => r[referencedKey] as number);
+        const children = await this.#store.listByKeys(target, foreignKey, parentIds, {
+          sort: keyFields(target).map((field) => ({ field, direction: 'asc' as const })),
           perKeyLimit: this.#maxEmbedded,
           filters,
         });
         const byParent = new Map<unknown, StoredRecord[]>();
         for (const child of shownRecords(ctx.principal, target, children)) {
-          const list = byParent.get(child[relation.foreignKey]) ?? [];
+          const list = byParent.get(child[foreignKey]) ?? [];
           list.push(child);
-          byParent.set(child[relation.foreignKey], list);
+          byParent.set(child[foreignKey], list);
         }
-        for (const record of records) record[name] = byParent.get(record.id) ?? [];
+        for (const record of records) record[name] = byParent.get(record[referencedKey]) ?? [];
       } else {
-        const keys = [...new Set(records.map((r) => r[relation.foreignKey]).filter((k): k is number => typeof k === 'number'))];
-        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: 'id', op: 'in', value: keys }, ...filters], sort: [{ field: 'id', direction: 'asc' }], limit: keys.length });
-        const byId = new Map(shownRecords(ctx.principal, target, parents).map((p) => [p.id, p]));
+        const keys = [...new Set(records.map((r) => r[foreignKey]).filter((k): k is number | string => typeof k === 'number' || typeof k === 'string'))];
+        const parents = keys.length === 0 ? [] : await this.#store.list(target, { filters: [{ field: referencedKey, op: 'in', value: keys }, ...filters], sort: [{ field: referencedKey, direction: 'asc' }], limit: keys.length });
+        const byId = new Map(shownRecords(ctx.principal, target, parents).map((p) => [p[referencedKey], p]));
         for (const record of records) {
           // A foreign key hidden on this record hides what it points to as well.
-          if (relation.foreignKey in record) record[name] = byId.get(record[relation.foreignKey]) ?? null;
+          if (foreignKey in record) record[name] = byId.get(record[foreignKey]) ?? null;
         }
       }
     }

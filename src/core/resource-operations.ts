@@ -6,7 +6,7 @@ import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
 import { changedFrom, eventOf } from './change-events.js';
 import { ReferentialRules } from './referential-rules.js';
-import { laterThan } from './later-than.js';
+import { createStamps, updateStamp } from './record-stamps.js';
 import { BatchReads } from './batch-reads.js';
 import { encodeCursor, type ListQuery } from './list-query.js';
 import { aggregateGroups, tooManyGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
@@ -23,6 +23,8 @@ import { RelationEmbeds } from './relation-embeds.js';
 import { assertAggregateUsable, assertSortUsable, hiddenFieldError, shownRecords } from './access-rules/field-reads.js';
 import { withoutHiddenFields } from './access-rules/field-access.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
+import { recordId, type RecordId } from '../schema/record-key.js';
+import { relationJoin } from '../schema/relation-keys.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
 const NO_INCLUDE: readonly string[] = Object.freeze([]);
@@ -167,14 +169,14 @@ export class ResourceOperations {
    * nothing is embedded (SQLite's get-by-id, the hottest read), else later. Errors are thrown, or
    * rejected when the result comes later. @throws NotFoundError, ForbiddenError
    */
-  get(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[] = NO_INCLUDE): PromiseOrValue<StoredRecord> {
+  get(ctx: OperationContext, resource: ResourceModel, id: RecordId, include: readonly string[] = NO_INCLUDE): PromiseOrValue<StoredRecord> {
     authorize(ctx.principal, resource, 'read');
     if (include.length > 0) return this.#getEmbedding(ctx, resource, id, include);
     const found = this.#store.findById(resource, id);
     return isPromise(found) ? found.then((record) => this.#visible(ctx, resource, id, record)) : this.#visible(ctx, resource, id, found);
   }
 
-  async #getEmbedding(ctx: OperationContext, resource: ResourceModel, id: number, include: readonly string[]): Promise<StoredRecord> {
+  async #getEmbedding(ctx: OperationContext, resource: ResourceModel, id: RecordId, include: readonly string[]): Promise<StoredRecord> {
     this.#embeds.authorize(ctx, resource, include);
     const record = this.#visible(ctx, resource, id, await this.#store.findById(resource, id));
     await this.#embeds.embed(ctx, resource, [record], include);
@@ -182,18 +184,18 @@ export class ResourceOperations {
   }
 
   /** The row as the principal may see it, when there is one and the rules let it see it. @throws NotFoundError */
-  #visible(ctx: OperationContext, resource: ResourceModel, id: number, record: StoredRecord | undefined): StoredRecord {
+  #visible(ctx: OperationContext, resource: ResourceModel, id: RecordId, record: StoredRecord | undefined): StoredRecord {
     if (record === undefined || !rowVisible(ctx.principal, resource, record)) throw notFound(resource, id);
     return withoutHiddenFields(ctx.principal, resource, record);
   }
 
   /** Checks a body as create, replace or update would (access and validation), writing nothing. @throws ForbiddenError, ValidationError */
-  check(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number, options: ValidateOptions = {}): void {
+  check(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: RecordId, options: ValidateOptions = {}): void {
     this.#validated(ctx, resource, kind, body, id, options);
   }
 
   /** The values a write stores, once the principal may write and the body is valid. @throws ForbiddenError, ValidationError */
-  #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: number, options?: ValidateOptions): StoredRecord {
+  #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: RecordId, options?: ValidateOptions): StoredRecord {
     authorize(ctx.principal, resource, kind === 'create' ? 'create' : 'update');
     if (kind === 'create') createFieldChecks(ctx.principal, resource, body);
     const filled = withPresets(ctx.principal, resource, body, kind);
@@ -213,16 +215,16 @@ export class ResourceOperations {
     const chosenId = values.id as number | undefined;
     const checked = rulesOf(resource).rows.create !== undefined || fieldChecks.length > 0;
     if (options.beforeCommit === undefined && fileValues === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
-      const created = this.#writes.createAlone(resource, { ...values, createdAt: now, updatedAt: now });
+      const created = this.#writes.createAlone(resource, { ...values, ...createStamps(resource, now) });
       if (created !== undefined) return rulesOf(resource).fieldRead.size === 0 ? created : created.then((record) => this.#shown(ctx, resource, record));
     }
     return this.#writtenRow(ctx, resource, async (tx, emit) => {
       // The parent row first, then the table: the order a cascading delete takes them in.
       await this.#references.check(tx, resource, values, ctx.principal);
       if (chosenId !== undefined) await this.#claimId(tx, resource, chosenId);
-      const inserted = await this.#store.insert(tx, resource, { ...values, createdAt: now, updatedAt: now });
+      const inserted = await this.#store.insert(tx, resource, { ...values, ...createStamps(resource, now) });
       // Files of a multipart create: their values (urls) name the new id, set in the same transaction.
-      const record = fileValues === undefined ? inserted : ((await this.#store.update(tx, resource, inserted.id as number, fileValues(inserted))) ?? inserted);
+      const record = fileValues === undefined ? inserted : ((await this.#store.update(tx, resource, recordId(resource, inserted) as RecordId, fileValues(inserted))) ?? inserted);
       // The create rule and field write rules decide on the row as stored (its id, defaults): refused, nothing is written.
       if (checked) enforceRule(ctx.principal, resource, 'create', record);
       enforceFieldChecks(resource, fieldChecks, record);
@@ -233,7 +235,7 @@ export class ResourceOperations {
   }
 
   /** Replaces every writable field of a row (PUT). @throws NotFoundError, ValidationError, UniqueConflictError */
-  async replace(ctx: OperationContext, resource: ResourceModel, id: number, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+  async replace(ctx: OperationContext, resource: ResourceModel, id: RecordId, body: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const validated = this.#validated(ctx, resource, 'replace', body, id);
     const presets = presetsLeftOut(resource, body); // kept as stored, as fields another API version lacks (keep)
     const whole = without(validated, options.keep?.filter((name) => !presets.includes(name)));
@@ -246,7 +248,7 @@ export class ResourceOperations {
         // Uploaded files (a multipart PUT, a GraphQL replace) are part of the record it creates.
         const files = options.fileValues?.({});
         const fieldChecks = createFieldChecks(ctx.principal, resource, files === undefined || !isPlainObject(body) ? body : { ...body, ...files });
-        const created = await this.#store.insert(tx, resource, { ...whole, ...files, id, createdAt: now, updatedAt: now });
+        const created = await this.#store.insert(tx, resource, { ...whole, ...files, id, ...createStamps(resource, now) });
         enforcePresetsOnCreate(ctx.principal, resource, created);
         enforceRule(ctx.principal, resource, 'create', created);
         enforceFieldChecks(resource, fieldChecks, created);
@@ -260,7 +262,7 @@ export class ResourceOperations {
       const changed = changedFields(current, written);
       enforceFieldChanges(ctx.principal, resource, changed, current, 'before');
       await this.#references.check(tx, resource, written, ctx.principal, current);
-      const record = await this.#store.update(tx, resource, id, { ...written, updatedAt: laterThan(current.updatedAt) });
+      const record = await this.#store.update(tx, resource, id, { ...written, ...updateStamp(resource, current) });
       if (record === undefined) throw notFound(resource, id);
       enforceRule(ctx.principal, resource, 'update', record, id);
       enforceFieldChanges(ctx.principal, resource, changed, record, 'after');
@@ -271,7 +273,7 @@ export class ResourceOperations {
   }
 
   /** Changes only the fields given, as a JSON Merge Patch (RFC 7396). @throws NotFoundError, ValidationError, UniqueConflictError */
-  async update(ctx: OperationContext, resource: ResourceModel, id: number, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
+  async update(ctx: OperationContext, resource: ResourceModel, id: RecordId, patch: unknown, options: WriteOptions = {}): Promise<StoredRecord> {
     const validated = this.#validated(ctx, resource, 'update', patch, id);
     return this.#writtenRow(ctx, resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'update');
@@ -292,7 +294,7 @@ export class ResourceOperations {
       const names = Object.keys(changed); // presets and field write access: before and after, as the update rule
       enforceFieldChanges(ctx.principal, resource, names, current, 'before');
       await this.#references.check(tx, resource, changed, ctx.principal);
-      const record = await this.#store.update(tx, resource, id, { ...changed, updatedAt: laterThan(current.updatedAt) });
+      const record = await this.#store.update(tx, resource, id, { ...changed, ...updateStamp(resource, current) });
       if (record === undefined) throw notFound(resource, id);
       // The update rule holds before (#currentForWrite) and after: no row is moved out of its reach.
       enforceRule(ctx.principal, resource, 'update', record, id);
@@ -307,7 +309,7 @@ export class ResourceOperations {
    * Deletes a row, applying each reference's onDelete rule: restrict refuses (409), setNull clears
    * the referencing field, cascade deletes the referencing rows (and theirs) in the same transaction.
    */
-  async delete(ctx: OperationContext, resource: ResourceModel, id: number, options: WriteOptions = {}): Promise<void> {
+  async delete(ctx: OperationContext, resource: ResourceModel, id: RecordId, options: WriteOptions = {}): Promise<void> {
     authorize(ctx.principal, resource, 'delete');
     await this.#writes.run(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'delete');
@@ -325,7 +327,7 @@ export class ResourceOperations {
   async related(
     ctx: OperationContext,
     resource: ResourceModel,
-    id: number,
+    id: RecordId,
     relation: RelationModel,
     query: ListQuery,
   ): Promise<{ kind: 'many'; target: ResourceModel; page: ListResult } | { kind: 'one'; target: ResourceModel; record: StoredRecord }> {
@@ -335,13 +337,15 @@ export class ResourceOperations {
     const parent = await this.#store.findById(resource, id);
     if (parent === undefined || !rowVisible(ctx.principal, resource, parent)) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
-      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: relation.foreignKey, op: 'eq', value: id }] });
+      const join = relationJoin(resource, relation);
+      const value = join === undefined || join.referencedKey === 'id' ? id : parent[join.referencedKey];
+      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: join?.foreignKey ?? relation.foreignKey, op: 'eq', value }] });
       return { kind: 'many', target, page };
     }
     // The related row would tell what a foreign key the principal may not read holds.
     if (!(relation.foreignKey in this.#shown(ctx, resource, parent))) throw hiddenFieldError(resource, relation.foreignKey);
     const key = parent[relation.foreignKey];
-    if (typeof key !== 'number') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
+    if (typeof key !== 'number' && typeof key !== 'string') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
     return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
   }
 
@@ -369,7 +373,7 @@ export class ResourceOperations {
    * The row a write applies to, as the principal may see it: 404 when it does not exist or is
    * not visible, 403 when visible (public reads) but owned by someone else.
    */
-  async #currentForWrite(ctx: OperationContext, resource: ResourceModel, id: number, tx: SqlExecutor, operation: 'update' | 'delete'): Promise<StoredRecord> {
+  async #currentForWrite(ctx: OperationContext, resource: ResourceModel, id: RecordId, tx: SqlExecutor, operation: 'update' | 'delete'): Promise<StoredRecord> {
     const current = await this.#store.findById(resource, id, tx, { forUpdate: true });
     if (current === undefined || !rowVisible(ctx.principal, resource, current)) throw notFound(resource, id);
     if (!rowPasses(current, ownerWriteFilter(ctx.principal, resource))) {
@@ -380,7 +384,7 @@ export class ResourceOperations {
   }
 }
 
-function notFound(resource: ResourceModel, id: number): NotFoundError {
+function notFound(resource: ResourceModel, id: RecordId): NotFoundError {
   return new NotFoundError(`There is no ${resource.singular} with id ${id}.`);
 }
 

@@ -1,4 +1,5 @@
 import { ValidationError } from '../errors.js';
+import type { RecordId } from '../schema/record-key.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import { enforceFieldChanges } from './access-rules/write-access.js';
 import type { OperationContext } from './principal.js';
@@ -9,7 +10,7 @@ import type { ResourceOperations } from './resource-operations.js';
 export interface UploadWrite {
   kind: 'create' | 'update';
   /** The row it writes (none for a create). */
-  id: number | undefined;
+  id: RecordId | undefined;
   /**
    * Whether the row is read first, so a row not there or not readable is a 404 before a byte is
    * stored; not for a write that may create its row (a singleton's replace). @default id !== undefined

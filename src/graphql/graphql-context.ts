@@ -11,6 +11,7 @@ import type { RelationModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import type { ConnectionQueue } from './queued-bytes.js';
 import type { SharedMessage } from './shared-message.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /** What every resolver of one GraphQL request gets. */
 export interface GraphqlContext extends Record<PropertyKey, unknown> {
@@ -45,7 +46,7 @@ const MAX_BATCH = 500;
 export class RequestLoaders {
   readonly #operations: ResourceOperations;
   readonly #ctx: OperationContext;
-  readonly #loaders = new Map<string, DataLoader<number, unknown>>();
+  readonly #loaders = new Map<string, DataLoader<RecordId, unknown>>();
 
   readonly #cache: boolean;
 
@@ -60,7 +61,7 @@ export class RequestLoaders {
   }
 
   /** Rows of `resource` by id, as the principal may see them (undefined when not visible). */
-  byId(resource: ResourceModel): DataLoader<number, StoredRecord | undefined> {
+  byId(resource: ResourceModel): DataLoader<RecordId, StoredRecord | undefined> {
     return this.#loader(`id|${resource.name}`, async (ids) => {
       const found = await this.#operations.batch.getMany(this.#ctx, resource, ids);
       return ids.map((id) => found.get(id));
@@ -68,7 +69,7 @@ export class RequestLoaders {
   }
 
   /** A page of a hasMany relation per parent id, for one set of list arguments. */
-  relatedPage(relation: RelationModel, query: ListQuery): DataLoader<number, Page> {
+  relatedPage(relation: RelationModel, query: ListQuery): DataLoader<RecordId, Page> {
     return this.#loader(`page|${relation.target}|${relation.foreignKey}|${queryKey(query)}`, async (ids) => {
       const pages = await this.#operations.batch.relatedPages(this.#ctx, relation, ids, query);
       return ids.map((id) => pages.get(id) ?? { records: [], more: false });
@@ -76,7 +77,7 @@ export class RequestLoaders {
   }
 
   /** The number of related rows per parent id under the filters. */
-  relatedCount(relation: RelationModel, filters: ListQuery['filters']): DataLoader<number, number> {
+  relatedCount(relation: RelationModel, filters: ListQuery['filters']): DataLoader<RecordId, number> {
     return this.#loader(`count|${relation.target}|${relation.foreignKey}|${JSON.stringify(filters)}`, async (ids) => {
       const counts = await this.#operations.batch.relatedCounts(this.#ctx, relation, ids, filters);
       return ids.map((id) => counts.get(id) ?? 0);
@@ -84,17 +85,17 @@ export class RequestLoaders {
   }
 
   /** The aggregate of a hasMany relation per parent id (its groups), for one set of arguments and selected functions. */
-  relatedAggregate(relation: RelationModel, query: AggregateQuery): DataLoader<number, AggregateGroup[]> {
+  relatedAggregate(relation: RelationModel, query: AggregateQuery): DataLoader<RecordId, AggregateGroup[]> {
     return this.#loader(`aggregate|${relation.target}|${relation.foreignKey}|${JSON.stringify(query)}`, async (ids) => {
       const groups = await this.#operations.batch.relatedAggregates(this.#ctx, relation, ids, query);
       return ids.map((id) => groups.get(id) ?? []);
     });
   }
 
-  #loader<V>(key: string, batch: (ids: readonly number[]) => Promise<V[]>): DataLoader<number, V> {
-    let loader = this.#loaders.get(key) as DataLoader<number, V> | undefined;
+  #loader<V>(key: string, batch: (ids: readonly RecordId[]) => Promise<V[]>): DataLoader<RecordId, V> {
+    let loader = this.#loaders.get(key) as DataLoader<RecordId, V> | undefined;
     if (loader === undefined) {
-      loader = new DataLoader<number, V>(batch, { maxBatchSize: MAX_BATCH, cache: this.#cache });
+      loader = new DataLoader<RecordId, V>(batch, { maxBatchSize: MAX_BATCH, cache: this.#cache });
       this.#loaders.set(key, loader);
     }
     return loader;

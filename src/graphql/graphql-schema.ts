@@ -34,6 +34,8 @@ import { FieldTypes } from './field-types.js';
 import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from './where-input.js';
 import { restrictedFieldResolver } from './field-reads.js';
 import { hiddenFieldError, readRestricted } from '../core/access-rules/field-reads.js';
+import type { RecordId } from '../schema/record-key.js';
+import { relationJoin } from '../schema/relation-keys.js';
 
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
@@ -262,7 +264,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
         extensions,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
           const query = listQueryOf(target, listArgsGiven, relationPageSize);
-          return (await ctx.loaders.relatedPage(relation, query).load(parent.id as number)).records;
+          return (await ctx.loaders.relatedPage(relation, query).load(parentKeyOf(resource, relation, parent))).records;
         },
       },
       [`${relation.name}Connection`]: {
@@ -272,9 +274,9 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
         extensions,
         resolve: async (parent, listArgsGiven: ListArgs, ctx) => {
           const query = listQueryOf(target, listArgsGiven, relationPageSize);
-          const page = await ctx.loaders.relatedPage(relation, query).load(parent.id as number);
+          const page = await ctx.loaders.relatedPage(relation, query).load(parentKeyOf(resource, relation, parent));
           return connectionOf(ctx, target, query, page.records, page.more, () =>
-            ctx.loaders.relatedCount(relation, query.filters).load(parent.id as number),
+            ctx.loaders.relatedCount(relation, query.filters).load(parentKeyOf(resource, relation, parent)),
           );
         },
       },
@@ -303,7 +305,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
   for (const resource of served) {
     const t = typeOf(resource);
     const singular = camel(resource.singular);
-    const plural = camel(resource.name);
+    // A mapped table's resource is named after its table, often singular: its lists take its plural.
+    const plural = camel(resource.mapping?.plural ?? resource.name);
     if (resource.singleton) {
       Object.assign(query, singletonQuery(resource, t.object));
       Object.assign(mutation, singletonMutations(resource, t));
@@ -355,4 +358,9 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
   });
+}
+
+/** The value a hasMany relation's rows hold of their parent: its id, or the mapped column its foreign key references. */
+function parentKeyOf(resource: ResourceModel, relation: RelationModel, parent: unknown): RecordId {
+  return (parent as Record<string, RecordId>)[relationJoin(resource, relation)?.referencedKey ?? 'id'] as RecordId;
 }

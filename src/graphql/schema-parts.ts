@@ -4,6 +4,7 @@ import { NotFoundError } from '../errors.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { QueryOperator, StoredRecord } from '../store/list-spec.js';
 import type { GraphqlContext } from './graphql-context.js';
+import { hasIdKey, keyFields, parseRecordId, type RecordId } from '../schema/record-key.js';
 
 /** Pieces of the generated schema: names, descriptions, ids, inputs and connection objects. */
 
@@ -37,7 +38,13 @@ export function connectionOf(
 }
 
 /** A GraphQL ID naming a row: the REST id's decimal digits. Anything else names no row (404). */
-export function idOf(resource: ResourceModel, id: string): number {
+export function idOf(resource: ResourceModel, id: string): RecordId {
+  if (!hasIdKey(resource)) {
+    // A mapped table's key, as in its REST path: `FR`, a uuid, `1,23` for a composite key.
+    const key = parseRecordId(resource, id);
+    if (key !== undefined) return key;
+    throw new NotFoundError(`There is no ${resource.singular} with key ${id.slice(0, 80)} (its key: ${keyFields(resource).join(', ')}).`);
+  }
   if (/^[1-9]\d{0,15}$/.test(id)) {
     const n = Number(id);
     if (Number.isSafeInteger(n)) return n;

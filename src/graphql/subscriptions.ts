@@ -12,6 +12,7 @@ import { camel, idOf, pascal } from './schema-parts.js';
 import type { EventDispatcher } from '../core/event-dispatcher.js';
 import type { Principal } from '../core/principal.js';
 import type { StoredEvent } from '../store/event-store.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /** Events a subscription holds in memory; beyond, delivery pauses (the dispatcher keeps its place). */
 export const MAX_PENDING_EVENTS = 1000;
@@ -31,7 +32,7 @@ export function eventIterator(
   dispatcher: EventDispatcher,
   principal: Principal,
   types: ReadonlySet<string>,
-  recordId?: number,
+  recordId?: RecordId,
   listeners?: () => number,
   matches?: (event: StoredEvent) => boolean,
 ): AsyncIterableIterator<SubscriptionItem> {

@@ -6,6 +6,7 @@ import type { WriteOptions } from '../core/resource-operations.js';
 import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
 import type { StoredRecord } from '../store/list-spec.js';
 import { bodyOf } from './schema-parts.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /**
  * File fields in mutation inputs (docs/files.md#graphql): the `Upload` scalar of the GraphQL
@@ -68,7 +69,7 @@ export function fileInputField(resource: ResourceModel, field: FieldModel): Grap
  * create, whose files' urls name the new row). The uploads are marked kept once the write has
  * committed; the request removes the others from storage.
  */
-export async function withUploads<T>(resource: ResourceModel, input: Record<string, unknown>, id: number | undefined, write: (body: Record<string, unknown>, options: Pick<WriteOptions, 'fileValues'>) => Promise<T>): Promise<T> {
+export async function withUploads<T>(resource: ResourceModel, input: Record<string, unknown>, id: RecordId | undefined, write: (body: Record<string, unknown>, options: Pick<WriteOptions, 'fileValues'>) => Promise<T>): Promise<T> {
   const given = bodyOf(resource, input);
   const body: Record<string, unknown> = {};
   const files = new Map<FieldModel, FileValue[]>();

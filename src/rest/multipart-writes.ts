@@ -18,6 +18,7 @@ import type { StoredRecord } from '../store/list-spec.js';
 import type { RateLimits } from '../core/rate-limits.js';
 import type { UploadBudget } from '../core/upload-budget.js';
 import { uploadBudgetOf } from './rate-limit-hook.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /**
  * `multipart/form-data` on `POST /<resource>` and `PATCH`/`PUT /<resource>/<id>`
@@ -37,7 +38,7 @@ export const JSON_PAYLOAD_PART = '@jsonPayload';
 export interface MultipartWrite {
   body: Record<string, unknown>;
   /** The file fields' values for the row; `id`: the row's (a create knows it once inserted). */
-  fileValues: (id: number) => Record<string, FileValue | FileValue[]>;
+  fileValues: (id: RecordId) => Record<string, FileValue | FileValue[]>;
   /** Removes the stored files (the write failed). */
   discard: () => Promise<void>;
 }
@@ -185,7 +186,7 @@ export function multipartTarget(target: Omit<MultipartTarget, 'fileFields' | 'fi
  * before a byte is stored, the files stored, then the row written in one transaction with the
  * files' values; on any failure the stored files are removed. @returns the row written
  */
-export async function writeMultipart(request: FastifyRequest, reply: FastifyReply, target: MultipartTarget, kind: 'create' | 'update' | 'replace', id: number | undefined, precondition: ((current: StoredRecord) => void) | undefined): Promise<StoredRecord> {
+export async function writeMultipart(request: FastifyRequest, reply: FastifyReply, target: MultipartTarget, kind: 'create' | 'update' | 'replace', id: RecordId | undefined, precondition: ((current: StoredRecord) => void) | undefined): Promise<StoredRecord> {
   const { operations, resource, tr, creates } = target;
   if (request.headers['idempotency-key'] !== undefined) {
     throw new BadRequestError('Idempotency-Key is not taken with multipart/form-data bodies: send JSON, or upload each file to its field\'s route.');

@@ -9,7 +9,9 @@ import type { StoredRecord } from '../store/list-spec.js';
 import { assertIfMatch, entityTag, noneMatch } from '../http/conditional-requests.js';
 import { assertHasBody, assertPlainJsonBody, JSON_CONTENT_TYPE } from '../http/content-negotiation.js';
 import { runIdempotent, type PreparedResponse } from './idempotent-request.js';
-import { parseId, registerPath, type RouteHandler } from '../http/path-routes.js';
+import { registerPath, type RouteHandler } from '../http/path-routes.js';
+import { recordIdReader, recordPath } from './record-paths.js';
+import { keyFields, type RecordId } from '../schema/record-key.js';
 import { VersionTranslator } from './version-translation.js';
 import { deprecationHeaders } from './version-headers.js';
 import type { ItemQuery, ListReader, RestQueryStyle } from './query-style.js';
@@ -34,8 +36,6 @@ export interface ResourceRoutesOptions {
   rateLimits?: RateLimits | undefined;
 }
 
-type IdParams = { id: string };
-
 /**
  * The REST adapter of one resource under one prefix (`''` for the latest version, `/v1`, …):
  * collection, item and relation paths, each a thin translation between HTTP and the core operations.
@@ -46,7 +46,9 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   // json-server's front ends may choose a new row's id.
   const creates = queryStyle.chosenIds ? { acceptId: true } : {};
   const base = `${prefix}/${resource.name}`;
-  const itemPath = (id: unknown): string => `${base}/${String(id)}`;
+  const itemPath = (record: StoredRecord): string => recordPath(resource, base, record);
+  const idOfPath = recordIdReader(resource, base);
+  const readOnly = resource.mapping?.readOnly === true;
   // This version's names and fields; storage has every field under its latest name.
   const tr = new VersionTranslator(schema, viewOf(schema, resource, version));
   const multipart = options.files === undefined ? undefined : multipartTarget({ operations, storage: options.files, rateLimits: options.rateLimits, resource, tr, creates });
@@ -93,7 +95,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
   // A replace through a version that lacks some fields leaves them as they are.
   const keep = tr.view.hidden.length === 0 ? {} : { keep: tr.view.hidden };
   /** GET, PUT, PATCH and DELETE of one row, whose id `idOf` reads from the request. */
-  const itemMethods = (idOf: (request: FastifyRequest) => number): Record<'GET' | 'PUT' | 'PATCH' | 'DELETE', RouteHandler> => ({
+  const itemMethods = (idOf: (request: FastifyRequest) => RecordId): Record<'GET' | 'PUT' | 'PATCH' | 'DELETE', RouteHandler> => ({
     // Synchronous when the read is (SQLite): the response goes out without a promise in between.
     GET: handler((request, reply) => {
       const id = idOf(request);
@@ -147,18 +149,26 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     return;
   }
 
+  const list = handler(async (request, reply) => {
+    const reader: ListReader = {
+      page: (query) => operations.list(context(request), resource, query),
+      count: (filters) => operations.count(context(request), resource, filters),
+    };
+    return queryStyle.list(request, reply, request.query as RawQuery, reader, tr);
+  });
+  if (readOnly) {
+    // A view, or a table served read-only: lists and rows, no writes (405 with Allow).
+    registerPath(app, base, { GET: list }, quotas(resource, { GET: 'list' }));
+    registerPath(app, `${base}/:id`, { GET: itemMethods(idOfPath).GET }, quotas(resource, { GET: 'get' }));
+    registerRelationRoutes();
+    return;
+  }
   registerPath(app, base, {
-    GET: handler(async (request, reply) => {
-      const reader: ListReader = {
-        page: (query) => operations.list(context(request), resource, query),
-        count: (filters) => operations.count(context(request), resource, filters),
-      };
-      return queryStyle.list(request, reply, request.query as RawQuery, reader, tr);
-    }),
+    GET: list,
     POST: handler(async (request, reply) => {
       if (multipart !== undefined && request.isMultipart()) {
         const record = await writeMultipart(request, reply, multipart, 'create', undefined, undefined);
-        return sendPrepared(reply, prepared(201, record, { location: itemPath(record.id) }));
+        return sendPrepared(reply, prepared(201, record, { location: itemPath(record) }));
       }
       assertPlainJsonBody(request);
       return runIdempotent(request, reply, idempotency, async (commit) => {
@@ -174,12 +184,12 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
                 ...creates,
                 beforeCommit: async (tx, created) => {
                   if (created === undefined) return;
-                  response = prepared(201, created, { location: itemPath(created.id) });
+                  response = prepared(201, created, { location: itemPath(created) });
                   await commit(tx, response);
                 },
               },
         );
-        return response ?? prepared(201, record, { location: itemPath(record.id) });
+        return response ?? prepared(201, record, { location: itemPath(record) });
       });
     }),
   }, { ...quotas(resource, { GET: 'list', POST: 'create' }), ...(multipart === undefined ? {} : { config: MULTIPART_ROUTE }) });
@@ -199,11 +209,13 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     }),
   }, quotas(resource, { GET: 'list' }));
 
-  registerPath(app, `${base}/:id`, itemMethods((request) => parseId(resource.singular, (request.params as IdParams).id)), {
+  registerPath(app, `${base}/:id`, itemMethods(idOfPath), {
     ...quotas(resource, { GET: 'get', PUT: 'replace', PATCH: 'update', DELETE: 'delete' }),
     ...(multipart === undefined ? {} : { config: MULTIPART_ROUTE }),
   });
+  registerRelationRoutes();
 
+  function registerRelationRoutes(): void {
   for (const relation of tr.view.relations.values()) {
     const target = resourceNamed(schema, relation.target);
     const targetTr = new VersionTranslator(schema, viewOf(schema, target, version));
@@ -211,7 +223,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
     const relationQuotas = quotas(target, { GET: relation.kind === 'hasMany' ? 'list' : 'get' });
     const relationPath = `${base}/:id/${relation.name}`;
     const GET = handler(async (request, reply) => {
-      const id = parseId(resource.singular, (request.params as IdParams).id);
+      const id = idOfPath(request);
       const raw = request.query as RawQuery;
       if (relation.kind === 'hasMany') {
         const page = async (query: ListQuery): Promise<ListResult> => {
@@ -221,7 +233,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         };
         // Counting goes through the relation too: a parent that does not exist is a 404 either way.
         const count = async (filters: ListQuery['filters']): Promise<number> =>
-          (await page({ filters, sort: [{ field: 'id', direction: 'asc' }], limit: 1, include: [], count: true })).total ?? 0;
+          (await page({ filters, sort: keyFields(target).map((field) => ({ field, direction: 'asc' as const })), limit: 1, include: [], count: true })).total ?? 0;
         const reader: ListReader = { page, count };
         return queryStyle.list(request, reply, raw, reader, targetTr);
       }
@@ -239,7 +251,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
       GET,
       POST: handler(async (request, reply) => {
         assertPlainJsonBody(request);
-        const id = parseId(resource.singular, (request.params as IdParams).id);
+        const id = idOfPath(request);
         const body = { ...(request.body as Record<string, unknown>), [relation.foreignKey]: id };
         const record = await operations.create(
           context(request),
@@ -251,6 +263,7 @@ export function registerResourceRoutes(app: FastifyInstance, options: ResourceRo
         return reply.code(201).header('location', `${prefix}/${target.name}/${String(record.id)}`).header('etag', entityTag(text)).type(JSON_CONTENT_TYPE).send(text);
       }),
     }, { rateLimits: { ...relationQuotas.rateLimits, ...quotas(target, { POST: 'create' }).rateLimits } });
+  }
   }
 }
 

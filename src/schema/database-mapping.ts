@@ -106,6 +106,7 @@ export function compileMapping(definition: SchemaDefinition, resources: Readonly
       if (field.generated !== undefined) generated.set(fieldName, field.generated);
     }
     mapped.set(name, {
+      ...(definition.database?.schema === undefined ? {} : { schema: definition.database.schema }),
       table,
       key: Object.freeze([...key]),
       readOnly,
@@ -172,9 +173,9 @@ function compileRelations(
 }
 
 /**
- * What serving a mapped schema still needs; `restgraph serve` and every command that would
- * migrate refuse the schema before they touch the database, rather than create restgraph's
- * columns in the user's tables.
+ * The commands that would create or migrate tables (`migrate`, `import`, `copy`) refuse a mapped
+ * schema before they touch the database: its tables are the user's, changed by the user's own
+ * migrations (`restgraph serve` serves them as they are, see docs/existing-database.md).
  *
  * @throws MappedSchemaNotServedError when the schema maps an existing database.
  */
@@ -182,9 +183,8 @@ export function refuseMappedSchema(schema: Pick<SchemaModel, 'mapping' | 'source
   if (schema.mapping === undefined) return;
   const file = schema.source?.file ?? 'the schema';
   throw new MappedSchemaNotServedError(
-    `${file} maps an existing database (database: {existing: true}); ${command} does not work on one yet, and does not touch it. ` +
-      'Serving it needs what this release lacks: keys other than id (natural, uuid, composite), mapped column names, ' +
-      "rows without createdAt/updatedAt (ETags from the row's content), and restgraph's own tables kept apart from the user's. " +
+    `${file} maps an existing database (database: {existing: true}); ${command} does not change a mapped database's tables, and has not touched it. ` +
+      'Change them with your own migrations, then run restgraph init --from <database-url> --update on the schema; restgraph serve serves them as they are. ' +
       'See docs/existing-database.md.',
   );
 }

@@ -231,6 +231,8 @@ export interface DatabaseMapping {
 }
 
 export interface ResourceMapping {
+  /** PostgreSQL schema of the table, as in {@link DatabaseMapping.schema}. */
+  schema?: string;
   table: string;
   /** Key fields in key order; empty for read-only resources without one. */
   key: readonly string[];

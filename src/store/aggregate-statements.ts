@@ -4,6 +4,7 @@ import type { AggregateRow, AggregateSortTarget, AggregateSpec, GroupKey, Measur
 import { quoteIdentifier, type DynamicTables, type SqlRow, type SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { whereClause, type ResourceLookup } from './sql-conditions.js';
+import type { RecordId } from '../schema/record-key.js';
 
 /**
  * The statement of an aggregate read: one SELECT … GROUP BY over the filtered rows. With `byKey`,
@@ -20,7 +21,7 @@ export function aggregateStatement(
   resource: ResourceModel,
   spec: AggregateSpec,
   resources: ResourceLookup,
-  byKey?: { field: string; keys: readonly number[] },
+  byKey?: { field: string; keys: readonly RecordId[] },
 ): SqlStatement {
   const groups = spec.groupBy.map((key, i) => ({ alias: `_rg_g${i}`, expression: groupExpression(key) }));
   if (byKey !== undefined) groups.unshift({ alias: '_rg_k', expression: sql.ref(byKey.field) });

@@ -1,6 +1,7 @@
 import type { ImmediateExecutor, SqlDatabase, SqlExecutor, SqlRow, SqlStatement } from './sql-database.js';
 import type { CommitOrderGuard } from './commit-order-guard.js';
 import { pruneOlderThan } from './time-ordered-prune.js';
+import type { RecordId } from '../schema/record-key.js';
 
 const TABLE = '_restgraph_events';
 /** The signal channel of committed events. */
@@ -14,7 +15,8 @@ export interface NewEvent {
   type: string;
   /** The resource's plural name: `users`. */
   resource: string;
-  recordId: number;
+  /** The record's name ({@link RecordId}: `id`, or a mapped table's key). */
+  recordId: RecordId;
   /** The object (as REST returns it) and, for updates, the previous values of the changed fields. */
   data: { object: Record<string, unknown>; previous?: Record<string, unknown> };
   occurredAt: string;
@@ -40,8 +42,12 @@ export class EventStore {
   /** The combined statement of each row INSERT text (one per resource), composed once. */
   readonly #combinedSql = new Map<string, string>();
 
-  constructor(db: SqlDatabase) {
+  /** A stored `recordId` as the record name of its resource (mapped tables' keys are stored as text). */
+  readonly #recordIdOf: (resource: string, stored: unknown) => RecordId;
+
+  constructor(db: SqlDatabase, recordIdOf: (resource: string, stored: unknown) => RecordId = numericId) {
     this.#db = db;
+    this.#recordIdOf = recordIdOf;
     this.#gaps = db.commitOrderGuard?.();
   }
 
@@ -127,7 +133,7 @@ export class EventStore {
     // Compiled once: every subscriber's catch-up and every poll runs it.
     this.#afterSql ??= this.#db.builder.selectFrom(TABLE).selectAll().where('id', '>', 0).orderBy('id').limit(1).compile().sql;
     const statement = { sql: this.#afterSql, parameters: [afterId, limit], reuse: true };
-    const read = async (): Promise<StoredEvent[]> => (await this.#db.all(statement)).map(decode);
+    const read = async (): Promise<StoredEvent[]> => (await this.#db.all(statement)).map((row) => this.#decode(row));
     if (this.#gaps === undefined) return read();
     for (let reads = 1; ; reads++) {
       const ticket = this.#gaps.beforeRead();
@@ -171,17 +177,23 @@ export class EventStore {
   async prune(before: string): Promise<number> {
     return pruneOlderThan(this.#db, TABLE, 'occurredAt', before);
   }
+
+  #decode(row: SqlRow): StoredEvent {
+    const resource = String(row.resource);
+    return {
+      id: Number(row.id),
+      type: String(row.type),
+      resource,
+      recordId: this.#recordIdOf(resource, row.recordId),
+      data: JSON.parse(String(row.data)) as StoredEvent['data'],
+      occurredAt: String(row.occurredAt),
+    };
+  }
 }
 
-function decode(row: SqlRow): StoredEvent {
-  return {
-    id: Number(row.id),
-    type: String(row.type),
-    resource: String(row.resource),
-    recordId: Number(row.recordId),
-    data: JSON.parse(String(row.data)) as StoredEvent['data'],
-    occurredAt: String(row.occurredAt),
-  };
+/** The record name of the tables restgraph creates: `id`, stored as a bigint. */
+function numericId(_resource: string, stored: unknown): RecordId {
+  return Number(stored);
 }
 
 /** An event as appended: its id (the insert's returned row), and its data decoded from the stored text. */

@@ -1,18 +1,22 @@
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import { canonicalFields, fieldNamed, isNullable, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
-import { quoteIdentifier, type DynamicTables, type ImmediateExecutor, type SqlDatabase, type SqlExecutor, type SqlRow, type SqlStatement } from './sql-database.js';
+import { type DynamicTables, type ImmediateExecutor, type SqlDatabase, type SqlExecutor, type SqlRow, type SqlStatement } from './sql-database.js';
 import type { SqlDialectRules } from './sql-dialect-rules.js';
 import { LRUCache } from 'lru-cache';
 import { statementBytes } from './statement-bytes.js';
 import { byKeysCacheKey, listCacheKey } from './list-cache-key.js';
 import { bindTemplate, listTemplate } from './list-templates.js';
 import { KeyedStatementCache } from './keyed-statements.js';
+import { byKeysStatement } from './by-keys-statement.js';
 import { whereClause, type ResourceLookup } from './sql-conditions.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 import type { FilterCondition, ListSpec, SortKey, StoredRecord, TextSearch } from './list-spec.js';
 import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
 import { aggregateStatement, decodeAggregateRow } from './aggregate-statements.js';
 import { columnNames, decodedFields } from './record-columns.js';
+import { canonicalKeyPart, keyFields, recordKeyParts, type RecordId } from '../schema/record-key.js';
+import { columnOf, columnsOf, keyColumns, readSource, returnedColumns, writeTable } from './mapped-tables.js';
+import { filledKeys } from './generated-values.js';
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
 
@@ -58,16 +62,17 @@ export class RecordStore {
    * transaction ends where writers run concurrently (PostgreSQL), so a check made on it still holds
    * when the write lands; SQLite's writers are serialised already.
    */
-  findById(resource: ResourceModel, id: number, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = NO_OPTIONS): PromiseOrValue<StoredRecord | undefined> {
+  findById(resource: ResourceModel, id: RecordId, executor: SqlExecutor = this.#db, options: { forUpdate?: boolean } = NO_OPTIONS): PromiseOrValue<StoredRecord | undefined> {
     const lock = options.forUpdate === true && this.#rules.rowLocks;
     const key = lock ? `${resource.name}|for update` : resource.name;
     let statement = this.#byId.get(key);
     if (statement === undefined) {
-      const query = this.#db.builder.selectFrom(resource.name).select(columnNames(resource)).where('id', '=', 0);
+      let query = this.#db.builder.selectFrom(readSource(resource) as string).select(columnNames(resource));
+      for (const name of keyFields(resource)) query = query.where(name, '=', 0);
       statement = (lock ? query.forUpdate() : query).compile();
       this.#byId.set(key, statement);
     }
-    const row = executor.one({ sql: statement.sql, parameters: [id], reuse: true });
+    const row = executor.one({ sql: statement.sql, parameters: recordKeyParts(resource, id), reuse: true });
     return isPromise(row) ? row.then((r) => this.#decodedOrNone(resource, r)) : this.#decodedOrNone(resource, row);
   }
 
@@ -149,7 +154,7 @@ export class RecordStore {
   /** How many rows match the filters. */
   async count(resource: ResourceModel, filters: readonly FilterCondition[], executor: SqlExecutor = this.#db): Promise<number> {
     const query = this.#db.builder
-      .selectFrom(resource.name)
+      .selectFrom(readSource(resource) as string)
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where((eb) => whereClause(eb, this.#rules, resource, filters, undefined, this.#resources));
     const rows = await executor.all(query.compile());
@@ -160,18 +165,18 @@ export class RecordStore {
   async countByKeys(
     resource: ResourceModel,
     field: string,
-    keys: readonly number[],
+    keys: readonly RecordId[],
     filters: readonly FilterCondition[],
     executor: SqlExecutor = this.#db,
-  ): Promise<Map<number, number>> {
-    const counts = new Map<number, number>();
+  ): Promise<Map<RecordId, number>> {
+    const counts = new Map<RecordId, number>();
     if (keys.length === 0) return counts;
     const query = this.#db.builder
-      .selectFrom(resource.name)
+      .selectFrom(readSource(resource) as string)
       .select((eb) => [eb.ref(field).as('k'), eb.fn.countAll<number>().as('n')])
       .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, filters, undefined, this.#resources)]))
       .groupBy(field);
-    for (const row of await executor.all(query.compile())) counts.set(Number(row.k), Number(row.n));
+    for (const row of await executor.all(query.compile())) counts.set(keyOf(resource, field, row.k), Number(row.n));
     return counts;
   }
 
@@ -185,12 +190,12 @@ export class RecordStore {
    * The groups of an aggregate read for each of `keys` in `field` (a hasMany relation's foreign
    * key): one statement for any number of parents; keys without rows are left out.
    */
-  async aggregateByKeys(resource: ResourceModel, field: string, keys: readonly number[], spec: AggregateSpec, executor: SqlExecutor = this.#db): Promise<Map<number, AggregateRow[]>> {
-    const byKey = new Map<number, AggregateRow[]>();
+  async aggregateByKeys(resource: ResourceModel, field: string, keys: readonly RecordId[], spec: AggregateSpec, executor: SqlExecutor = this.#db): Promise<Map<RecordId, AggregateRow[]>> {
+    const byKey = new Map<RecordId, AggregateRow[]>();
     if (keys.length === 0) return byKey;
     const rows = await executor.all(aggregateStatement(this.#db.builder, this.#rules, resource, spec, this.#resources, { field, keys }));
     for (const row of rows) {
-      const key = Number(row._rg_k);
+      const key = keyOf(resource, field, row._rg_k);
       const list = byKey.get(key) ?? [];
       list.push(decodeAggregateRow(this.#rules, resource, spec, row));
       byKey.set(key, list);
@@ -205,7 +210,7 @@ export class RecordStore {
   async listByKeys(
     resource: ResourceModel,
     field: string,
-    keys: readonly number[],
+    keys: readonly RecordId[],
     options: {
       sort: readonly SortKey[];
       perKeyLimit: number;
@@ -219,37 +224,9 @@ export class RecordStore {
     if (keys.length === 0) return [];
     const columns = options.columns === undefined ? undefined : unique([...options.columns, field]);
     const shape = byKeysCacheKey(resource, field, keys.length, options);
-    const statement = this.#byKeysSql.statement(shape, keys, (some) => this.#compileByKeys(resource, field, some, columns, options));
+    const statement = this.#byKeysSql.statement(shape, keys, (some) => byKeysStatement(this.#db.builder, this.#rules, this.#resources, { resource, field, keys: some, columns, options }));
     const rows = await executor.all(statement);
     return rows.map((row) => this.decodeRow(resource, row, columns));
-  }
-
-  /** The statement of a listByKeys read, by the query builder. */
-  #compileByKeys(
-    resource: ResourceModel,
-    field: string,
-    keys: readonly unknown[],
-    columns: readonly string[] | undefined,
-    options: Parameters<RecordStore['listByKeys']>[3],
-  ): SqlStatement {
-    const orderBy = options.sort
-      .map((k) => {
-        const nulls = this.#rules.explicitNullsOrder && isNullable(resource, k.field) ? (k.direction === 'asc' ? ' nulls first' : ' nulls last') : '';
-        return `${quoteIdentifier(k.field)} ${k.direction}${nulls}`;
-      })
-      .join(', ');
-    const ranked = this.#db.builder
-      .selectFrom(resource.name)
-      .select(columns ?? [...resource.fields.keys()])
-      .select(sql<number>`row_number() over (partition by ${sql.ref(field)} order by ${sql.raw(orderBy)})`.as('_rg_rank'))
-      .where((eb) => eb.and([eb(field, 'in', [...keys]), whereClause(eb, this.#rules, resource, options.filters ?? [], { ...options, filters: [], limit: 0 }, this.#resources)]));
-    return this.#db.builder
-      .selectFrom(ranked.as('ranked'))
-      .selectAll()
-      .where('_rg_rank', '<=', options.perKeyLimit)
-      .orderBy(field)
-      .orderBy('_rg_rank')
-      .compile();
   }
 
   /** Inserts a row (values keyed by field name, already validated) and returns it as stored. */
@@ -280,11 +257,11 @@ export class RecordStore {
 
   /** The INSERT of one row, returning its columns (what {@link insert} runs), for composing. */
   insertStatement(resource: ResourceModel, values: StoredRecord): SqlStatement {
-    const encoded = this.#encodeValues(resource, values);
+    const encoded = this.#encodeValues(resource, filledKeys(resource, values));
     const key = `insert|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
     if (text === undefined) {
-      text = this.#db.builder.insertInto(resource.name).values(encoded).returning(columnNames(resource)).compile().sql;
+      text = this.#db.builder.insertInto(writeTable(resource)).values(columnsOf(resource, encoded)).returning(returnedColumns(resource)).compile().sql;
       this.#cacheWrite(key, text);
     }
     // Kysely binds values in column order, so the cached text takes them in that order. A create
@@ -293,33 +270,41 @@ export class RecordStore {
   }
 
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
-  async update(executor: SqlExecutor, resource: ResourceModel, id: number, values: StoredRecord): Promise<StoredRecord | undefined> {
+  async update(executor: SqlExecutor, resource: ResourceModel, id: RecordId, values: StoredRecord): Promise<StoredRecord | undefined> {
     const encoded = this.#encodeValues(resource, values);
     const key = `update|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
     if (text === undefined) {
-      text = this.#db.builder.updateTable(resource.name).set(encoded).where('id', '=', id).returning(columnNames(resource)).compile().sql;
+      let query = this.#db.builder.updateTable(writeTable(resource)).set(columnsOf(resource, encoded));
+      for (const column of keyColumns(resource)) query = query.where(column, '=', 0);
+      text = query.returning(returnedColumns(resource)).compile().sql;
       this.#cacheWrite(key, text);
     }
-    const rows = await executor.all({ sql: text, parameters: [...Object.values(encoded), id] });
+    const rows = await executor.all({ sql: text, parameters: [...Object.values(encoded), ...recordKeyParts(resource, id)] });
     return rows[0] === undefined ? undefined : this.#decodeInPlace(resource, rows[0]);
   }
 
   /** Deletes one row; resolves to whether it existed. */
-  async delete(executor: SqlExecutor, resource: ResourceModel, id: number): Promise<boolean> {
-    const changed = await executor.run(this.#db.builder.deleteFrom(resource.name).where('id', '=', id).compile());
+  async delete(executor: SqlExecutor, resource: ResourceModel, id: RecordId): Promise<boolean> {
+    let query = this.#db.builder.deleteFrom(writeTable(resource));
+    const parts = recordKeyParts(resource, id);
+    for (const [i, column] of keyColumns(resource).entries()) query = query.where(column, '=', parts[i]);
+    const changed = await executor.run(query.compile());
     return changed > 0;
   }
 
   /** Sets `values` on every row whose `field` equals `key`; resolves to how many changed. */
-  async updateWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: number, values: StoredRecord): Promise<number> {
-    const query = this.#db.builder.updateTable(resource.name).set(this.#encodeValues(resource, values)).where(field, '=', key);
+  async updateWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: RecordId, values: StoredRecord): Promise<number> {
+    const query = this.#db.builder
+      .updateTable(writeTable(resource))
+      .set(columnsOf(resource, this.#encodeValues(resource, values)))
+      .where(columnOf(resource, field), '=', key);
     return executor.run(query.compile());
   }
 
   /** Ids of the rows whose `field` equals `key`, ascending. */
-  async idsWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: number, limit?: number): Promise<number[]> {
-    let query = this.#db.builder.selectFrom(resource.name).select('id').where(field, '=', key).orderBy('id');
+  async idsWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: RecordId, limit?: number): Promise<number[]> {
+    let query = this.#db.builder.selectFrom(readSource(resource) as string).select('id').where(field, '=', key).orderBy('id');
     if (limit !== undefined) query = query.limit(limit);
     const rows = await executor.all(query.compile());
     return rows.map((r) => Number(r.id));
@@ -329,11 +314,13 @@ export class RecordStore {
    * Which of `ids` exist in `resource`. `forShare` (in a transaction) keeps them from being deleted
    * until it ends where writers run concurrently (PostgreSQL): a reference checked stays valid.
    */
-  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly number[], options: { forShare?: boolean } = NO_OPTIONS): Promise<Set<number>> {
+  async existingIds(executor: SqlExecutor, resource: ResourceModel, ids: readonly RecordId[], options: { forShare?: boolean } = NO_OPTIONS): Promise<Set<RecordId>> {
     if (ids.length === 0) return new Set();
-    const query = this.#db.builder.selectFrom(resource.name).select('id').where('id', 'in', [...ids]);
+    const [field] = keyFields(resource);
+    if (field === undefined || keyFields(resource).length > 1) throw new Error(`existingIds: ${resource.name} has no single-field key`);
+    const query = this.#db.builder.selectFrom(readSource(resource) as string).select(field).where(field, 'in', [...ids]);
     const rows = await executor.all((options.forShare === true && this.#rules.rowLocks ? query.forShare() : query).compile());
-    return new Set(rows.map((r) => Number(r.id)));
+    return new Set(rows.map((r) => keyOf(resource, field, r[field])));
   }
 
   /** Raw (stored) value of a field, as cursors carry it. */
@@ -375,7 +362,7 @@ export class RecordStore {
 
   #selectColumns(resource: ResourceModel, columns: readonly string[] | undefined): Select {
     const all = columnNames(resource);
-    return this.#db.builder.selectFrom(resource.name).select(columns === undefined ? all : all.filter((name) => columns.includes(name)));
+    return this.#db.builder.selectFrom(readSource(resource) as string).select(columns === undefined ? all : all.filter((name) => columns.includes(name)));
   }
 
   #encodeValues(resource: ResourceModel, values: StoredRecord): Record<string, unknown> {
@@ -391,6 +378,11 @@ function firstRow(rows: SqlRow[]): SqlRow {
   const row = rows[0];
   if (row === undefined) throw new Error('statement returned no row');
   return row;
+}
+
+/** A key value of `field` as the driver returns it, as a record name (see canonicalKeyPart; bigint columns come as text). */
+function keyOf(resource: ResourceModel, field: string, value: unknown): RecordId {
+  return canonicalKeyPart(fieldNamed(resource, field), value) ?? Number(value);
 }
 
 function unique(values: string[]): string[] {

@@ -6,6 +6,7 @@ import { readRuleExpression } from '../filter-expression/filter-parser.js';
 import { matchesFilter } from '../filter-expression/filter-evaluator.js';
 import { isAdmin, type Principal } from '../principal.js';
 import { fieldValue, instantiateRule, referenceValue, toNegationNormalForm, type RuleOutcome } from './rule-instances.js';
+import type { RecordId } from '../../schema/record-key.js';
 
 /**
  * The schema's access rules beyond `access` (docs/auth.md): row rules per operation, field access
@@ -156,7 +157,7 @@ export function passesRule(principal: Principal, resource: ResourceModel, operat
 }
 
 /** The 403 of a write a row rule refuses, naming the rule. */
-export function ruleRefusal(resource: ResourceModel, operation: RuleOperation, id?: number): ForbiddenError {
+export function ruleRefusal(resource: ResourceModel, operation: RuleOperation, id?: RecordId): ForbiddenError {
   const text = rulesOf(resource).rows[operation]?.text ?? '';
   const what = id === undefined ? `this ${resource.singular}` : `${resource.singular} ${id}`;
   const verb = { list: 'list', read: 'read', create: 'create', update: 'change', delete: 'delete' }[operation];
@@ -166,7 +167,7 @@ export function ruleRefusal(resource: ResourceModel, operation: RuleOperation, i
 /**
  * @throws ForbiddenError when `record` (as stored, or before an update or delete) fails the rule of `operation`
  */
-export function enforceRule(principal: Principal, resource: ResourceModel, operation: RuleOperation, record: StoredRecord, id?: number): void {
+export function enforceRule(principal: Principal, resource: ResourceModel, operation: RuleOperation, record: StoredRecord, id?: RecordId): void {
   if (!passesRule(principal, resource, operation, record)) throw ruleRefusal(resource, operation, id);
 }
 

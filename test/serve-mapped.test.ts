@@ -1,0 +1,268 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app/build-app.js';
+import { runInitFromDatabase } from '../src/cli/init-from-database.js';
+import { captureLogs, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
+import { TEST_DIALECT, TEST_POSTGRES_URL } from './helpers/test-database.js';
+
+/**
+ * Serving a database restgraph did not create (docs/existing-database.md): the film-rental sample
+ * (examples/film-rental) mapped by `init --from`'s own code, served through the app, its tables
+ * addressed by their keys (integer, text, uuid, composite), and not one of its tables, columns,
+ * keys or indexes changed by serving, writing and starting again.
+ */
+
+const SAMPLE = new URL('../examples/film-rental/', import.meta.url);
+const onPostgres = TEST_DIALECT === 'postgres';
+const tag = randomBytes(4).toString('hex');
+const pgSchema = `rg_t_serve_${tag}`;
+const systemSchema = `rg_t_serve_${tag}_system`;
+const folder = tempDir('rg-serve-mapped-');
+const sqliteFile = join(folder.path, 'film-rental.db');
+const url = onPostgres ? TEST_POSTGRES_URL : `sqlite:${sqliteFile}`;
+const schemaFile = join(folder.path, 'film-rental.yaml');
+
+async function pgRun(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The user's tables as the database describes them: pg_dump of their schema, or SQLite's own text of everything but restgraph's tables. */
+function userTables(): string {
+  if (onPostgres) return execFileSync('pg_dump', ['--schema-only', `--schema=${pgSchema}`, TEST_POSTGRES_URL], { encoding: 'utf8' }).replace(/^\\(un)?restrict .*$/gm, '');
+  const db = new BetterSqlite3(sqliteFile, { readonly: true });
+  try {
+    const rows = db.prepare("select type, name, tbl_name, sql from sqlite_master where tbl_name not like '\\_restgraph\\_%' escape '\\' and name not like 'sqlite_%' order by name").all();
+    return rows.map((r) => JSON.stringify(r)).join('\n');
+  } finally {
+    db.close();
+  }
+}
+
+/** Rows of restgraph's own tables, read as an operator would (they are not served). */
+async function systemQuery(sql: string): Promise<Record<string, unknown>[]> {
+  if (!onPostgres) {
+    const db = new BetterSqlite3(sqliteFile, { readonly: true });
+    try {
+      return db.prepare(sql).all() as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    return (await client.query(sql)).rows as Record<string, unknown>[];
+  } finally {
+    await client.end();
+  }
+}
+
+async function start(file = schemaFile): Promise<{ app: FastifyInstance; logs: Record<string, unknown>[] }> {
+  const { logs, logDestination } = captureLogs();
+  const app = await buildApp({ schema: file, databaseUrl: url, systemSchema, logDestination, adminToken: TEST_ADMIN_TOKEN });
+  return { app, logs };
+}
+
+function send(app: FastifyInstance, options: InjectOptions): Promise<LightMyRequestResponse> {
+  return app.inject({ ...options, headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...options.headers } });
+}
+
+describe('serving a mapped database', () => {
+  let app: FastifyInstance;
+  let logs: Record<string, unknown>[];
+  let before: string;
+
+  beforeAll(async () => {
+    if (onPostgres) {
+      await pgRun(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')}`);
+    } else {
+      const db = new BetterSqlite3(sqliteFile);
+      db.exec(readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8'));
+      db.close();
+    }
+    const print = console.log;
+    console.log = () => undefined;
+    try {
+      await runInitFromDatabase({ from: url, output: schemaFile, ...(onPostgres ? { schema: pgSchema } : {}) });
+    } finally {
+      console.log = print;
+    }
+    // Everyone may read and write: the access rules are not what this tests.
+    writeFileSync(schemaFile, readFileSync(schemaFile, 'utf8').replace(/^ {4}key: /gm, '    access: { read: public, write: public }\n    key: '));
+    before = userTables();
+    ({ app, logs } = await start());
+  });
+
+  afterAll(async () => {
+    await app.close();
+    if (onPostgres) await pgRun(`drop schema if exists ${pgSchema} cascade; drop schema if exists ${systemSchema} cascade`);
+    folder.cleanup();
+  });
+
+  it('warns of no column and creates, reads, updates and deletes rows of a table with an identity key', async () => {
+    expect(logs.filter((l) => String(l.msg).includes('not in the schema'))).toEqual([]);
+    const created = await send(app, { method: 'POST', url: '/actor', payload: { first_name: 'Penelope', last_name: 'Guiness' } });
+    expect(created.statusCode).toBe(201);
+    const actor = created.json<{ actor_id: number; first_name: string }>();
+    expect(Number.isSafeInteger(actor.actor_id)).toBe(true);
+    expect(actor).toEqual({ actor_id: actor.actor_id, first_name: 'Penelope', last_name: 'Guiness' });
+    expect(created.headers.location).toBe(`/actor/${actor.actor_id}`);
+    const read = await send(app, { method: 'GET', url: `/actor/${actor.actor_id}` });
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual(actor);
+
+    // ETags from the row's content: If-None-Match answers 304, a stale If-Match 412.
+    const etag = String(read.headers.etag);
+    expect((await send(app, { method: 'GET', url: `/actor/${actor.actor_id}`, headers: { 'if-none-match': etag } })).statusCode).toBe(304);
+    const patched = await send(app, { method: 'PATCH', url: `/actor/${actor.actor_id}`, headers: { 'if-match': etag }, payload: { first_name: 'Nick' } });
+    expect(patched.statusCode).toBe(200);
+    expect(patched.json()).toEqual({ ...actor, first_name: 'Nick' });
+    expect(patched.headers.etag).not.toBe(etag);
+    expect((await send(app, { method: 'PATCH', url: `/actor/${actor.actor_id}`, headers: { 'if-match': etag }, payload: { first_name: 'Ed' } })).statusCode).toBe(412);
+
+    expect((await send(app, { method: 'DELETE', url: `/actor/${actor.actor_id}` })).statusCode).toBe(204);
+    expect((await send(app, { method: 'GET', url: `/actor/${actor.actor_id}` })).statusCode).toBe(404);
+    expect((await send(app, { method: 'GET', url: '/actor/abc' })).statusCode).toBe(404);
+  });
+
+  it('serves a table keyed by text, and includes a belongsTo relation', async () => {
+    const fr = await send(app, { method: 'POST', url: '/country', payload: { country_code: 'FR', name: 'France' } });
+    expect(fr.statusCode).toBe(201);
+    expect(fr.headers.location).toBe('/country/FR');
+    expect((await send(app, { method: 'GET', url: '/country/FR' })).json()).toEqual({ country_code: 'FR', name: 'France' });
+    expect((await send(app, { method: 'POST', url: '/country', payload: { country_code: 'FR', name: 'Francia' } })).statusCode).toBe(409);
+    expect((await send(app, { method: 'GET', url: '/country/XX' })).statusCode).toBe(404);
+
+    const customer = await send(app, { method: 'POST', url: '/customer', payload: { first_name: 'Mary', last_name: 'Smith', email: 'mary@example.com', country_code: 'FR' } });
+    expect(customer.statusCode).toBe(201);
+    const { customer_id: customerId } = customer.json<{ customer_id: number }>();
+    const embedded = await send(app, { method: 'GET', url: `/customer/${customerId}?include=country` });
+    expect(embedded.statusCode).toBe(200);
+    expect(embedded.json<{ country: unknown }>().country).toEqual({ country_code: 'FR', name: 'France' });
+    const related = await send(app, { method: 'GET', url: `/country/FR/customers` });
+    expect(related.statusCode).toBe(200);
+    expect(related.json<{ customer_id: number }[]>().map((c) => c.customer_id)).toEqual([customerId]);
+  });
+
+  it('fills a uuid key the database generates, and addresses the row by it', async () => {
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'English' } })).json<{ language_id: number }>();
+    const film = await send(app, { method: 'POST', url: '/film', payload: { title: 'Academy Dinosaur', language_id: language.language_id, replacement_cost: '20.99' } });
+    expect(film.statusCode).toBe(201);
+    const { film_id: filmId } = film.json<{ film_id: number }>();
+    const inventory = (await send(app, { method: 'POST', url: '/inventory', payload: { film_id: filmId, store_code: 'A' } })).json<{ inventory_id: number }>();
+    const customer = (await send(app, { method: 'POST', url: '/customer', payload: { first_name: 'Ann', last_name: 'Lee' } })).json<{ customer_id: number }>();
+    const rental = await send(app, { method: 'POST', url: '/rental', payload: { inventory_id: inventory.inventory_id, customer_id: customer.customer_id } });
+    expect(rental.statusCode).toBe(201);
+    const { rental_id: rentalId } = rental.json<{ rental_id: string }>();
+    expect(rentalId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(rental.headers.location).toBe(`/rental/${rentalId}`);
+    expect((await send(app, { method: 'GET', url: `/rental/${rentalId}` })).json()).toMatchObject({ rental_id: rentalId, customer_id: customer.customer_id });
+    // The database's own foreign key refuses deleting a customer with rentals (ON DELETE RESTRICT).
+    const refused = await send(app, { method: 'DELETE', url: `/customer/${customer.customer_id}` });
+    expect(refused.statusCode, refused.body + JSON.stringify(logs.filter((l) => l.level === 50).slice(-1))).toBe(409);
+    expect((await send(app, { method: 'DELETE', url: `/rental/${rentalId}` })).statusCode).toBe(204);
+    expect((await send(app, { method: 'GET', url: `/rental/${rentalId}` })).statusCode).toBe(404);
+  });
+
+  it('addresses rows of a composite key by their parts in key order, and pages over the key', async () => {
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'French' } })).json<{ language_id: number }>();
+    const films: number[] = [];
+    for (const title of ['A', 'B', 'C']) {
+      films.push((await send(app, { method: 'POST', url: '/film', payload: { title, language_id: language.language_id, replacement_cost: '9.99' } })).json<{ film_id: number }>().film_id);
+    }
+    const actors: number[] = [];
+    for (const name of ['X', 'Y']) actors.push((await send(app, { method: 'POST', url: '/actor', payload: { first_name: name, last_name: name } })).json<{ actor_id: number }>().actor_id);
+    for (const actor of actors) {
+      for (const film of films) {
+        const link = await send(app, { method: 'POST', url: '/film_actor', payload: { actor_id: actor, film_id: film, character_name: `c${actor},${film}` } });
+        expect(link.statusCode).toBe(201);
+        expect(link.headers.location).toBe(`/film_actor/${actor},${film}`);
+      }
+    }
+    const [a0 = 0, a1 = 0] = actors;
+    const [f0 = 0, f1 = 0, f2 = 0] = films;
+    expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}` })).json()).toEqual({ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` });
+    const patched = await send(app, { method: 'PATCH', url: `/film_actor/${a1},${f2}`, payload: { character_name: 'Hero' } });
+    expect(patched.json()).toEqual({ actor_id: a1, film_id: f2, character_name: 'Hero' });
+    for (const malformed of [`${a0}`, `${a0},${f0},1`, `${a0},x`, `,${f0}`]) {
+      const response = await send(app, { method: 'GET', url: `/film_actor/${malformed}` });
+      expect(response.statusCode, malformed).toBe(404);
+      expect(response.json<{ detail: string }>().detail).toContain('actor_id, film_id');
+    }
+
+    // Two rows a page, in key order, the cursor over both key fields.
+    const seen: string[] = [];
+    let next: string | undefined = '/film_actor?limit=2';
+    for (let pages = 0; next !== undefined && pages < 10; pages++) {
+      const page = await send(app, { method: 'GET', url: next });
+      expect(page.statusCode, page.body).toBe(200);
+      seen.push(...page.json<{ actor_id: number; film_id: number }[]>().map((r) => `${r.actor_id},${r.film_id}`));
+      next = /<([^>]+)>; rel="next"/.exec(String(page.headers.link ?? ''))?.[1];
+    }
+    expect(seen).toEqual(actors.flatMap((a) => films.map((f) => `${a},${f}`)));
+
+    expect((await send(app, { method: 'DELETE', url: `/film_actor/${a0},${f0}` })).statusCode).toBe(204);
+    expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f0}` })).statusCode).toBe(404);
+    expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}` })).statusCode).toBe(200);
+
+    // The outbox names each record by its key, in its URL form.
+    const events = await systemQuery(`select "type", "recordId" from ${onPostgres ? `"${systemSchema}".` : ''}"_restgraph_events" where "resource" = 'film_actor' order by "id"`);
+    expect(events.map((e) => `${String(e.type)} ${String(e.recordId)}`)).toEqual([
+      ...actors.flatMap((a) => films.map((f) => `film_actor.created ${a},${f}`)),
+      `film_actor.updated ${a1},${f2}`,
+      `film_actor.deleted ${a0},${f0}`,
+    ]);
+  });
+
+  it('serves a view read-only: lists, no writes', async () => {
+    const list = await send(app, { method: 'GET', url: '/film_list' });
+    expect(list.statusCode).toBe(200);
+    expect(list.json<{ title: string }[]>().map((r) => r.title)).toContain('Academy Dinosaur');
+    const post = await send(app, { method: 'POST', url: '/film_list', payload: { title: 'X' } });
+    expect(post.statusCode).toBe(405);
+    expect(post.headers.allow).toBe('GET, HEAD, OPTIONS');
+  });
+
+  it('answers GraphQL: lists under the plural, one record by its key', async () => {
+    const query = '{ countries { country_code name } country(id: "FR") { name customers { last_name } } filmActors(first: 2) { actor_id film_id } }';
+    const read = await send(app, { method: 'POST', url: '/graphql', payload: { query } });
+    expect(read.statusCode).toBe(200);
+    const data = read.json<{ data: { countries: unknown[]; country: unknown; filmActors: { actor_id: number; film_id: number }[] } }>().data;
+    expect(data.countries).toEqual([{ country_code: 'FR', name: 'France' }]);
+    expect(data.country).toEqual({ name: 'France', customers: [{ last_name: 'Smith' }] });
+    expect(data.filmActors).toHaveLength(2);
+    const [first] = data.filmActors;
+    const one = await send(app, { method: 'POST', url: '/graphql', payload: { query: `{ filmActor(id: "${first?.actor_id},${first?.film_id}") { actor_id film_id } }` } });
+    expect(one.json<{ data: unknown }>().data).toEqual({ filmActor: first });
+    const updated = await send(app, { method: 'POST', url: '/graphql', payload: { query: 'mutation { updateCountry(id: "FR", input: { name: "République française" }) { name } }' } });
+    expect(updated.json<{ data: unknown }>().data).toEqual({ updateCountry: { name: 'République française' } });
+    const missing = await send(app, { method: 'POST', url: '/graphql', payload: { query: '{ filmActor(id: "1") { actor_id } }' } });
+    expect(missing.json<{ errors: { message: string }[] }>().errors[0]?.message).toContain('actor_id, film_id');
+  });
+
+  it('changes none of the user tables, from the first start to a start again', async () => {
+    await app.close();
+    ({ app, logs } = await start());
+    expect((await send(app, { method: 'GET', url: '/country/FR' })).json()).toEqual({ country_code: 'FR', name: 'République française' });
+    expect(userTables()).toBe(before);
+  });
+
+  it('refuses to start on a schema naming a column the database lacks, and names it', async () => {
+    const broken = join(folder.path, 'broken.yaml');
+    writeFileSync(broken, readFileSync(schemaFile, 'utf8').replace(/\n {6}first_name:\n/, '\n      first_name:\n        column: given_name\n'));
+    await expect(start(broken)).rejects.toThrow(/resources\.actor\.fields\.first_name\.column: .*has no column given_name/);
+    expect(userTables()).toBe(before);
+  });
+});
