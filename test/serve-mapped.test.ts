@@ -259,6 +259,25 @@ describe('serving a mapped database', () => {
     expect(userTables()).toBe(before);
   });
 
+  it('serves a table without the columns the schema leaves out, with one warning naming them', async () => {
+    const partial = join(folder.path, 'partial.yaml');
+    const text = readFileSync(schemaFile, 'utf8');
+    writeFileSync(partial, text.replace(/\n {6}description:\n {8}type: string\n/, '\n'));
+    expect(readFileSync(partial, 'utf8')).not.toBe(text);
+    const other = await start(partial);
+    try {
+      const warnings = other.logs.filter((l) => String(l.msg).includes('not in the schema'));
+      expect(warnings).toHaveLength(1);
+      expect(String(warnings[0]?.msg)).toContain('film.description');
+      expect(String(warnings[0]?.msg)).toContain('restgraph init --from');
+      const film = (await send(other.app, { method: 'GET', url: '/film?limit=1' })).json<Record<string, unknown>[]>()[0];
+      expect(film).toHaveProperty('title');
+      expect(film).not.toHaveProperty('description');
+    } finally {
+      await other.app.close();
+    }
+  });
+
   it('refuses to start on a schema naming a column the database lacks, and names it', async () => {
     const broken = join(folder.path, 'broken.yaml');
     writeFileSync(broken, readFileSync(schemaFile, 'utf8').replace(/\n {6}first_name:\n/, '\n      first_name:\n        column: given_name\n'));
