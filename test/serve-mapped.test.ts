@@ -38,6 +38,9 @@ async function pgRun(sql: string): Promise<void> {
   }
 }
 
+/** A table beside the sample's: a composite key of text parts, which may hold the `,` that separates parts in a path. */
+const TAG_LINK = 'create table tag_link (kind text not null, name text not null, note text, primary key (kind, name))';
+
 /** The user's tables as the database describes them: pg_dump of their schema, or SQLite's own text of everything but restgraph's tables. */
 function userTables(): string {
   if (onPostgres) return execFileSync('pg_dump', ['--schema-only', `--schema=${pgSchema}`, TEST_POSTGRES_URL], { encoding: 'utf8' }).replace(/^\\(un)?restrict .*$/gm, '');
@@ -86,10 +89,10 @@ describe('serving a mapped database', () => {
 
   beforeAll(async () => {
     if (onPostgres) {
-      await pgRun(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')}`);
+      await pgRun(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
     } else {
       const db = new BetterSqlite3(sqliteFile);
-      db.exec(readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8'));
+      db.exec(`${readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
       db.close();
     }
     const print = console.log;
@@ -224,6 +227,16 @@ describe('serving a mapped database', () => {
       `film_actor.updated ${a1},${f2}`,
       `film_actor.deleted ${a0},${f0}`,
     ]);
+  });
+
+  it('reads a composite key of text parts from the raw path: a part holding , or % is percent-encoded', async () => {
+    const created = await send(app, { method: 'POST', url: '/tag_link', payload: { kind: 'a,b', name: '100%', note: 'odd' } });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers.location).toBe('/tag_link/a%2Cb,100%25');
+    expect((await send(app, { method: 'GET', url: '/tag_link/a%2Cb,100%25' })).json()).toEqual({ kind: 'a,b', name: '100%', note: 'odd' });
+    // Decoded first, the same path would have three parts.
+    expect((await send(app, { method: 'GET', url: '/tag_link/a,b,100%25' })).statusCode).toBe(404);
+    expect((await send(app, { method: 'DELETE', url: '/tag_link/a%2Cb,100%25' })).statusCode).toBe(204);
   });
 
   it('serves a view read-only: lists, no writes', async () => {
