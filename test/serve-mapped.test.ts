@@ -197,6 +197,11 @@ describe('serving a mapped database', () => {
     const [a0 = 0, a1 = 0] = actors;
     const [f0 = 0, f1 = 0, f2 = 0] = films;
     expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}` })).json()).toEqual({ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` });
+    // A belongsTo relation over the composite foreign key (actor_id, film_id), embedded.
+    const award = await send(app, { method: 'POST', url: '/actor_award', payload: { actor_id: a0, film_id: f1, award: 'Best', year: 2001 } });
+    expect(award.statusCode).toBe(201);
+    const awards = await send(app, { method: 'GET', url: '/actor_award?include=film_actor' });
+    expect(awards.json<{ film_actor: unknown }[]>().map((a) => a.film_actor)).toEqual([{ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` }]);
     const patched = await send(app, { method: 'PATCH', url: `/film_actor/${a1},${f2}`, payload: { character_name: 'Hero' } });
     expect(patched.json()).toEqual({ actor_id: a1, film_id: f2, character_name: 'Hero' });
     for (const malformed of [`${a0}`, `${a0},${f0},1`, `${a0},x`, `,${f0}`]) {
