@@ -37,7 +37,8 @@ export function terminalSafeValues(value: unknown, key = ''): unknown {
   if (Array.isArray(value)) return value.map((item) => terminalSafeValues(item));
   if (value !== null && typeof value === 'object') {
     const safe: Record<string, unknown> = {};
-    for (const [name, item] of Object.entries(value)) safe[terminalSafe(name)] = terminalSafeValues(item, name);
+    // Defined, not assigned: a key `__proto__` (JSON.parse makes it an own key) stays a key.
+    for (const [name, item] of Object.entries(value)) Object.defineProperty(safe, terminalSafe(name), { value: terminalSafeValues(item, name), enumerable: true, writable: true, configurable: true });
     return safe;
   }
   return value;
