@@ -42,6 +42,7 @@ import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-acces
 import { createAppLogging } from './app-logging.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
+import { startCaptureRelay } from './capture-work.js';
 import { startEventWork } from './event-work.js';
 import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
@@ -263,6 +264,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
 
   files?.startSweeps(storage.records, fileLog.current);
   await startEventWork(app, { options, storage, dispatcher, webhooks, workerLog, closeUnusedConnections: http.closeUnusedConnections }, lifecycle);
+  // A mapped database: other programs' writes, as restgraph capture records them, become events too.
+  await startCaptureRelay(schema, { options, storage, dispatcher, workerLog }, lifecycle);
   return app;
 }
 
