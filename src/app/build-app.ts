@@ -43,6 +43,7 @@ import { createAppLogging } from './app-logging.js';
 import type { StartBanner } from './terminal-text.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
+import { startCaptureRelay } from './capture-work.js';
 import { startEventWork } from './event-work.js';
 import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
@@ -273,6 +274,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
 
   files?.startSweeps(storage.records, fileLog.current);
   await startEventWork(app, { options, storage, dispatcher, webhooks, workerLog, closeUnusedConnections: http.closeUnusedConnections }, lifecycle);
+  // A mapped database: other programs' writes, as restgraph capture records them, become events too.
+  await startCaptureRelay(schema, { options, storage, dispatcher, workerLog }, lifecycle);
   return app;
 }
 

@@ -5,6 +5,7 @@ import { compatMode } from '../rest/json-server-compat.js';
 import { oidcFromEnv } from './oidc-from-env.js';
 import { bothStoragesError, type FileOptions } from '../files/create-file-storage.js';
 import { s3SettingsFromEnv } from '../files/s3-settings.js';
+import { systemSchemaName } from '../store/system-schema.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
 import type { LogFormat } from './pretty-log.js';
 
@@ -29,7 +30,7 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   };
   if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') options.databaseUrl = env.DATABASE_URL;
   if (env.RESTGRAPH_SCHEMA !== undefined && env.RESTGRAPH_SCHEMA !== '') options.schema = env.RESTGRAPH_SCHEMA;
-  if (env.RESTGRAPH_SYSTEM_SCHEMA !== undefined && env.RESTGRAPH_SYSTEM_SCHEMA !== '') options.systemSchema = env.RESTGRAPH_SYSTEM_SCHEMA;
+  if (env.RESTGRAPH_SYSTEM_SCHEMA !== undefined && env.RESTGRAPH_SYSTEM_SCHEMA !== '') options.systemSchema = systemSchemaName(env);
   const level = env.LOG_LEVEL;
   if (level !== undefined && level !== '') {
     if (!LOG_LEVELS.includes(level as LogLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
