@@ -156,8 +156,8 @@ export class CaptureRelay {
         : change.operation === 'delete' || before === undefined
           ? eventOf('deleted', resource, object)
           : eventOf('updated', resource, object, changedFrom(before, object));
-    // A composite or text key names the record as a string (RecordId); the outbox takes what recordId gives.
-    return [{ ...event, recordId: id as NewEvent['recordId'], occurredAt: change.capturedAt }];
+    // A composite or text key names the record as a string (RecordId), which the outbox takes as it is.
+    return [{ ...event, recordId: id, occurredAt: change.capturedAt }];
   }
 }
 
