@@ -193,6 +193,22 @@ describe('serving a mapped database', () => {
     expect(films.statusCode, films.body).toBe(200);
     expect(films.json()).toEqual([{ title: 'Filtered' }]);
     expect((await send(app, { method: 'GET', url: '/inventory?store_code=F&fields=film_id' })).json()).toEqual([{ film_id: filmId }]);
+
+    // Relation paths in a filter join by the tables' own keys (customer_id, film_id), not by an `id`.
+    const filtered = async (url: string): Promise<unknown> => {
+      const response = await send(app, { method: 'GET', url: encodeURI(url) });
+      expect(response.statusCode, `${url}: ${response.body}`).toBe(200);
+      return response.json();
+    };
+    expect(await filtered("/rental?filter=customer.last_name = 'Ter'&sort=rented_at&fields=rented_at")).toEqual(
+      ['01', '02', '03'].map((day) => ({ rented_at: `2026-01-${day}T10:00:00.000Z` })),
+    );
+    expect(await filtered("/customer?filter=rentals.any(rented_at >= '2026-01-03T00:00:00Z')&fields=last_name")).toEqual([{ last_name: 'Ter' }]);
+    expect(await filtered("/film?filter=inventories.any(rentals.any(customer.last_name = 'Ter'))&fields=title")).toEqual([{ title: 'Filtered' }]);
+    expect(await filtered("/rental?filter=inventory.film.title = 'Filtered' and customer.rentals.none(rented_at < '2026-01-01T00:00:00Z')&count=true&fields=customer_id")).toHaveLength(3);
+    const composite = await send(app, { method: 'GET', url: encodeURI("/actor_award?filter=film_actor.character_name = 'Hero'") });
+    expect(composite.statusCode, composite.body).toBe(400);
+    expect(composite.json<{ detail: string }>().detail).toContain('"film_actor" at 0 is a relation of a composite foreign key');
   });
 
   it('addresses rows of a composite key by their parts in key order, and pages over the key', async () => {
