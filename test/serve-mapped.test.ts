@@ -202,6 +202,15 @@ describe('serving a mapped database', () => {
     expect(award.statusCode).toBe(201);
     const awards = await send(app, { method: 'GET', url: '/actor_award?include=film_actor' });
     expect(awards.json<{ film_actor: unknown }[]>().map((a) => a.film_actor)).toEqual([{ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` }]);
+    // Relation paths over the composite foreign key, both ways.
+    const children = await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}/actor_awards` });
+    expect(children.statusCode, children.body).toBe(200);
+    expect(children.json<{ award: string }[]>().map((a) => a.award)).toEqual(['Best']);
+    expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f0}/actor_awards` })).json()).toEqual([]);
+    const { award_id: awardId } = award.json<{ award_id: number }>();
+    const parent = await send(app, { method: 'GET', url: `/actor_award/${awardId}/film_actor` });
+    expect(parent.statusCode, parent.body).toBe(200);
+    expect(parent.json()).toEqual({ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` });
     const patched = await send(app, { method: 'PATCH', url: `/film_actor/${a1},${f2}`, payload: { character_name: 'Hero' } });
     expect(patched.json()).toEqual({ actor_id: a1, film_id: f2, character_name: 'Hero' });
     for (const malformed of [`${a0}`, `${a0},${f0},1`, `${a0},x`, `,${f0}`]) {
@@ -314,6 +323,18 @@ describe('serving a mapped database', () => {
     expect(await gql(`mutation { deleteRental(rental_id: "${rentalId}") }`)).toEqual({ data: { deleteRental: rentalId } });
     // A bigint key (inventory_id) as an integer literal, whether its type is BigInt (PostgreSQL) or SafeInt.
     expect(await gql(`{ inventory(inventory_id: ${inventory.inventory_id}) { store_code } }`)).toEqual({ data: { inventory: { store_code: 'B' } } });
+  });
+
+  it('follows GraphQL relations over text and composite keys, and aggregates through a relation', async () => {
+    const gql = async (query: string): Promise<{ data?: Record<string, unknown>; errors?: { message: string }[] }> => (await send(app, { method: 'POST', url: '/graphql', payload: { query } })).json();
+    // belongsTo by a text key (customer.country_code → country) and by a composite one (actor_award → film_actor).
+    const customers = await gql('{ customers(filter: { country_code: { eq: "FR" } }) { last_name country { country_code } } }');
+    expect(customers).toEqual({ data: { customers: [{ last_name: 'Smith', country: { country_code: 'FR' } }] } });
+    const awards = await gql('{ actorAwards { award film_actor { character_name } } }');
+    expect(awards.data?.actorAwards, JSON.stringify(awards)).toEqual([{ award: 'Best', film_actor: { character_name: expect.stringMatching(/^c\d+,\d+$/) as unknown } }]);
+    // A relation's aggregate, by the column its foreign key references (rentals of a customer).
+    const counted = await gql('{ countries { customersAggregate { count } } }');
+    expect(counted, JSON.stringify(counted)).toEqual({ data: { countries: [{ customersAggregate: { count: 1 } }] } });
   });
 
   it('changes none of the user tables, from the first start to a start again', async () => {

@@ -34,7 +34,7 @@ import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from
 import { restrictedFieldResolver } from './field-reads.js';
 import { hiddenFieldError, readRestricted } from '../core/access-rules/field-reads.js';
 import type { RecordId } from '../schema/record-key.js';
-import { relationJoin } from '../schema/relation-keys.js';
+import { belongsToKeyOf, relationJoin } from '../schema/relation-keys.js';
 
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
@@ -244,8 +244,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
           resolve: async (parent, _args, ctx) => {
             // A foreign key hidden on this row hides what it points to.
             if (hiddenKey && !(relation.foreignKey in parent)) throw hiddenFieldError(resource, relation.foreignKey);
-            const key = parent[relation.foreignKey];
-            return typeof key === 'number' ? ((await ctx.loaders.byId(target).load(key)) ?? null) : null;
+            const key = belongsToKeyOf(resource, relation, target, parent);
+            return key === undefined ? null : ((await ctx.loaders.byId(target).load(key)) ?? null);
           },
         },
       };
@@ -254,7 +254,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const paging = `${relationPageSize} rows unless first or last says otherwise; page on with after.`;
     const extensions = { [DEFAULT_PAGE_SIZE]: relationPageSize };
     return {
-      [`${relation.name}Aggregate`]: relationAggregateField(relation, target, t.aggregate, rowArgs(target), (given: RowArgs) => rowFiltersOf(target, given), limits),
+      [`${relation.name}Aggregate`]: relationAggregateField(relation, (parent) => parentKeyOf(resource, relation, parent), target, t.aggregate, rowArgs(target), (given: RowArgs) => rowFiltersOf(target, given), limits),
       [relation.name]: {
         // Nullable: a relation the caller may not read is null with an error, and the parent stays.
         type: new GraphQLList(new GraphQLNonNull(t.object)),
