@@ -202,6 +202,14 @@ describe('serving a mapped database', () => {
     expect(award.statusCode).toBe(201);
     const awards = await send(app, { method: 'GET', url: '/actor_award?include=film_actor' });
     expect(awards.json<{ film_actor: unknown }[]>().map((a) => a.film_actor)).toEqual([{ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` }]);
+    // include of the hasMany side: each film_actor with the awards whose (actor_id, film_id) it is.
+    const withAwards = await send(app, { method: 'GET', url: `/film_actor?include=actor_awards&filter=${encodeURIComponent(`actor_id = ${a0}`)}` });
+    expect(withAwards.statusCode, withAwards.body).toBe(200);
+    expect(withAwards.json<{ film_id: number; actor_awards: { award: string }[] }[]>().map((r) => [r.film_id, r.actor_awards.map((a) => a.award)])).toEqual([
+      [f0, []],
+      [f1, ['Best']],
+      [f2, []],
+    ]);
     // Relation paths over the composite foreign key, both ways.
     const children = await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}/actor_awards` });
     expect(children.statusCode, children.body).toBe(200);
