@@ -237,6 +237,23 @@ describe('serving a mapped database', () => {
     expect(award.statusCode).toBe(201);
     const awards = await send(app, { method: 'GET', url: '/actor_award?include=film_actor' });
     expect(awards.json<{ film_actor: unknown }[]>().map((a) => a.film_actor)).toEqual([{ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` }]);
+    // include of the hasMany side: each film_actor with the awards whose (actor_id, film_id) it is.
+    const withAwards = await send(app, { method: 'GET', url: `/film_actor?include=actor_awards&filter=${encodeURIComponent(`actor_id = ${a0}`)}` });
+    expect(withAwards.statusCode, withAwards.body).toBe(200);
+    expect(withAwards.json<{ film_id: number; actor_awards: { award: string }[] }[]>().map((r) => [r.film_id, r.actor_awards.map((a) => a.award)])).toEqual([
+      [f0, []],
+      [f1, ['Best']],
+      [f2, []],
+    ]);
+    // Relation paths over the composite foreign key, both ways.
+    const children = await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}/actor_awards` });
+    expect(children.statusCode, children.body).toBe(200);
+    expect(children.json<{ award: string }[]>().map((a) => a.award)).toEqual(['Best']);
+    expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f0}/actor_awards` })).json()).toEqual([]);
+    const { award_id: awardId } = award.json<{ award_id: number }>();
+    const parent = await send(app, { method: 'GET', url: `/actor_award/${awardId}/film_actor` });
+    expect(parent.statusCode, parent.body).toBe(200);
+    expect(parent.json()).toEqual({ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` });
     const patched = await send(app, { method: 'PATCH', url: `/film_actor/${a1},${f2}`, payload: { character_name: 'Hero' } });
     expect(patched.json()).toEqual({ actor_id: a1, film_id: f2, character_name: 'Hero' });
     for (const malformed of [`${a0}`, `${a0},${f0},1`, `${a0},x`, `,${f0}`]) {
@@ -288,21 +305,79 @@ describe('serving a mapped database', () => {
     expect(post.headers.allow).toBe('GET, HEAD, OPTIONS');
   });
 
-  it('answers GraphQL: lists under the plural, one record by its key', async () => {
-    const query = '{ countries { country_code name } country(id: "FR") { name customers { last_name } } filmActors(first: 2) { actor_id film_id } }';
+  it('answers GraphQL: lists under the plural, one record by one argument per key field, typed as the field', async () => {
+    const query = '{ countries { country_code name } country(country_code: "FR") { name customers { last_name } } filmActors(first: 2) { actor_id film_id } }';
     const read = await send(app, { method: 'POST', url: '/graphql', payload: { query } });
     expect(read.statusCode).toBe(200);
     const data = read.json<{ data: { countries: unknown[]; country: unknown; filmActors: { actor_id: number; film_id: number }[] } }>().data;
     expect(data.countries).toEqual([{ country_code: 'FR', name: 'France' }]);
     expect(data.country).toEqual({ name: 'France', customers: [{ last_name: 'Smith' }] });
     expect(data.filmActors).toHaveLength(2);
-    const [first] = data.filmActors;
-    const one = await send(app, { method: 'POST', url: '/graphql', payload: { query: `{ filmActor(id: "${first?.actor_id},${first?.film_id}") { actor_id film_id } }` } });
+    const [first = { actor_id: 0, film_id: 0 }] = data.filmActors;
+    const one = await send(app, { method: 'POST', url: '/graphql', payload: { query: `{ filmActor(actor_id: ${first.actor_id}, film_id: ${first.film_id}) { actor_id film_id } }` } });
     expect(one.json<{ data: unknown }>().data).toEqual({ filmActor: first });
-    const updated = await send(app, { method: 'POST', url: '/graphql', payload: { query: 'mutation { updateCountry(id: "FR", input: { name: "République française" }) { name } }' } });
+    // The arguments take the types of the fields (Int or SafeInt by the column's range).
+    const introspection = await send(app, {
+      method: 'POST',
+      url: '/graphql',
+      payload: { query: '{ q: __type(name: "Query") { fields { name args { name type { kind ofType { name } } } } } t: __type(name: "FilmActor") { fields { name type { kind ofType { name } } } } }' },
+    });
+    type TypeRef = { name: string; type: { kind: string; ofType: { name: string } | null } };
+    const types = introspection.json<{ data: { q: { fields: { name: string; args: TypeRef[] }[] }; t: { fields: TypeRef[] } } }>().data;
+    const args = types.q.fields.find((f) => f.name === 'filmActor')?.args ?? [];
+    expect(args.map((a) => a.name)).toEqual(['actor_id', 'film_id']);
+    for (const arg of args) {
+      expect(arg.type.kind).toBe('NON_NULL');
+      expect(arg.type.ofType?.name).toBe(types.t.fields.find((f) => f.name === arg.name)?.type.ofType?.name);
+    }
+    const [a, f] = args.map((arg) => String(arg.type.ofType?.name));
+    const byVariables = await send(app, {
+      method: 'POST',
+      url: '/graphql',
+      payload: { query: `query ($a: ${a}!, $f: ${f}!) { filmActor(actor_id: $a, film_id: $f) { character_name } }`, variables: { a: first.actor_id, f: first.film_id } },
+    });
+    expect(byVariables.json<{ data?: { filmActor: unknown } }>().data?.filmActor, byVariables.body).toEqual({ character_name: `c${first.actor_id},${first.film_id}` });
+    const updated = await send(app, { method: 'POST', url: '/graphql', payload: { query: 'mutation { updateCountry(country_code: "FR", input: { name: "République française" }) { name } }' } });
     expect(updated.json<{ data: unknown }>().data).toEqual({ updateCountry: { name: 'République française' } });
-    const missing = await send(app, { method: 'POST', url: '/graphql', payload: { query: '{ filmActor(id: "1") { actor_id } }' } });
-    expect(missing.json<{ errors: { message: string }[] }>().errors[0]?.message).toContain('actor_id, film_id');
+    // Every key field is required; the URL form of the key is no argument.
+    const partial = await send(app, { method: 'POST', url: '/graphql', payload: { query: `{ filmActor(actor_id: ${first.actor_id}) { actor_id } }` } });
+    expect(partial.json<{ errors: { message: string }[] }>().errors[0]?.message).toContain('film_id');
+    const byUrlForm = await send(app, { method: 'POST', url: '/graphql', payload: { query: '{ filmActor(id: "1,2") { actor_id } }' } });
+    expect(byUrlForm.json<{ errors: { message: string }[] }>().errors[0]?.message).toContain('"id"');
+    const missing = await send(app, { method: 'POST', url: '/graphql', payload: { query: '{ country(country_code: "") { name } }' } });
+    expect(missing.json<{ data: unknown; errors: { message: string }[] }>()).toMatchObject({ data: { country: null }, errors: [{ message: 'There is no country with country_code "".' }] });
+  });
+
+  it('replaces and deletes over GraphQL by the key fields, a uuid key as a string', async () => {
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'German' } })).json<{ language_id: number }>();
+    const film = (await send(app, { method: 'POST', url: '/film', payload: { title: 'GQL', language_id: language.language_id, replacement_cost: '1.00' } })).json<{ film_id: number }>();
+    const actor = (await send(app, { method: 'POST', url: '/actor', payload: { first_name: 'G', last_name: 'Q' } })).json<{ actor_id: number }>();
+    expect((await send(app, { method: 'POST', url: '/film_actor', payload: { actor_id: actor.actor_id, film_id: film.film_id } })).statusCode).toBe(201);
+    const gql = async (query: string): Promise<{ data?: Record<string, unknown>; errors?: { message: string }[] }> => (await send(app, { method: 'POST', url: '/graphql', payload: { query } })).json();
+    const key = `actor_id: ${actor.actor_id}, film_id: ${film.film_id}`;
+    expect(await gql(`mutation { replaceFilmActor(${key}, input: { actor_id: ${actor.actor_id}, film_id: ${film.film_id}, character_name: "Lead" }) { character_name } }`)).toEqual({ data: { replaceFilmActor: { character_name: 'Lead' } } });
+    expect(await gql(`mutation { deleteFilmActor(${key}) }`)).toEqual({ data: { deleteFilmActor: `${actor.actor_id},${film.film_id}` } });
+    expect((await send(app, { method: 'GET', url: `/film_actor/${actor.actor_id},${film.film_id}` })).statusCode).toBe(404);
+
+    const inventory = (await send(app, { method: 'POST', url: '/inventory', payload: { film_id: film.film_id, store_code: 'B' } })).json<{ inventory_id: number }>();
+    const customer = (await send(app, { method: 'POST', url: '/customer', payload: { first_name: 'U', last_name: 'V' } })).json<{ customer_id: number }>();
+    const { rental_id: rentalId } = (await send(app, { method: 'POST', url: '/rental', payload: { inventory_id: inventory.inventory_id, customer_id: customer.customer_id } })).json<{ rental_id: string }>();
+    expect(await gql(`{ rental(rental_id: "${rentalId.toUpperCase()}") { rental_id } }`)).toEqual({ data: { rental: { rental_id: rentalId } } });
+    expect(await gql(`mutation { deleteRental(rental_id: "${rentalId}") }`)).toEqual({ data: { deleteRental: rentalId } });
+    // A bigint key (inventory_id) as an integer literal, whether its type is BigInt (PostgreSQL) or SafeInt.
+    expect(await gql(`{ inventory(inventory_id: ${inventory.inventory_id}) { store_code } }`)).toEqual({ data: { inventory: { store_code: 'B' } } });
+  });
+
+  it('follows GraphQL relations over text and composite keys, and aggregates through a relation', async () => {
+    const gql = async (query: string): Promise<{ data?: Record<string, unknown>; errors?: { message: string }[] }> => (await send(app, { method: 'POST', url: '/graphql', payload: { query } })).json();
+    // belongsTo by a text key (customer.country_code → country) and by a composite one (actor_award → film_actor).
+    const customers = await gql('{ customers(filter: { country_code: { eq: "FR" } }) { last_name country { country_code } } }');
+    expect(customers).toEqual({ data: { customers: [{ last_name: 'Smith', country: { country_code: 'FR' } }] } });
+    const awards = await gql('{ actorAwards { award film_actor { character_name } } }');
+    expect(awards.data?.actorAwards, JSON.stringify(awards)).toEqual([{ award: 'Best', film_actor: { character_name: expect.stringMatching(/^c\d+,\d+$/) as unknown } }]);
+    // A relation's aggregate, by the column its foreign key references (rentals of a customer).
+    const counted = await gql('{ countries { customersAggregate { count } } }');
+    expect(counted, JSON.stringify(counted)).toEqual({ data: { countries: [{ customersAggregate: { count: 1 } }] } });
   });
 
   it('changes none of the user tables, from the first start to a start again', async () => {

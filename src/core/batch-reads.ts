@@ -1,12 +1,12 @@
 import { resourceNamed, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import { reverseSort, type StoredRecord } from '../store/list-spec.js';
+import { reverseSort, type FilterCondition, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import { authorize } from './access-policy.js';
 import { readerFilters, visibleRowFilters } from './filter-access.js';
 import type { ListQuery } from './list-query.js';
 import { aggregateGroups, type AggregateGroup, type AggregateQuery } from './aggregate-query.js';
 import type { OperationContext } from './principal.js';
-import { keyFields, recordId, type RecordId } from '../schema/record-key.js';
+import { keyFields, recordId, recordKeyParts, type RecordId } from '../schema/record-key.js';
 import { assertAggregateUsable, assertForeignKeyUsable, assertSortUsable, shownRecords } from './access-rules/field-reads.js';
 
 /**
@@ -83,16 +83,22 @@ export class BatchReads {
     return new Map(parentIds.map((id) => [id, aggregateGroups(query, byKey.get(id) ?? empty)]));
   }
 
-  /** The rows with these ids that the principal may read, by id (one query). */
+  /** The rows with these ids (a mapped table's keys, composite ones too) that the principal may read, by id (one query). */
   async getMany(ctx: OperationContext, resource: ResourceModel, ids: readonly RecordId[]): Promise<Map<RecordId, StoredRecord>> {
     authorize(ctx.principal, resource, 'read');
     const keys = [...new Set(ids)];
     if (keys.length === 0) return new Map();
-    const [key] = keyFields(resource);
-    if (key === undefined || keyFields(resource).length > 1) throw new Error(`getMany: ${resource.name} has no single-field key`);
+    const fields = keyFields(resource);
+    const [first] = fields;
+    if (first === undefined) throw new Error(`getMany: ${resource.name} has no key`);
+    // A composite key's tuples as (a = ? and b = ?) or …, through the any/all filters.
+    const matches: FilterCondition =
+      fields.length === 1
+        ? { field: first, op: 'in', value: keys }
+        : { field: first, op: 'any', value: keys.map((id): FilterCondition => ({ field: first, op: 'all', value: recordKeyParts(resource, id).map((part, i): FilterCondition => ({ field: fields[i] as string, op: 'eq', value: part })) })) };
     const rows = await this.#store.list(resource, {
-      filters: [{ field: key, op: 'in', value: keys }, ...visibleRowFilters(ctx.principal, resource, 'read')],
-      sort: [{ field: key, direction: 'asc' }],
+      filters: [matches, ...visibleRowFilters(ctx.principal, resource, 'read')],
+      sort: fields.map((field) => ({ field, direction: 'asc' as const })),
       limit: keys.length,
     });
     return new Map(shownRecords(ctx.principal, resource, rows).map((row) => [recordId(resource, row) as RecordId, row]));

@@ -54,9 +54,11 @@ export class RelationEmbeds {
       const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
       const join = relationJoin(resource, relation);
       if (join === undefined) {
-        // A composite foreign key of a mapped database: its belongsTo side (a hasMany is not embedded yet).
+        // A composite foreign key of a mapped database.
         const mapped = resource.mapping?.relations.get(relation.name);
-        if (relation.kind === 'belongsTo' && mapped !== undefined) await this.#embedCompositeParent(ctx, records, name, target, mapped, filters);
+        if (mapped === undefined) continue;
+        if (relation.kind === 'belongsTo') await this.#embedCompositeParent(ctx, records, name, target, mapped, filters);
+        else await this.#embedCompositeChildren(ctx, records, name, target, mapped, filters);
         continue;
       }
       const { foreignKey, referencedKey } = join;
@@ -109,5 +111,24 @@ export class RelationEmbeds {
       // A foreign key hidden on this record hides what it points to as well.
       if (fields.every((field) => field in record)) record[name] = byKey.get(JSON.stringify(fields.map((field) => record[field]))) ?? null;
     }
+  }
+
+  /** Sets the rows whose composite foreign key (`fields` of `target`) holds each record's `targetFields`: one query, at most maxEmbedded per record. */
+  async #embedCompositeChildren(ctx: OperationContext, records: StoredRecord[], name: string, target: ResourceModel, mapped: RelationMapping, filters: FilterCondition[]): Promise<void> {
+    const { fields, targetFields } = mapped;
+    const tupleOf = (row: StoredRecord, names: readonly string[]): string => JSON.stringify(names.map((field) => row[field]));
+    const tuples = new Map(records.map((record) => [tupleOf(record, targetFields), targetFields.map((field) => record[field])]));
+    const children = await this.#store.listByKeys(target, fields, [...tuples.values()], {
+      sort: keyFields(target).map((field) => ({ field, direction: 'asc' as const })),
+      perKeyLimit: this.#maxEmbedded,
+      filters,
+    });
+    const byParent = new Map<string, StoredRecord[]>();
+    for (const child of shownRecords(ctx.principal, target, children)) {
+      const list = byParent.get(tupleOf(child, fields)) ?? [];
+      list.push(child);
+      byParent.set(tupleOf(child, fields), list);
+    }
+    for (const record of records) record[name] = byParent.get(tupleOf(record, targetFields)) ?? [];
   }
 }

@@ -1,6 +1,6 @@
 import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
 import { fieldNamed, resourceNamed, SINGLETON_ID, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import { reverseSort, type SortKey, type StoredRecord } from '../store/list-spec.js';
+import { reverseSort, type FilterCondition, type SortKey, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import type { SqlDatabase, SqlExecutor } from '../store/sql-database.js';
 import type { EventStore, NewEvent, StoredEvent } from '../store/event-store.js';
@@ -24,7 +24,7 @@ import { assertAggregateUsable, assertSortUsable, hiddenFieldError, shownRecords
 import { withoutHiddenFields } from './access-rules/field-access.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
 import { recordId, type RecordId } from '../schema/record-key.js';
-import { relationJoin } from '../schema/relation-keys.js';
+import { belongsToKeyOf, childKeyValues } from '../schema/relation-keys.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
 const NO_INCLUDE: readonly string[] = Object.freeze([]);
@@ -337,15 +337,15 @@ export class ResourceOperations {
     const parent = await this.#store.findById(resource, id);
     if (parent === undefined || !rowVisible(ctx.principal, resource, parent)) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
-      const join = relationJoin(resource, relation);
-      const value = join === undefined || join.referencedKey === 'id' ? id : parent[join.referencedKey];
-      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: join?.foreignKey ?? relation.foreignKey, op: 'eq', value }] });
+      // One condition per column of the foreign key (a mapped one may be composite).
+      const matches = Object.entries(childKeyValues(resource, relation, parent, id)).map(([field, value]): FilterCondition => ({ field, op: 'eq', value }));
+      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, ...matches] });
       return { kind: 'many', target, page };
     }
     // The related row would tell what a foreign key the principal may not read holds.
     if (!(relation.foreignKey in this.#shown(ctx, resource, parent))) throw hiddenFieldError(resource, relation.foreignKey);
-    const key = parent[relation.foreignKey];
-    if (typeof key !== 'number' && typeof key !== 'string') throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
+    const key = belongsToKeyOf(resource, relation, target, parent);
+    if (key === undefined) throw new NotFoundError(`${resource.singular} ${id} has no ${relation.name}.`);
     return { kind: 'one', target, record: await this.get(ctx, target, key, query.include) };
   }
 

@@ -20,6 +20,7 @@ import { invalidQuery, type ListLimits } from '../core/list-query.js';
 import type { FieldModel, RelationModel, ResourceModel } from '../schema/schema-model.js';
 import { AGGREGATE_FUNCTIONS, DATE_UNITS, type AggregateFunction, type AggregateSortKey, type GroupKey, type Measure } from '../store/aggregate-spec.js';
 import type { FilterCondition, StoredRecord } from '../store/list-spec.js';
+import type { RecordId } from '../schema/record-key.js';
 import type { GraphqlContext } from './graphql-context.js';
 import { AGGREGATE_GROUPS } from './operation-cost.js';
 import { constantCase } from './schema-parts.js';
@@ -141,9 +142,14 @@ export function rootAggregateField<Args>(
   };
 }
 
-/** `<relation>Aggregate(<row arguments>)` of a hasMany relation: one group per parent, loaded for every parent of a level in one statement. */
+/**
+ * `<relation>Aggregate(<row arguments>)` of a hasMany relation: one group per parent, loaded for
+ * every parent of a level in one statement. `parentKey` is the value the related rows hold of their
+ * parent (its id, or the mapped column their foreign key references).
+ */
 export function relationAggregateField<Args>(
   relation: RelationModel,
+  parentKey: (parent: StoredRecord) => RecordId,
   target: ResourceModel,
   types: AggregateTypes,
   rowArgs: GraphQLFieldConfigArgumentMap,
@@ -157,7 +163,7 @@ export function relationAggregateField<Args>(
     extensions: { [AGGREGATE_GROUPS]: 1 },
     resolve: async (parent, args, ctx, info) => {
       const query = aggregateQueryOf(types, {}, filtersOf(args), info, limits);
-      const groups = await ctx.loaders.relatedAggregate(relation, query).load(parent.id as number);
+      const groups = await ctx.loaders.relatedAggregate(relation, query).load(parentKey(parent));
       return groups[0] ?? null;
     },
   };

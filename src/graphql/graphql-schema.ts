@@ -1,6 +1,5 @@
 import {
   GraphQLEnumType,
-  GraphQLID,
   GraphQLInputObjectType,
   GraphQLInt,
   GraphQLList,
@@ -27,7 +26,7 @@ import { fileInputField } from './upload-inputs.js';
 import { accountMutations } from './account-mutations.js';
 import { subscriptionFields } from './subscriptions.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { camel, connectionOf, constantCase, describe, idOf, pageInfoType } from './schema-parts.js';
+import { camel, connectionOf, constantCase, describe, keyArgs, keyOfArgs, pageInfoType } from './schema-parts.js';
 import { DateScalar } from './scalars.js';
 import { DEFAULT_PAGE_SIZE } from './operation-cost.js';
 import { FieldTypes } from './field-types.js';
@@ -35,7 +34,7 @@ import { conditionOfWhere, WhereTypes, type WhereInput, type WhereReading } from
 import { restrictedFieldResolver } from './field-reads.js';
 import { hiddenFieldError, readRestricted } from '../core/access-rules/field-reads.js';
 import type { RecordId } from '../schema/record-key.js';
-import { relationJoin } from '../schema/relation-keys.js';
+import { belongsToKeyOf, relationJoin } from '../schema/relation-keys.js';
 
 
 /** The arguments that choose rows: what list, connection and aggregate fields all take. */
@@ -245,8 +244,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
           resolve: async (parent, _args, ctx) => {
             // A foreign key hidden on this row hides what it points to.
             if (hiddenKey && !(relation.foreignKey in parent)) throw hiddenFieldError(resource, relation.foreignKey);
-            const key = parent[relation.foreignKey];
-            return typeof key === 'number' ? ((await ctx.loaders.byId(target).load(key)) ?? null) : null;
+            const key = belongsToKeyOf(resource, relation, target, parent);
+            return key === undefined ? null : ((await ctx.loaders.byId(target).load(key)) ?? null);
           },
         },
       };
@@ -255,7 +254,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
     const paging = `${relationPageSize} rows unless first or last says otherwise; page on with after.`;
     const extensions = { [DEFAULT_PAGE_SIZE]: relationPageSize };
     return {
-      [`${relation.name}Aggregate`]: relationAggregateField(relation, target, t.aggregate, rowArgs(target), (given: RowArgs) => rowFiltersOf(target, given), limits),
+      [`${relation.name}Aggregate`]: relationAggregateField(relation, (parent) => parentKeyOf(resource, relation, parent), target, t.aggregate, rowArgs(target), (given: RowArgs) => rowFiltersOf(target, given), limits),
       [relation.name]: {
         // Nullable: a relation the caller may not read is null with an error, and the parent stays.
         type: new GraphQLList(new GraphQLNonNull(t.object)),
@@ -312,12 +311,13 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       Object.assign(mutation, singletonMutations(resource, t));
       continue;
     }
+    const key = keyArgs(resource, (field) => scalarOf(resource, field));
     query[singular] = {
       type: t.object,
-      description: `One ${resource.singular} by id (null, with a not-found error, when there is none).`,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) } },
-      resolve: (_root, args: { id: string }, ctx) => ctx.operations.get(ctx.operation, resource, idOf(resource, args.id)),
-    } satisfies GraphQLFieldConfig<unknown, GraphqlContext, { id: string }>;
+      description: `One ${resource.singular} by ${Object.keys(key).join(' and ')} (null, with a not-found error, when there is none).`,
+      args: key,
+      resolve: (_root, args, ctx) => ctx.operations.get(ctx.operation, resource, keyOfArgs(resource, args)),
+    } satisfies GraphQLFieldConfig<unknown, GraphqlContext, Record<string, unknown>>;
     // Root and mutation fields are nullable: one that fails (access, validation) is null with its
     // error, and the other fields of the request keep their data.
     const topLevel = { [DEFAULT_PAGE_SIZE]: limits.defaultLimit };
@@ -340,7 +340,7 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       },
     };
     query[`${plural}Aggregate`] = rootAggregateField<RowArgs>(resource, t.aggregate, rowArgs(resource), (given) => rowFiltersOf(resource, given), limits);
-    Object.assign(mutation, resourceMutations(resource, t));
+    Object.assign(mutation, resourceMutations(resource, t, key));
   }
 
   if (model.accounts !== undefined) {

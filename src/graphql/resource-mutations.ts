@@ -1,16 +1,21 @@
-import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
+import { GraphQLID, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLInputObjectType, type GraphQLObjectType } from 'graphql';
 import { withIndefiniteArticle } from '../schema/indefinite-article.js';
 import type { ResourceModel } from '../schema/schema-model.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { idOf } from './schema-parts.js';
+import { keyOfArgs } from './schema-parts.js';
 import { withUploads, type WriteMutationExtension } from './upload-inputs.js';
 
 /**
  * The mutations of a resource with rows by id: `create<Type>`, `update<Type>`, `replace<Type>`
  * and `delete<Type>`, calling the same core operations as REST's POST, PATCH, PUT and DELETE. Their
- * inputs' file fields take uploads (upload-inputs.ts).
+ * inputs' file fields take uploads (upload-inputs.ts). `key` names the row to change: `id`, or a
+ * mapped table's key fields (schema-parts.ts keyArgs).
  */
-export function resourceMutations(resource: ResourceModel, t: { object: GraphQLObjectType; createInput: GraphQLInputObjectType | undefined; updateInput: GraphQLInputObjectType | undefined }): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+export function resourceMutations(
+  resource: ResourceModel,
+  t: { object: GraphQLObjectType; createInput: GraphQLInputObjectType | undefined; updateInput: GraphQLInputObjectType | undefined },
+  key: GraphQLFieldConfigArgumentMap,
+): GraphQLFieldConfigMap<unknown, GraphqlContext> {
   const typeName = resource.typeName;
   const mutation: GraphQLFieldConfigMap<unknown, GraphqlContext> = {};
   mutation[`create${typeName}`] = {
@@ -27,10 +32,10 @@ export function resourceMutations(resource: ResourceModel, t: { object: GraphQLO
     mutation[`update${typeName}`] = {
       type: t.object,
       description: `Changes only the given fields of ${withIndefiniteArticle(resource.singular)} (null clears a field).`,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.updateInput) } },
+      args: { ...key, input: { type: new GraphQLNonNull(t.updateInput) } },
       extensions: writes(resource, 'update'),
-      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) => {
-        const id = idOf(resource, args.id);
+      resolve: (_root, args: { input: Record<string, unknown> }, ctx) => {
+        const id = keyOfArgs(resource, args);
         // A json field given a value is set to it (GraphQL has no merge-patch reading of objects).
         return withUploads(resource, args.input, id, (body, files) => ctx.operations.update(ctx.operation, resource, id, body, { mergeJson: false, ...files }));
       },
@@ -38,15 +43,15 @@ export function resourceMutations(resource: ResourceModel, t: { object: GraphQLO
     mutation[`replace${typeName}`] = {
       type: t.object,
       description: `Replaces every field of ${withIndefiniteArticle(resource.singular)}; fields left out take their defaults or become null.`,
-      args: { id: { type: new GraphQLNonNull(GraphQLID) }, input: { type: new GraphQLNonNull(t.createInput) } },
+      args: { ...key, input: { type: new GraphQLNonNull(t.createInput) } },
       extensions: writes(resource, 'replace'),
-      resolve: (_root, args: { id: string; input: Record<string, unknown> }, ctx) => {
-        const id = idOf(resource, args.id);
+      resolve: (_root, args: { input: Record<string, unknown> }, ctx) => {
+        const id = keyOfArgs(resource, args);
         return withUploads(resource, args.input, id, (body, files) => ctx.operations.replace(ctx.operation, resource, id, body, files));
       },
     };
   }
-  mutation[`delete${typeName}`] = deleteMutation(resource);
+  mutation[`delete${typeName}`] = deleteMutation(resource, key);
   return mutation;
 }
 
@@ -55,14 +60,14 @@ export function writes(resource: ResourceModel, kind: WriteMutationExtension['ki
   return { restgraphWrite: { resource, kind } };
 }
 
-/** `delete<Type>(id)`: deletes a row (and those its references cascade to), returning its id. */
-function deleteMutation(resource: ResourceModel): GraphQLFieldConfig<unknown, GraphqlContext, { id: string }> {
+/** `delete<Type>(id)`: deletes a row (and those its references cascade to), returning its id (a mapped table's: its key in its URL form). */
+function deleteMutation(resource: ResourceModel, key: GraphQLFieldConfigArgumentMap): GraphQLFieldConfig<unknown, GraphqlContext, Record<string, unknown>> {
   return {
     type: GraphQLID,
     description: `Deletes ${withIndefiniteArticle(resource.singular)} (with the rows its references cascade to); returns its id.`,
-    args: { id: { type: new GraphQLNonNull(GraphQLID) } },
-    resolve: async (_root, args: { id: string }, ctx) => {
-      const id = idOf(resource, args.id);
+    args: key,
+    resolve: async (_root, args, ctx) => {
+      const id = keyOfArgs(resource, args);
       await ctx.operations.delete(ctx.operation, resource, id);
       return id;
     },

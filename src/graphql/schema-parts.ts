@@ -1,10 +1,10 @@
-import { GraphQLBoolean, GraphQLNonNull, GraphQLObjectType, GraphQLString } from 'graphql';
+import { GraphQLBoolean, GraphQLID, GraphQLNonNull, GraphQLObjectType, GraphQLString, type GraphQLEnumType, type GraphQLFieldConfigArgumentMap, type GraphQLScalarType } from 'graphql';
 import type { ListQuery } from '../core/list-query.js';
 import { NotFoundError } from '../errors.js';
-import type { FieldModel, ResourceModel } from '../schema/schema-model.js';
+import { fieldNamed, type FieldModel, type ResourceModel } from '../schema/schema-model.js';
 import type { QueryOperator, StoredRecord } from '../store/list-spec.js';
 import type { GraphqlContext } from './graphql-context.js';
-import { hasIdKey, keyFields, parseRecordId, type RecordId } from '../schema/record-key.js';
+import { hasIdKey, keyFields, parseRecordId, recordId, type RecordId } from '../schema/record-key.js';
 
 /** Pieces of the generated schema: names, descriptions, ids, inputs and connection objects. */
 
@@ -50,6 +50,24 @@ export function idOf(resource: ResourceModel, id: string): RecordId {
     if (Number.isSafeInteger(n)) return n;
   }
   throw new NotFoundError(`There is no ${resource.singular} with id ${id.slice(0, 40)}.`);
+}
+
+/**
+ * The arguments naming one row: `id` on the resources restgraph creates, one required argument per
+ * key field (typed as the field) on a mapped table's: `filmActor(actor_id: 1, film_id: 23)`.
+ */
+export function keyArgs(resource: ResourceModel, scalarOf: (field: FieldModel) => GraphQLScalarType | GraphQLEnumType): GraphQLFieldConfigArgumentMap {
+  if (hasIdKey(resource)) return { id: { type: new GraphQLNonNull(GraphQLID) } };
+  return Object.fromEntries(keyFields(resource).map((name) => [name, { type: new GraphQLNonNull(scalarOf(fieldNamed(resource, name))), description: `The ${name} of the ${resource.singular} (part of its key).` }]));
+}
+
+/** The row that {@link keyArgs} name. @throws NotFoundError when they name none (a key part out of its field's range). */
+export function keyOfArgs(resource: ResourceModel, args: Readonly<Record<string, unknown>>): RecordId {
+  if (hasIdKey(resource)) return idOf(resource, String(args.id));
+  const key = recordId(resource, args);
+  if (key !== undefined) return key;
+  const given = keyFields(resource).map((name) => `${name} ${JSON.stringify(String(args[name]).slice(0, 80))}`).join(', ');
+  throw new NotFoundError(`There is no ${resource.singular} with ${given}.`);
 }
 
 /**

@@ -205,12 +205,13 @@ export class RecordStore {
 
   /**
    * Rows of `resource` whose `field` is one of `keys`, at most `perKeyLimit` per key, in `sort`
-   * order within each key: one query for any number of parents (embeds, relation loading).
+   * order within each key: one query for any number of parents (embeds, relation loading). Fields
+   * given as a list (a composite foreign key) take each key as a tuple of their values.
    */
   async listByKeys(
     resource: ResourceModel,
-    field: string,
-    keys: readonly RecordId[],
+    field: string | readonly string[],
+    keys: readonly RecordId[] | readonly (readonly unknown[])[],
     options: {
       sort: readonly SortKey[];
       perKeyLimit: number;
@@ -222,8 +223,8 @@ export class RecordStore {
     executor: SqlExecutor = this.#db,
   ): Promise<StoredRecord[]> {
     if (keys.length === 0) return [];
-    const columns = options.columns === undefined ? undefined : unique([...options.columns, field]);
-    const shape = byKeysCacheKey(resource, field, keys.length, options);
+    const columns = options.columns === undefined ? undefined : unique([...options.columns, ...(typeof field === 'string' ? [field] : field)]);
+    const shape = typeof field === 'string' ? byKeysCacheKey(resource, field, keys.length, options) : undefined;
     const statement = this.#byKeysSql.statement(shape, keys, (some) => byKeysStatement(this.#db.builder, this.#rules, this.#resources, { resource, field, keys: some, columns, options }));
     const rows = await executor.all(statement);
     return rows.map((row) => this.decodeRow(resource, row, columns));
