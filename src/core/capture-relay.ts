@@ -157,7 +157,7 @@ export class CaptureRelay {
           ? eventOf('deleted', resource, object)
           : eventOf('updated', resource, object, changedFrom(before, object));
     // A composite or text key names the record as a string (RecordId); the outbox takes what recordId gives.
-    return [{ ...event, recordId: id as NewEvent['recordId'], occurredAt: change.capturedAt }];
+    return [{ ...event, recordId: id, occurredAt: change.capturedAt }];
   }
 }
 
