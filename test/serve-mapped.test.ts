@@ -226,6 +226,38 @@ describe('serving a mapped database', () => {
     ]);
   });
 
+  it('filters on fields whose names have underscores, int64 and decimal ones too', async () => {
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'Filters' } })).json<{ language_id: number }>();
+    const film = (payload: Record<string, unknown>): Promise<LightMyRequestResponse> =>
+      send(app, { method: 'POST', url: '/film', payload: { language_id: language.language_id, replacement_cost: '1.00', ...payload } });
+    expect((await film({ title: 'Filter old', release_year: 1999, rental_rate: '0.99', view_count: '9007199254740993' })).statusCode).toBe(201);
+    expect((await film({ title: 'Filter new', release_year: 2020, rental_rate: '4.99', view_count: 7 })).statusCode).toBe(201);
+    const titles = async (query: string): Promise<unknown> => {
+      const response = await send(app, { method: 'GET', url: `/film?title[startsWith]=Filter&sort=title&fields=title&${query}` });
+      expect(response.statusCode, `${query}: ${response.body}`).toBe(200);
+      return response.json<{ title: string }[]>().map((f) => f.title);
+    };
+    expect(await titles('release_year[gte]=2000')).toEqual(['Filter new']);
+    expect(await titles('rental_rate=0.99')).toEqual(['Filter old']);
+    expect(await titles('view_count[gt]=9007199254740992')).toEqual(['Filter old']);
+    expect(await titles(`language_id=${language.language_id}&rental_rate[lt]=5`)).toEqual(['Filter new', 'Filter old']);
+  });
+
+  it('answers a relation path or include of a composite foreign key with a 4xx naming it, never a 500', async () => {
+    const [link] = (await send(app, { method: 'GET', url: '/film_actor?limit=1' })).json<{ actor_id: number; film_id: number }[]>();
+    expect(link).toBeDefined();
+    const response = await send(app, { method: 'GET', url: `/film_actor/${link?.actor_id ?? 0},${link?.film_id ?? 0}/actor_awards` });
+    expect(response.statusCode, response.body).toBeGreaterThanOrEqual(400);
+    expect(response.statusCode, response.body).toBeLessThan(500);
+    expect(response.json<{ detail: string }>().detail).toContain('actor_awards');
+    // include of the same relation is refused the same way, not left out silently.
+    const included = await send(app, { method: 'GET', url: `/film_actor/${link?.actor_id ?? 0},${link?.film_id ?? 0}?include=actor_awards` });
+    expect(included.statusCode, included.body).toBe(400);
+    expect(included.json<{ errors: { parameter: string; detail: string }[] }>().errors).toEqual([
+      { parameter: 'include', detail: expect.stringContaining('"actor_awards" follows a composite foreign key') as unknown },
+    ]);
+  });
+
   it('serves a view read-only: lists, no writes', async () => {
     const list = await send(app, { method: 'GET', url: '/film_list' });
     expect(list.statusCode).toBe(200);

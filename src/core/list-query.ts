@@ -6,6 +6,7 @@ import { DEFAULT_FILTER_LIMITS, readFilterExpression, type FilterLimits, type Fi
 import { decodeCursor, truncate } from './list-cursors.js';
 import { parseSearch } from './text-search.js';
 import { keyFields } from '../schema/record-key.js';
+import { relationJoin } from '../schema/relation-keys.js';
 
 export { isCalendarDate, OPERATORS_BY_TYPE, parseFilterValue } from './filter-values.js';
 export { decodeCursor, encodeCursor, type DecodedCursor } from './list-cursors.js';
@@ -73,7 +74,7 @@ export interface ListQuery {
 }
 
 const ALL_OPERATORS = new Set<string>(Object.values(OPERATORS_BY_TYPE).flat());
-const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(?:\[([A-Za-z]*)\])?$/;
+const FILTER_KEY = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z]*)\])?$/;
 
 /**
  * Parses list query parameters: `sort`, `limit`, `offset`, `after`, `count`, `fields`, `include`,
@@ -131,7 +132,7 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
         break;
       }
       case 'include':
-        query.include = parseNameList(value, 'include', problems, (name) => (resource.relations.has(name) ? undefined : `"${name}" is not a relation of ${resource.name}${describeChoices([...resource.relations.keys()])}`));
+        query.include = parseNameList(value, 'include', problems, (name) => includeProblem(resource, name));
         break;
       case 'search':
         // A field named search (from before the parameter was reserved) keeps its filter.
@@ -155,6 +156,14 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   }
   if (problems.length > 0) throw invalidQuery(problems);
   return query;
+}
+
+/** Why `include` cannot name `name`: not a relation, or one of a composite foreign key (not embedded yet). */
+function includeProblem(resource: ResourceModel, name: string): string | undefined {
+  const relation = resource.relations.get(name);
+  if (relation === undefined) return `"${name}" is not a relation of ${resource.name}${describeChoices([...resource.relations.keys()])}`;
+  if (relationJoin(resource, relation) === undefined) return `"${name}" follows a composite foreign key, which include does not follow yet`;
+  return undefined;
 }
 
 /** A search joins the filters; without a sort of its own, it orders the list by relevance. */

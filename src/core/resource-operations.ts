@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
+import { BadRequestError, ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
 import { fieldNamed, resourceNamed, SINGLETON_ID, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type SortKey, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
@@ -334,12 +334,15 @@ export class ResourceOperations {
     const target = resourceNamed(this.schema, relation.target);
     authorize(ctx.principal, resource, 'read');
     authorize(ctx.principal, target, 'read');
+    const join = relationJoin(resource, relation);
+    if (join === undefined) {
+      throw new BadRequestError(`${relation.name} of ${resource.name} follows a composite foreign key, which relation paths do not follow yet: filter ${relation.target} by its fields instead.`);
+    }
     const parent = await this.#store.findById(resource, id);
     if (parent === undefined || !rowVisible(ctx.principal, resource, parent)) throw notFound(resource, id);
     if (relation.kind === 'hasMany') {
-      const join = relationJoin(resource, relation);
-      const value = join === undefined || join.referencedKey === 'id' ? id : parent[join.referencedKey];
-      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: join?.foreignKey ?? relation.foreignKey, op: 'eq', value }] });
+      const value = join.referencedKey === 'id' ? id : parent[join.referencedKey];
+      const page = await this.list(ctx, target, { ...query, filters: [...query.filters, { field: join.foreignKey, op: 'eq', value }] });
       return { kind: 'many', target, page };
     }
     // The related row would tell what a foreign key the principal may not read holds.

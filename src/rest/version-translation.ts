@@ -9,7 +9,7 @@ const inApiNames = new WeakSet<Error>();
 
 // A filter expression names fields by their current (storage) names in every version.
 const LIST_PARAMETERS = new Set(['limit', 'offset', 'after', 'count', 'filter']);
-const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(\[[A-Za-z]*\])?$/;
+const FILTER_KEY = /^([A-Za-z_][A-Za-z0-9_]*)(\[[A-Za-z]*\])?$/;
 
 /**
  * Translates between one API version's representation of a resource and storage (which holds
