@@ -175,6 +175,7 @@ function restgraphEnv(databaseUrl) {
   const token = randomBytes(24).toString('base64url');
   const env = { ...process.env, DATABASE_URL: databaseUrl, RESTGRAPH_ADMIN_TOKEN: token, RESTGRAPH_WEBHOOK_ALLOW_HOSTS: '127.0.0.1' };
   delete env.LOG_LEVEL;
+  delete env.RESTGRAPH_LOG_FORMAT; // JSON lines, as measured: the readable form is for a terminal
   delete env.RESTGRAPH_SCHEMA;
   return { env, token };
 }

@@ -45,6 +45,7 @@ const rgDb = join(dir, 'restgraph.db');
 const baseDb = join(dir, 'baseline.db');
 const childEnv = { ...env, DATABASE_URL: `sqlite:${rgDb}` };
 delete childEnv.LOG_LEVEL;
+delete childEnv.RESTGRAPH_LOG_FORMAT; // JSON lines, as measured: the readable form is for a terminal
 delete childEnv.RESTGRAPH_SCHEMA;
 execFileSync(process.execPath, [cli, 'migrate'], { env: childEnv, stdio: 'ignore' });
 seedSqlite(rgDb, makeUsers(size));

@@ -162,6 +162,7 @@ function restgraphServer({ name, schema, apiKeyScopes, postgres = false, extraEn
       const environment = (databaseUrl) => {
         const env = { ...process.env, ...extraEnv, DATABASE_URL: databaseUrl };
         delete env.LOG_LEVEL;
+        delete env.RESTGRAPH_LOG_FORMAT; // JSON lines, as measured: the readable form is for a terminal
         delete env.RESTGRAPH_ADMIN_TOKEN;
         if (schema === 'public') env.RESTGRAPH_SCHEMA = writePublicSchema(dir);
         else delete env.RESTGRAPH_SCHEMA;
@@ -258,7 +259,7 @@ function dbJsonRestgraph({ name = 'restgraph-dbjson', cli = restgraphCli } = {})
     async prepare(ctx) {
       const home = writePostsDb(ctx, name);
       const env = { ...process.env, RESTGRAPH_RATE_LIMIT_ANONYMOUS: 'off' };
-      for (const key of ['DATABASE_URL', 'RESTGRAPH_SCHEMA', 'RESTGRAPH_COMPAT', 'LOG_LEVEL', 'RESTGRAPH_ADMIN_TOKEN']) delete env[key];
+      for (const key of ['DATABASE_URL', 'RESTGRAPH_SCHEMA', 'RESTGRAPH_COMPAT', 'LOG_LEVEL', 'RESTGRAPH_LOG_FORMAT', 'RESTGRAPH_ADMIN_TOKEN']) delete env[key];
       const logFile = join(ctx.dir, `${name}.stderr.log`);
       const start = (how = {}) => serveRestgraph({ name, cli, env, logFile, how, serveArgs: ['db.json'], cwd: home });
       return { layout: POSTS_LAYOUT(ctx.size), start };

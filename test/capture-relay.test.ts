@@ -1,14 +1,17 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CaptureRelay, decodeCapturedRow } from '../src/core/capture-relay.js';
-import type { ResourceModel } from '../src/schema/schema-model.js';
+import { CaptureRelay } from '../src/core/capture-relay.js';
+import { RecordStore } from '../src/store/record-store.js';
+import { resourceNamed, type ResourceModel, type SchemaModel } from '../src/schema/schema-model.js';
+import type { StoredRecord } from '../src/store/list-spec.js';
 import { CAPTURE_OPERATIONS, captureTriggerName, openCaptureTriggers, type CaptureTriggers } from '../src/store/capture/capture-triggers.js';
 import { leaveOwnWritesUncaptured } from '../src/store/capture/captured-change-store.js';
 import { EventStore, type StoredEvent } from '../src/store/event-store.js';
 import { openDatabase } from '../src/store/open-database.js';
-import type { SqlDatabase } from '../src/store/sql-database.js';
+import type { SqlDatabase, SqlRow } from '../src/store/sql-database.js';
 import { upgradeSystemTables } from '../src/store/system-migrations.js';
+import { prepareMappedSystemTables } from '../src/store/mapped-system-tables.js';
 import { createCaptureSample, type CaptureSample } from './helpers/capture-sample.js';
 import { tempDir } from './helpers/test-app.js';
 
@@ -57,7 +60,13 @@ function resource(name: string): ResourceModel {
 }
 
 function relay(options: Partial<ConstructorParameters<typeof CaptureRelay>[2]> = {}): CaptureRelay {
-  return new CaptureRelay(db, events, { schema: sample.schema, systemSchema: sample.systemSchema, ...options });
+  return new CaptureRelay(db, events, { schema: sample.schema, systemSchema: sample.systemSchema, decodeRow: decoderOf(db, sample.schema), ...options });
+}
+
+/** The record store's decoding of rows, as the server gives it to the relay (app/capture-work.ts). */
+function decoderOf(database: SqlDatabase, schema: SchemaModel): (model: ResourceModel, row: SqlRow) => StoredRecord {
+  const records = new RecordStore(database, database.rules, (name) => resourceNamed(schema, name));
+  return (model, row) => records.decodeRow(model, row);
 }
 
 /** A table of the sample, named as restgraph's connections must name it (PostgreSQL: qualified, their search_path is the system schema). */
@@ -125,11 +134,12 @@ describe('capture: triggers and relay', () => {
     const columns = [...mapping.columns].map(([field, column]) => `"${column}" as "${field}"`).join(', ');
     const [row] = await db.all({ sql: `select ${columns} from ${table('film')}`, parameters: [] });
     if (row === undefined) throw new Error('no film');
-    expect(event?.data.object).toEqual(decodeCapturedRow(db, film, row));
+    expect(event?.data.object).toEqual(decoderOf(db, sample.schema)(film, row));
     expect(event?.data.object[threeD ?? '']).toBe(true);
     expect(event?.data.object.view_count).toBe(9007199254740991);
     if (onPostgres) expect(event?.data.object.replacement_cost).toBe('123456789012345678.91');
-    else expect(event?.data.object.replacement_cost).toBe(0.1);
+    // A decimal as REST returns it: a string of the column's scale (SQLite keeps the value as a real).
+    else expect(event?.data.object.replacement_cost).toBe('0.10');
   });
 
   it("leaves restgraph's own writes out: they have their events already", async () => {
@@ -151,7 +161,7 @@ describe('capture: triggers and relay', () => {
     const failingOnce = relay({
       decodeRow: (model, row) => {
         if (failures-- > 0) throw new Error('decoding failed');
-        return decodeCapturedRow(db, model, row);
+        return decoderOf(db, sample.schema)(model, row);
       },
     });
     await expect(failingOnce.relayOnce()).rejects.toThrow('decoding failed');
@@ -234,7 +244,7 @@ describe('capture: triggers and relay', () => {
       await upgradeSystemTables(wideDb);
       const wideEvents = new EventStore(wideDb);
       await wide.outside(`insert into wide (id, "a.b", c57, c58) values (1, 'dot', 57, null)`);
-      await new CaptureRelay(wideDb, wideEvents, { schema: wide.schema, systemSchema: wide.systemSchema }).relayOnce();
+      await new CaptureRelay(wideDb, wideEvents, { schema: wide.schema, systemSchema: wide.systemSchema, decodeRow: decoderOf(wideDb, wide.schema) }).relayOnce();
       const [event] = await wideEvents.after(0, 10);
       const model = wide.schema.resources.get('wide');
       const dotted = [...(model?.mapping?.columns ?? [])].find(([, column]) => column === 'a.b')?.[0] ?? '';
@@ -247,7 +257,31 @@ describe('capture: triggers and relay', () => {
     }
   });
 
-  it.todo('names records of text, uuid and composite keys (country, rental, film_actor) in the outbox: needs the outbox to take RecordId (number | string)');
+  it('names records of text, uuid and composite keys (country, rental, film_actor) in the outbox, as a served mapped database keeps it', async () => {
+    // The outbox of a served mapped database (app/mapped-storage.ts): recordId holds text on PostgreSQL.
+    await prepareMappedSystemTables(db, sample.databaseSchema === undefined ? undefined : sample.systemSchema);
+    await triggers.enable([{ table: 'country' }, { table: 'rental' }, { table: 'film_actor' }, { table: 'actor' }, { table: 'inventory' }]);
+    await sample.outside("insert into language (name) values ('English')");
+    await sample.outside("insert into customer (customer_id, first_name, last_name) values (1, 'Ada', 'Lovelace')");
+    await sample.outside("insert into film (film_id, title, language_id, replacement_cost) values (1, 'Alien', 1, 19.99)");
+    await sample.outside("insert into actor (first_name, last_name) values ('Sigourney', 'Weaver')");
+    await sample.outside("insert into inventory (inventory_id, film_id, store_code) values (1, 1, 'A')");
+    await sample.outside("insert into country (country_code, name) values ('FR', 'France')");
+    const rental = '6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f';
+    await sample.outside('insert into rental (rental_id, inventory_id, customer_id) values (?, 1, 1)', [rental]);
+    await sample.outside("insert into film_actor (actor_id, film_id, character_name) values (1, 1, 'Ripley')");
+    await sample.outside('delete from film_actor where actor_id = 1 and film_id = 1');
+    await relay().relayOnce();
+    const rows = await db.all({ sql: 'select type, "recordId" as "recordId" from _restgraph_events order by id', parameters: [] });
+    expect(rows.filter((r) => !['language', 'film', 'customer'].includes(String(r.type).split('.')[0] ?? '')).map((r) => `${String(r.type)} ${String(r.recordId)}`)).toEqual([
+      'actor.created 1',
+      'inventory.created 1',
+      'country.created FR',
+      `rental.created ${rental}`,
+      'film_actor.created 1,1',
+      'film_actor.deleted 1,1',
+    ]);
+  });
 });
 
 describe('capture trigger names', () => {

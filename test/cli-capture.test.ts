@@ -162,7 +162,6 @@ describe.concurrent('restgraph capture', { timeout: CLI_TEST_TIMEOUT_MS }, () =>
     });
   });
 
-  // Serving a mapped schema is not in this release (restgraph serve refuses it): once it is, this
-  // is the whole path, through the relay started with the server.
-  it.todo('an INSERT, UPDATE and DELETE made with psql / sqlite3 on a served mapped database reach a webhook, a GraphQL subscription and /v1/events, each exactly once');
+  // The whole path, through the relay started with the server (webhook, GraphQL subscription,
+  // /v1/events, each exactly once): test/capture-serve.test.ts.
 });

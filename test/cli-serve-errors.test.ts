@@ -38,6 +38,7 @@ describe.concurrent('serve', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     ['PORT', 'abc', 'must be an integer from 0 to 65535, not "abc"'],
     ['PORT', '70000', 'must be an integer from 0 to 65535'],
     ['LOG_LEVEL', 'loud', 'must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['RESTGRAPH_LOG_FORMAT', 'yaml', 'must be one of json, pretty'],
     ['RESTGRAPH_CORS_ORIGINS', 'nonsense', '"nonsense" is not an origin like https://app.example.com'],
     ['RESTGRAPH_BODY_LIMIT', '-5', 'must be an integer'],
     ['RESTGRAPH_TRUST_PROXY', 'maybe', 'must be true or false'],

@@ -38,6 +38,9 @@ async function pgRun(sql: string): Promise<void> {
   }
 }
 
+/** A table beside the sample's: a composite key of text parts, which may hold the `,` that separates parts in a path. */
+const TAG_LINK = 'create table tag_link (kind text not null, name text not null, note text, primary key (kind, name))';
+
 /** The user's tables as the database describes them: pg_dump of their schema, or SQLite's own text of everything but restgraph's tables. */
 function userTables(): string {
   if (onPostgres) return execFileSync('pg_dump', ['--schema-only', `--schema=${pgSchema}`, TEST_POSTGRES_URL], { encoding: 'utf8' }).replace(/^\\(un)?restrict .*$/gm, '');
@@ -86,10 +89,10 @@ describe('serving a mapped database', () => {
 
   beforeAll(async () => {
     if (onPostgres) {
-      await pgRun(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')}`);
+      await pgRun(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
     } else {
       const db = new BetterSqlite3(sqliteFile);
-      db.exec(readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8'));
+      db.exec(`${readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
       db.close();
     }
     const print = console.log;
@@ -194,6 +197,11 @@ describe('serving a mapped database', () => {
     const [a0 = 0, a1 = 0] = actors;
     const [f0 = 0, f1 = 0, f2 = 0] = films;
     expect((await send(app, { method: 'GET', url: `/film_actor/${a0},${f1}` })).json()).toEqual({ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` });
+    // A belongsTo relation over the composite foreign key (actor_id, film_id), embedded.
+    const award = await send(app, { method: 'POST', url: '/actor_award', payload: { actor_id: a0, film_id: f1, award: 'Best', year: 2001 } });
+    expect(award.statusCode).toBe(201);
+    const awards = await send(app, { method: 'GET', url: '/actor_award?include=film_actor' });
+    expect(awards.json<{ film_actor: unknown }[]>().map((a) => a.film_actor)).toEqual([{ actor_id: a0, film_id: f1, character_name: `c${a0},${f1}` }]);
     const patched = await send(app, { method: 'PATCH', url: `/film_actor/${a1},${f2}`, payload: { character_name: 'Hero' } });
     expect(patched.json()).toEqual({ actor_id: a1, film_id: f2, character_name: 'Hero' });
     for (const malformed of [`${a0}`, `${a0},${f0},1`, `${a0},x`, `,${f0}`]) {
@@ -258,6 +266,16 @@ describe('serving a mapped database', () => {
     ]);
   });
 
+  it('reads a composite key of text parts from the raw path: a part holding , or % is percent-encoded', async () => {
+    const created = await send(app, { method: 'POST', url: '/tag_link', payload: { kind: 'a,b', name: '100%', note: 'odd' } });
+    expect(created.statusCode).toBe(201);
+    expect(created.headers.location).toBe('/tag_link/a%2Cb,100%25');
+    expect((await send(app, { method: 'GET', url: '/tag_link/a%2Cb,100%25' })).json()).toEqual({ kind: 'a,b', name: '100%', note: 'odd' });
+    // Decoded first, the same path would have three parts.
+    expect((await send(app, { method: 'GET', url: '/tag_link/a,b,100%25' })).statusCode).toBe(404);
+    expect((await send(app, { method: 'DELETE', url: '/tag_link/a%2Cb,100%25' })).statusCode).toBe(204);
+  });
+
   it('serves a view read-only: lists, no writes', async () => {
     const list = await send(app, { method: 'GET', url: '/film_list' });
     expect(list.statusCode).toBe(200);
@@ -289,6 +307,25 @@ describe('serving a mapped database', () => {
     ({ app, logs } = await start());
     expect((await send(app, { method: 'GET', url: '/country/FR' })).json()).toEqual({ country_code: 'FR', name: 'République française' });
     expect(userTables()).toBe(before);
+  });
+
+  it('serves a table without the columns the schema leaves out, with one warning naming them', async () => {
+    const partial = join(folder.path, 'partial.yaml');
+    const text = readFileSync(schemaFile, 'utf8');
+    writeFileSync(partial, text.replace(/\n {6}description:\n {8}type: string\n/, '\n'));
+    expect(readFileSync(partial, 'utf8')).not.toBe(text);
+    const other = await start(partial);
+    try {
+      const warnings = other.logs.filter((l) => String(l.msg).includes('not in the schema'));
+      expect(warnings).toHaveLength(1);
+      expect(String(warnings[0]?.msg)).toContain('film.description');
+      expect(String(warnings[0]?.msg)).toContain('restgraph init --from');
+      const film = (await send(other.app, { method: 'GET', url: '/film?limit=1' })).json<Record<string, unknown>[]>()[0];
+      expect(film).toHaveProperty('title');
+      expect(film).not.toHaveProperty('description');
+    } finally {
+      await other.app.close();
+    }
   });
 
   it('refuses to start on a schema naming a column the database lacks, and names it', async () => {

@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { FastifyRequest } from 'fastify';
 import type { RequestMetrics } from './request-metrics.js';
 import { NOT_ASCII, type LineSink } from './log-destination.js';
+import { redactedUrl } from './terminal-text.js';
 
 let lastSecond = -1;
 let secondPrefix = '';
@@ -27,15 +28,19 @@ export function isoTimestamp(): string {
   return lastTimestamp;
 }
 
+/** Writes a request's one access line. */
+export type AccessLineWriter = (requestId: string, method: string, url: string, statusCode: number, elapsedMs: number) => void;
+
 const BASE_FIELDS = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
 
 /**
  * The one log line per request, in exactly the shape pino writes (level, time, pid, hostname, then
  * the fields), built as a string: it is the most frequent line by far, and pino's generic
  * serialisation cost a tenth of a simple read's throughput. The line is ASCII whatever the URL
- * (see {@link asciiJson}), so a batching sink copies it out without encoding it.
+ * (see {@link asciiJson}), so a batching sink copies it out without encoding it. Credentials in
+ * the URL's query (an email link's `token=`) are left out: see {@link redactedUrl}.
  */
-export function accessLogWriter(destination: LineSink, enabled: boolean) {
+export function accessLogWriter(destination: LineSink, enabled: boolean): AccessLineWriter {
   if (!enabled) return (): void => undefined;
   const write = destination.writeAscii?.bind(destination) ?? destination.write.bind(destination);
   return (requestId: string, method: string, url: string, statusCode: number, elapsedMs: number): void => {
@@ -44,7 +49,7 @@ export function accessLogWriter(destination: LineSink, enabled: boolean) {
     // Node's parser enforces) are ASCII and need no JSON escaping; the URL needs both.
     write(
       `{"level":30${isoTimestamp()},${BASE_FIELDS},"requestId":"${requestId}","method":"${method}",` +
-        `"url":${asciiJson(url)},"statusCode":${statusCode},"durationMs":${durationMs},"msg":"request"}\n`,
+        `"url":${asciiJson(redactedUrl(url))},"statusCode":${statusCode},"durationMs":${durationMs},"msg":"request"}\n`,
     );
   };
 }
@@ -67,7 +72,7 @@ export function asciiJson(text: string): string {
  * request metrics, labelled by route pattern (`/users/:id`), never by URL, so that the label
  * values stay few.
  */
-export function requestReporter(write: ReturnType<typeof accessLogWriter>, requests: RequestMetrics | undefined) {
+export function requestReporter(write: AccessLineWriter, requests: RequestMetrics | undefined) {
   return (request: FastifyRequest, statusCode: number, elapsedMs: number): void => {
     write(request.id, request.method, request.url, statusCode, elapsedMs);
     requests?.record(request.routePattern ?? request.routeOptions.url, request.method, statusCode, elapsedMs);

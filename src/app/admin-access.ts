@@ -15,6 +15,8 @@ export interface AdminAccessInput {
   /** The database, as printed (no credentials). */
   databaseDescription: string;
   logger: pino.Logger;
+  /** For a person at a terminal: shows the key in a box, with how to use it (app-logging.ts); else two warnings carry it. */
+  showFirstKey?: ((key: string, usage: string) => void) | undefined;
 }
 
 /**
@@ -37,12 +39,16 @@ export async function checkAdminAccess(address: string, input: AdminAccessInput)
   if (options.bootstrapAdminKey && (await apiKeys.count()) === 0) {
     const { key } = await apiKeys.create({ name: 'bootstrap-admin', scopes: [ADMIN_SCOPE] });
     const sample = sampleResource(input.schema);
-    // The one time this key is ever shown: on first start, so the operator can get in at all.
-    warn(`Created the first admin API key (shown only this once): ${key}`, { adminKey: key });
-    warn(
-      `Use it as: curl -H "Authorization: Bearer ${key}" ${address}/${sample.resource}; ` +
-        `create scoped keys with \`${commands.create(sample.scopes)}\`, and keep this one safe (or revoke it with \`${commands.revoke}\`).`,
-    );
+    const usage = (shownKey: string): string =>
+      `Use it as: curl -H "Authorization: Bearer ${shownKey}" ${address}/${sample.resource}; ` +
+      `create scoped keys with \`${commands.create(sample.scopes)}\`, and keep this one safe (or revoke it with \`${commands.revoke}\`).`;
+    // The one time this key is ever shown: on first start, so the operator can get in at all. On
+    // a terminal, in a box, and only there (not in the hint).
+    if (input.showFirstKey !== undefined && logger.isLevelEnabled('warn')) input.showFirstKey(key, usage('<the key>'));
+    else {
+      warn(`Created the first admin API key (shown only this once): ${key}`, { adminKey: key });
+      warn(usage(key));
+    }
   } else if (options.jwt === undefined && !(await apiKeys.list()).some(canManageKeys)) {
     // (With JWT, an admin may come with a token of the issuer's.)
     warn(`No API key in ${input.databaseDescription} can manage keys (none is active with the admin scope): make one with \`${commands.create([ADMIN_SCOPE])}\``);

@@ -10,6 +10,7 @@ import type { SchemaModel } from '../schema/schema-model.js';
 import { compatMode, type CompatMode } from '../rest/json-server-compat.js';
 import { defaultDatabaseUrl, LEGACY_DATABASE_URL } from './default-database.js';
 import type { RateLimitOptions } from './rate-limit-options.js';
+import type { LogFormat } from './pretty-log.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -27,6 +28,11 @@ export interface RestgraphOptions {
   logLevel?: LogLevel;
   /** Where JSON log lines go. @default standard output */
   logDestination?: NodeJS.WritableStream;
+  /**
+   * `'json'`: JSON lines; `'pretty'`: readable lines and a start banner, for a person at a
+   * terminal. @default 'pretty' when the log goes to standard output and that is a terminal, else 'json'
+   */
+  logFormat?: LogFormat;
   /** Largest request body accepted. @default 1_048_576 (1 MiB) */
   bodyLimitBytes?: number;
   /** Page sizes and filter sizes of list requests. */
@@ -189,6 +195,8 @@ export interface ResolvedOptions {
   databaseUrl: string;
   logLevel: LogLevel;
   logDestination: NodeJS.WritableStream | undefined;
+  /** Undefined: chosen by where the log goes (pretty-log.ts). */
+  logFormat: LogFormat | undefined;
   bodyLimitBytes: number;
   listLimits: ListLimits;
   maxEmbedded: number;
@@ -230,6 +238,7 @@ export const DEFAULT_OPTIONS: Readonly<ResolvedOptions> = Object.freeze({
   databaseUrl: LEGACY_DATABASE_URL,
   logLevel: 'info',
   logDestination: undefined,
+  logFormat: undefined,
   bodyLimitBytes: 1024 * 1024, // 1 MiB
   listLimits: Object.freeze({ defaultLimit: 100, maxLimit: 1000, maxInValues: 100, maxGroups: 1000, maxFilterConditions: 100, maxFilterDepth: 8, maxFilterHops: 3, maxFilterLength: 4096 }),
   maxEmbedded: 100,
@@ -314,6 +323,7 @@ export function resolveOptions(options: RestgraphOptions): Readonly<ResolvedOpti
     databaseUrl: options.databaseUrl ?? (typeof options.schema === 'object' ? DEFAULT_OPTIONS.databaseUrl : defaultDatabaseUrl(options.schema)),
     logLevel: options.logLevel ?? DEFAULT_OPTIONS.logLevel,
     logDestination: options.logDestination,
+    logFormat: options.logFormat,
     bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_OPTIONS.bodyLimitBytes,
     listLimits: Object.freeze({ ...DEFAULT_OPTIONS.listLimits, ...options.listLimits }),
     maxEmbedded: options.maxEmbedded ?? DEFAULT_OPTIONS.maxEmbedded,

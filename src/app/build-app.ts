@@ -40,8 +40,10 @@ import { registerAccountRoutes } from '../rest/account-routes.js';
 import { registerAccountAdminRoutes } from '../rest/account-admin-routes.js';
 import { checkAdminAccess, listeningAddress, tokenCommands } from './admin-access.js';
 import { createAppLogging } from './app-logging.js';
+import type { StartBanner } from './terminal-text.js';
 import { AppMetrics, METRICS_CONTENT_TYPE } from './app-metrics.js';
 import { resolveOptions, type ResolvedOptions, type RestgraphOptions } from './app-options.js';
+import { startCaptureRelay } from './capture-work.js';
 import { startEventWork } from './event-work.js';
 import { createHttpServer } from './http-server.js';
 import { Lifecycle } from './lifecycle.js';
@@ -75,6 +77,11 @@ export interface RestgraphContext {
    * key, or how to make one: see checkAdminAccess). Started by listen().
    */
   adminAccessChecked: () => Promise<void>;
+  /**
+   * Shows the start banner when the log is for a person at a terminal (RESTGRAPH_LOG_FORMAT,
+   * pretty-log.ts); false when it is JSON lines (then the caller logs its own line).
+   */
+  showStartBanner: (banner: StartBanner) => boolean;
 }
 
 declare module 'fastify' {
@@ -135,7 +142,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   const tokens = new TokenOperations(storage.apiKeys);
   const accountSetup = await setUpAccounts(schema, storage, options, operations, lifecycle);
   const signInWithIdentity = oidcSignInWithIdentity(options, accountSetup?.accounts);
-  const logging = createAppLogging(options.logLevel, options.logDestination);
+  const logging = createAppLogging(options.logLevel, options.logDestination, options.logFormat);
   lifecycle.add(logging.stop);
   const accountEmails = accountSetup === undefined ? undefined : setUpAccountEmails(accountSetup, storage, options, logging.logger, lifecycle);
   logSchemaChanges(logging.logger, storage.schemaChanges, storage.description);
@@ -190,6 +197,10 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
     authenticator,
     databaseDescription: storage.description,
     adminAccessChecked: () => Promise.resolve(),
+    showStartBanner: (banner) => {
+      logging.showStartBanner?.(banner);
+      return logging.showStartBanner !== undefined;
+    },
   });
 
   // Routes: system, docs and the admin console, REST, tokens and webhooks, the event stream, GraphQL.
@@ -254,7 +265,7 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
   // Once listening (and only then: a server that cannot listen must not have made a key nobody saw).
   let adminAccess: Promise<void> | undefined;
   const adminAccessChecked = (): Promise<void> =>
-    (adminAccess ??= checkAdminAccess(listeningAddress(app.server.address()), { apiKeys: storage.apiKeys, schema, options, databaseDescription: storage.description, logger: logging.logger }));
+    (adminAccess ??= checkAdminAccess(listeningAddress(app.server.address()), { apiKeys: storage.apiKeys, schema, options, databaseDescription: storage.description, logger: logging.logger, showFirstKey: logging.showFirstKey }));
   app.restgraph.adminAccessChecked = adminAccessChecked;
   app.addHook('onListen', (done) => {
     adminAccessChecked().catch((error: unknown) => app.log.error({ err: error }, 'checking for an admin API key failed'));
@@ -263,6 +274,8 @@ async function composeApp(options: ResolvedOptions, schema: SchemaModel, lifecyc
 
   files?.startSweeps(storage.records, fileLog.current);
   await startEventWork(app, { options, storage, dispatcher, webhooks, workerLog, closeUnusedConnections: http.closeUnusedConnections }, lifecycle);
+  // A mapped database: other programs' writes, as restgraph capture records them, become events too.
+  await startCaptureRelay(schema, { options, storage, dispatcher, workerLog }, lifecycle);
   return app;
 }
 

@@ -4,6 +4,8 @@ import { checkMappedTables } from '../schema/mapped-table-check.js';
 import type { SchemaModel } from '../schema/schema-model.js';
 import { databaseTarget, openDatabase, readDatabaseCatalog, type OpenDatabaseOptions, type OpenedDatabase } from '../store/open-database.js';
 import { prepareMappedSystemTables } from '../store/mapped-system-tables.js';
+import { leaveOwnWritesUncaptured } from '../store/capture/captured-change-store.js';
+import { checkedSystemSchema } from '../store/system-schema.js';
 
 /** A mapped database, opened: the database, and what the start-up check has to say (one line at most). */
 export interface OpenedMappedDatabase extends OpenedDatabase {
@@ -38,9 +40,11 @@ export async function openMappedDatabase(url: string, schema: SchemaModel, syste
   if (!onPostgres) {
     const opened = await openDatabase(url, options);
     await prepareMappedSystemTables(opened.db, undefined);
+    // Capture's triggers (restgraph capture enable) leave this process's writes out: they have their events.
+    await leaveOwnWritesUncaptured(opened.db);
     return { ...opened, warnings };
   }
-  if (!PLAIN_NAME.test(systemSchema)) throw new ConfigError('RESTGRAPH_SYSTEM_SCHEMA', `"${systemSchema}" is not a plain schema name (letters, digits, _ and $)`);
+  checkedSystemSchema(systemSchema);
   if (!PLAIN_NAME.test(userSchema)) throw new ConfigError('database.schema', `"${userSchema}" is not a plain schema name (letters, digits, _ and $)`);
   const opened = await openDatabase(withSearchPath(url, `${systemSchema},${userSchema}`), options);
   await prepareMappedSystemTables(opened.db, systemSchema);

@@ -5,7 +5,9 @@ import { compatMode } from '../rest/json-server-compat.js';
 import { oidcFromEnv } from './oidc-from-env.js';
 import { bothStoragesError, type FileOptions } from '../files/create-file-storage.js';
 import { s3SettingsFromEnv } from '../files/s3-settings.js';
+import { systemSchemaName } from '../store/system-schema.js';
 import { ANONYMOUS_RATE_LIMIT_OFF, type LogLevel, type RestgraphOptions } from './app-options.js';
+import type { LogFormat } from './pretty-log.js';
 
 /** Where to listen: `PORT` and `HOST`. */
 export interface ListenOptions {
@@ -16,6 +18,7 @@ export interface ListenOptions {
 type Env = Record<string, string | undefined>;
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
 
 /**
  * Reads configuration from the environment (see the README's configuration table). Bad values
@@ -27,11 +30,16 @@ export function optionsFromEnv(env: Env): RestgraphOptions & { listen: ListenOpt
   };
   if (env.DATABASE_URL !== undefined && env.DATABASE_URL !== '') options.databaseUrl = env.DATABASE_URL;
   if (env.RESTGRAPH_SCHEMA !== undefined && env.RESTGRAPH_SCHEMA !== '') options.schema = env.RESTGRAPH_SCHEMA;
-  if (env.RESTGRAPH_SYSTEM_SCHEMA !== undefined && env.RESTGRAPH_SYSTEM_SCHEMA !== '') options.systemSchema = env.RESTGRAPH_SYSTEM_SCHEMA;
+  if (env.RESTGRAPH_SYSTEM_SCHEMA !== undefined && env.RESTGRAPH_SYSTEM_SCHEMA !== '') options.systemSchema = systemSchemaName(env);
   const level = env.LOG_LEVEL;
   if (level !== undefined && level !== '') {
     if (!LOG_LEVELS.includes(level as LogLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
     options.logLevel = level as LogLevel;
+  }
+  const format = env.RESTGRAPH_LOG_FORMAT;
+  if (format !== undefined && format !== '') {
+    if (!LOG_FORMATS.includes(format as LogFormat)) throw new ConfigError('RESTGRAPH_LOG_FORMAT', `must be one of ${LOG_FORMATS.join(', ')}`);
+    options.logFormat = format as LogFormat;
   }
   if (env.RESTGRAPH_COMPAT !== undefined && env.RESTGRAPH_COMPAT !== '') options.compat = compatMode('RESTGRAPH_COMPAT', env.RESTGRAPH_COMPAT);
   if (env.RESTGRAPH_BODY_LIMIT !== undefined) options.bodyLimitBytes = integer(env, 'RESTGRAPH_BODY_LIMIT', 1024 * 1024, 1, 1024 * 1024 * 1024);

@@ -83,7 +83,11 @@ export async function runServe(flags: ServeFlags): Promise<void> {
   const { databaseDescription } = app.restgraph;
   // The first admin key (or how to make one) is told before the line that says the server is ready.
   await app.restgraph.adminAccessChecked().catch(() => undefined);
-  app.log.info({ address, database: databaseDescription, resources: [...app.restgraph.schema.resources.keys()], versions: app.restgraph.schema.versions }, `restgraph listening on ${address}`);
+  const resources = [...app.restgraph.schema.resources.keys()];
+  // A person at a terminal gets a banner (with the console and docs URLs); machines the JSON line.
+  if (!app.restgraph.showStartBanner({ address, database: databaseDescription, resources })) {
+    app.log.info({ address, database: databaseDescription, resources, versions: app.restgraph.schema.versions }, `restgraph listening on ${address}`);
+  }
   // Out at once, not at the log's next periodic flush (up to a second later): whoever waits for the
   // server, a person or a supervisor, is told it is ready when it is, with the first admin key.
   app.flushLogs(() => undefined);

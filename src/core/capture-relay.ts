@@ -22,11 +22,12 @@ export interface CaptureRelayOptions {
   /** PostgreSQL: the schema of restgraph's own objects (systemSchemaName). */
   systemSchema: string;
   /**
-   * A row (as a SELECT of the table returns it, keyed by field name) as REST returns it: the store's
-   * decoder of the resource's rows. @default a decoder of the dialect's values (Dates as ISO
-   * 8601, bytes as base64, integers beyond 2^53 as digits)
+   * A row (as a SELECT of the table returns it, keyed by field name) as REST returns it: the record
+   * store's decoder of the resource's rows (RecordStore.decodeRow). The captured images are read
+   * typed as the table's own columns (PostgreSQL: `jsonb_populate_record` over its row type, through
+   * the driver's type parsers; SQLite: its JSON functions), so they decode as a read of the row does.
    */
-  decodeRow?: (resource: ResourceModel, row: SqlRow) => StoredRecord;
+  decodeRow: (resource: ResourceModel, row: SqlRow) => StoredRecord;
   /** Most captured changes one transaction relays. @default 100 */
   batchSize?: number;
   /** How often the captured-changes table is looked at without a signal (SQLite has none). @default 1000 (ms) */
@@ -62,7 +63,7 @@ export class CaptureRelay {
     }
     const databaseSchema = options.schema.mapping?.schema;
     this.#changes = new CapturedChangeStore(db, { systemSchema: options.systemSchema, tables, ...(databaseSchema === undefined ? {} : { databaseSchema }) });
-    this.#decodeRow = options.decodeRow ?? ((resource, row) => decodeCapturedRow(db, resource, row));
+    this.#decodeRow = options.decodeRow;
     this.#batchSize = Math.max(1, Math.min(options.batchSize ?? 100, 1000));
     this.#pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.#onAppended = options.onAppended;
@@ -156,28 +157,7 @@ export class CaptureRelay {
         : change.operation === 'delete' || before === undefined
           ? eventOf('deleted', resource, object)
           : eventOf('updated', resource, object, changedFrom(before, object));
-    // A composite or text key names the record as a string (RecordId); the outbox takes what recordId gives.
+    // A text, uuid or composite key names the record as a string (RecordId), as restgraph's own writes name it.
     return [{ ...event, recordId: id, occurredAt: change.capturedAt }];
   }
-}
-
-/**
- * A captured row as REST returns it, where no decoder of the store is given: each field through
- * the dialect's decode, then as JSON carries it.
- */
-export function decodeCapturedRow(db: SqlDatabase, resource: ResourceModel, row: SqlRow): StoredRecord {
-  const record: StoredRecord = {};
-  for (const field of canonicalFields(resource)) {
-    const value = db.rules.decode(field, row[field.name]);
-    record[field.name] = jsonValue(value);
-  }
-  return record;
-}
-
-function jsonValue(value: unknown): unknown {
-  if (value === undefined) return null;
-  if (value instanceof Date) return value.toISOString();
-  if (Buffer.isBuffer(value)) return value.toString('base64');
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
-  return value;
 }

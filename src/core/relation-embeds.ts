@@ -1,5 +1,5 @@
-import { resourceNamed, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
-import type { StoredRecord } from '../store/list-spec.js';
+import { resourceNamed, type RelationMapping, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
+import type { FilterCondition, StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
 import { authorize } from './access-policy.js';
 import { assertForeignKeyUsable, shownRecords } from './access-rules/field-reads.js';
@@ -52,9 +52,13 @@ export class RelationEmbeds {
       if (relation === undefined) continue;
       const target = resourceNamed(this.#schema, relation.target);
       const filters = visibleRowFilters(ctx.principal, target, relation.kind === 'hasMany' ? 'list' : 'read');
-      // A composite foreign key of a mapped database is not embedded (yet).
       const join = relationJoin(resource, relation);
-      if (join === undefined) continue;
+      if (join === undefined) {
+        // A composite foreign key of a mapped database: its belongsTo side (a hasMany is not embedded yet).
+        const mapped = resource.mapping?.relations.get(relation.name);
+        if (relation.kind === 'belongsTo' && mapped !== undefined) await this.#embedCompositeParent(ctx, records, name, target, mapped, filters);
+        continue;
+      }
       const { foreignKey, referencedKey } = join;
       if (relation.kind === 'hasMany') {
         const parentIds = records.map((r) => r[referencedKey] as number);
@@ -79,6 +83,31 @@ export class RelationEmbeds {
           if (foreignKey in record) record[name] = byId.get(record[foreignKey]) ?? null;
         }
       }
+    }
+  }
+
+  /**
+   * Sets the row a composite foreign key (`fields` holding `targetFields` of `target`) points to on
+   * each record: one query, the key tuples matched as `(a = ? and b = ?) or …`.
+   */
+  async #embedCompositeParent(ctx: OperationContext, records: StoredRecord[], name: string, target: ResourceModel, mapped: RelationMapping, filters: FilterCondition[]): Promise<void> {
+    const { fields, targetFields } = mapped;
+    const tuples = new Map<string, unknown[]>();
+    for (const record of records) {
+      const values = fields.map((field) => record[field]);
+      if (values.every((value) => typeof value === 'number' || typeof value === 'string')) tuples.set(JSON.stringify(values), values);
+    }
+    const [first = ''] = targetFields;
+    const matches: FilterCondition = {
+      field: first,
+      op: 'any',
+      value: [...tuples.values()].map((values): FilterCondition => ({ field: first, op: 'all', value: targetFields.map((field, i): FilterCondition => ({ field, op: 'eq', value: values[i] })) })),
+    };
+    const parents = tuples.size === 0 ? [] : await this.#store.list(target, { filters: [matches, ...filters], sort: targetFields.map((field) => ({ field, direction: 'asc' as const })), limit: tuples.size });
+    const byKey = new Map(shownRecords(ctx.principal, target, parents).map((parent) => [JSON.stringify(targetFields.map((field) => parent[field])), parent]));
+    for (const record of records) {
+      // A foreign key hidden on this record hides what it points to as well.
+      if (fields.every((field) => field in record)) record[name] = byKey.get(JSON.stringify(fields.map((field) => record[field]))) ?? null;
     }
   }
 }

@@ -7,14 +7,24 @@ import { ConfigError } from '../errors.js';
  * @default 'restgraph'
  * @throws ConfigError naming RESTGRAPH_SYSTEM_SCHEMA when it is not a plain lower-case identifier.
  */
-export function systemSchemaName(env: NodeJS.ProcessEnv): string {
+export function systemSchemaName(env: NodeJS.ProcessEnv | Record<string, string | undefined>): string {
   const given = env.RESTGRAPH_SYSTEM_SCHEMA;
   if (given === undefined || given === '') return DEFAULT_SYSTEM_SCHEMA;
-  // A plain identifier reads the same quoted or not, in SQL, in messages and in channel names.
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(given) || given.startsWith('pg_')) {
-    throw new ConfigError('RESTGRAPH_SYSTEM_SCHEMA', `"${given}" is not a schema name restgraph can use: lower-case letters, digits and _, at most 63, not starting with a digit or pg_`);
+  return checkedSystemSchema(given);
+}
+
+/**
+ * A system schema's name, checked: the one check of `restgraph serve` (the `systemSchema` option)
+ * and `restgraph capture`. A plain identifier reads the same quoted or not, in SQL, in messages and
+ * in the names of notification channels (capture's trigger and the server's listener must agree).
+ *
+ * @throws ConfigError naming RESTGRAPH_SYSTEM_SCHEMA when it is not a plain lower-case identifier.
+ */
+export function checkedSystemSchema(name: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name) || name.startsWith('pg_')) {
+    throw new ConfigError('RESTGRAPH_SYSTEM_SCHEMA', `"${name}" is not a schema name restgraph can use: lower-case letters, digits and _, at most 63, not starting with a digit or pg_`);
   }
-  return given;
+  return name;
 }
 
 export const DEFAULT_SYSTEM_SCHEMA = 'restgraph';

@@ -17,8 +17,8 @@
  *   A command ending with `&` runs in the background too, and the next command follows at once
  *   (as when the block is pasted into a shell); what it printed is the output of the `wait` that
  *   waits for it (alone or first in a list: `wait; cat subscriber.log`).
- * - Values that differ from run to run are compared by their form: API keys, timestamps, ids of
- *   requests, webhook secrets, cursors and hashed ETags, process ids, durations, lengths, the
+ * - Values that differ from run to run are compared by their form: API keys, timestamps (and the
+ *   times of day of the readable log), ids of requests, webhook secrets, cursors and hashed ETags, process ids, durations, lengths, the
  *   time left in a rate-limit window. The value a page shows stands for the one the run got: a
  *   later command that uses it (`ADMIN=rg_…`, `If-Match: "…"`) is given the real one, and a value
  *   shown twice must be the same twice (but for timestamps: two moments a page shows as one may
@@ -131,6 +131,9 @@ const VOLATILE: { name: string; pattern: string; mapped: boolean; loose?: boolea
   { name: 'process id', pattern: '(?<="pid":)\\d+', mapped: false },
   { name: 'host name', pattern: '(?<="hostname":")[^"]*(?=")', mapped: false },
   { name: 'duration', pattern: '(?<="durationMs":)[\\d.]+', mapped: false },
+  // The readable log: `[08:49:22.668] INFO: GET /users 200 1.4ms`.
+  { name: 'clock time', pattern: '(?<=^\\[)\\d\\d:\\d\\d:\\d\\d\\.\\d{3}(?=\\] )', mapped: false },
+  { name: 'request time', pattern: '(?<= \\d{3} )\\d+(?:\\.\\d)?(?=ms$)', mapped: false },
   { name: 'content length', pattern: '(?<=^content-length: )\\d+', mapped: false },
   { name: 'window time left', pattern: '(?<=;t=)\\d+', mapped: false },
   { name: 'quota left', pattern: '(?<=;r=)\\d+', mapped: false },

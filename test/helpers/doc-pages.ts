@@ -173,7 +173,9 @@ async function runPage(page: { path: string; blocks: DocBlock[] }): Promise<stri
   for (const name of ['dist', 'examples', 'node_modules', 'schema']) symlinkSync(join(ROOT, name), join(dir, name));
   const ports = new Map<number, number>();
   for (const shown of SHOWN_PORTS) ports.set(shown, await fourDigitPort());
-  const shell = new Shell(dir, cleanEnv({ RG_CLI: CLI, PORT: String(ports.get(3000)), NO_COLOR: '1' }));
+  // The pages show what a person sees in a terminal: the readable log (a terminal's colours left out).
+  // Their servers write to a file here, which would get JSON lines.
+  const shell = new Shell(dir, cleanEnv({ RG_CLI: CLI, PORT: String(ports.get(3000)), NO_COLOR: '1', RESTGRAPH_LOG_FORMAT: 'pretty' }));
   const values: ValueMap = new Map();
   const failures: string[] = [];
   const rewrites: { command: DocCommand; output: string }[] = [];

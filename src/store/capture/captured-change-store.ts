@@ -70,8 +70,10 @@ export class CapturedChangeStore {
       if (lock?.locked !== true) return undefined;
     }
     const where = this.#postgres ? 'where table_schema = $1 order by seq limit $2' : 'ORDER BY seq LIMIT ?';
+    // The instant as the outbox's occurredAt holds it (ISO 8601 in UTC, milliseconds): webhooks compare it with their creation.
+    const capturedAt = this.#postgres ? `to_char(captured_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as captured_at` : 'captured_at';
     const rows = await tx.all({
-      sql: `select seq, table_name, op, captured_at from ${this.#changes} ${where}`,
+      sql: `select seq, table_name, op, ${capturedAt} from ${this.#changes} ${where}`,
       parameters: this.#postgres ? [this.#schema, limit] : [limit],
       reuse: true,
     });
