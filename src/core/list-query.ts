@@ -158,11 +158,13 @@ export function parseListQuery(resource: ResourceModel, raw: RawQuery, limits: L
   return query;
 }
 
-/** Why `include` cannot name `name`: not a relation, or one of a composite foreign key (not embedded yet). */
+/** Why `include` cannot name `name`: not a relation, or the hasMany side of a composite foreign key (not embedded yet). */
 function includeProblem(resource: ResourceModel, name: string): string | undefined {
   const relation = resource.relations.get(name);
   if (relation === undefined) return `"${name}" is not a relation of ${resource.name}${describeChoices([...resource.relations.keys()])}`;
-  if (relationJoin(resource, relation) === undefined) return `"${name}" follows a composite foreign key, which include does not follow yet`;
+  if (relation.kind === 'hasMany' && relationJoin(resource, relation) === undefined) {
+    return `"${name}" follows a composite foreign key, whose rows include does not list yet (it embeds the row such a key points to)`;
+  }
   return undefined;
 }
 
