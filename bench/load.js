@@ -21,11 +21,12 @@ import { eventLoadScenarios, scenarioFor, scenarios, requestFactory } from './sc
 import { queryScenarios } from './queries/scenarios.js';
 import { ruleScenarios } from './rules/scenarios.js';
 import { accountScenarios } from './accounts/scenarios.js';
+import { mappedScenarios } from './mapped/scenarios.js';
 import { prng } from './lib/seed.js';
 
 const spec = JSON.parse(process.argv[2]);
 const scenario = scenarioFor(
-  [...scenarios, ...eventLoadScenarios, ...queryScenarios, ...ruleScenarios, ...accountScenarios].find((s) => s.name === spec.scenario) ?? fail(`unknown scenario ${spec.scenario}`),
+  [...scenarios, ...eventLoadScenarios, ...queryScenarios, ...ruleScenarios, ...accountScenarios, ...mappedScenarios].find((s) => s.name === spec.scenario) ?? fail(`unknown scenario ${spec.scenario}`),
   spec.server,
 );
 const nextRequest = requestFactory(scenario, {

@@ -75,7 +75,10 @@
 // `any()`, an aggregate and a full-text search on 100,000 orders, each against the plain sorted
 // list of the same run; BENCH_QUERIES=0 skips them, BENCH_QUERY_SCENARIOS picks some), the rule
 // benchmarks (bench/rules.js: get-by-id and a sorted list with a row rule on the resource against
-// the same without it, one JWT; BENCH_RULES=0 skips them), the accounts benchmarks
+// the same without it, one JWT; BENCH_RULES=0 skips them), the mapped-database benchmarks
+// (bench/mapped.js: get one rental by its key, a customer's rentals sorted by date and a nested
+// GraphQL query on the film-rental sample database mapped by `restgraph init --from`, against the
+// same on restgraph's own tables with the same rows; BENCH_MAPPED=0 skips them), the accounts benchmarks
 // (bench/accounts.js: sign-ins per second, Argon2id-bound, and get-by-id with an account's access
 // token against the same with an API key; BENCH_ACCOUNTS=0 skips them), the file benchmarks
 // (bench/files.js: 1 MB uploads and downloads against a minimal Fastify + @fastify/multipart + fs
@@ -87,12 +90,13 @@
 // select: BENCH_EVENTS=0 skips them, BENCH_EVENT_SCENARIOS picks some (e.g. realtime; the
 // names: webhooks, fanout, writes-with-subscribers, realtime, realtime-pg); their other
 // settings are described at the top of bench/events.js. So `BENCH_SCENARIOS=none BENCH_EVENTS=0`
-// runs only the query, rule and accounts benchmarks, and `BENCH_QUERIES=0 BENCH_RULES=0
-// BENCH_ACCOUNTS=0 BENCH_EVENTS=0` only REST.
+// runs only the query, rule, mapped-database, accounts and file benchmarks, and `BENCH_QUERIES=0
+// BENCH_RULES=0 BENCH_MAPPED=0 BENCH_ACCOUNTS=0 BENCH_FILES=0 BENCH_EVENTS=0` only REST.
 //
 // Results: printed tables, and bench/results/latest.json (`sizes`: REST, the PostgreSQL pair's
 // results and ratios next to the others, under their own server names, and `postgresVersion`;
-// `queries`: the query benchmarks; `rules`: the rule benchmarks; `accounts`: the accounts benchmarks;
+// `queries`: the query benchmarks; `rules`: the rule benchmarks; `mapped`: the mapped-database
+// benchmarks; `accounts`: the accounts benchmarks;
 // `events`: the event benchmarks). A part not run this time is kept from the previous file, with
 // its own generatedAt (the top-level one for REST, events.generatedAt for the events, an event
 // scenario's own generatedAt when it was kept from an earlier run than the others).
@@ -105,6 +109,7 @@ import { DBJSON_SCENARIOS, DBJSON_SERVERS } from './dbjson-scenarios.js';
 import { eventConfig, eventPlannedSeconds, runEvents } from './events.js';
 import { queryConfig, queryPlannedSeconds, runQueries } from './queries.js';
 import { ruleConfig, rulePlannedSeconds, runRules } from './rules.js';
+import { mappedConfig, mappedPlannedSeconds, runMapped } from './mapped.js';
 import { fileConfig, filePlannedSeconds, runFiles } from './files.js';
 import { dropDatabasesNow, postgresVersion } from './lib/postgres.js';
 import { canPin, hasCommand, killAllNow, runJsonWorker } from './lib/proc.js';
@@ -143,12 +148,14 @@ const idleServers = selectedServers.filter((server) => !servers.includes(server)
 let events;
 let queries;
 let rules;
+let mapped;
 let accounts;
 let files;
 try {
   events = eventConfig(env);
   queries = queryConfig(env);
   rules = ruleConfig(env);
+  mapped = mappedConfig(env);
   accounts = accountConfig(env);
   files = fileConfig(env);
 } catch (error) {
@@ -162,8 +169,8 @@ if (!['wrk', 'autocannon'].includes(config.engine)) fail(`BENCH_LOADGEN must be 
 if (config.engine === 'wrk' && !hasCommand('wrk', ['-v'])) fail('BENCH_LOADGEN=wrk but wrk is not on PATH');
 if (unknownScenarios.length) fail(`BENCH_SCENARIOS: unknown ${unknownScenarios.join(', ')} (known: ${allScenarios.map((s) => s.name).join(', ')}, db.json, or none)`);
 if (!restOff && (!servers.length || !scenarios.length)) fail('BENCH_SERVERS / BENCH_SCENARIOS select nothing');
-if (restOff && !events.enabled && !queries.enabled && !rules.enabled && !accounts.enabled && !files.enabled) {
-  fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0, BENCH_ACCOUNTS=0, BENCH_FILES=0 and BENCH_EVENTS=0: nothing to run');
+if (restOff && !events.enabled && !queries.enabled && !rules.enabled && !mapped.enabled && !accounts.enabled && !files.enabled) {
+  fail('BENCH_SCENARIOS=none, BENCH_QUERIES=0, BENCH_RULES=0, BENCH_MAPPED=0, BENCH_ACCOUNTS=0, BENCH_FILES=0 and BENCH_EVENTS=0: nothing to run');
 }
 
 function fail(message) {
@@ -193,6 +200,7 @@ const plannedSeconds =
   (scenarios.length ? config.sizes.length * config.rounds * (servers.length * scenarios.length * (config.warmup + config.duration + 30) + 180) : 0) +
   queryPlannedSeconds(queries) +
   rulePlannedSeconds(rules) +
+  mappedPlannedSeconds(mapped) +
   accountPlannedSeconds(accounts) +
   filePlannedSeconds(files) +
   eventPlannedSeconds(events);
@@ -425,6 +433,7 @@ async function main() {
   if (postgresVersion()) results.postgresVersion = postgresVersion();
   if (queries.enabled) results.queries = await runQueries({ config: queries, sessionDir, engine: config.engine, connections: config.connections });
   if (rules.enabled) results.rules = await runRules({ config: rules, sessionDir, engine: config.engine, connections: config.connections });
+  if (mapped.enabled) results.mapped = await runMapped({ config: mapped, sessionDir, engine: config.engine, connections: config.connections });
   if (accounts.enabled) results.accounts = await runAccounts({ config: accounts, sessionDir, engine: config.engine, connections: config.connections });
   if (files.enabled) results.files = await runFiles(files);
   if (events.enabled) {
@@ -445,11 +454,14 @@ function mergePrevious(file, results) {
   } catch {
     return results;
   }
-  const { events: previousEvents, queries: previousQueries, rules: previousRules, accounts: previousAccounts, files: previousFiles, ...previousRest } = previous;
-  const merged = scenarios.length ? results : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules, accounts: results.accounts, files: results.files };
+  const { events: previousEvents, queries: previousQueries, rules: previousRules, mapped: previousMapped, accounts: previousAccounts, files: previousFiles, ...previousRest } = previous;
+  const merged = scenarios.length
+    ? results
+    : { ...previousRest, events: results.events, queries: results.queries, rules: results.rules, mapped: results.mapped, accounts: results.accounts, files: results.files };
   if (!events.enabled && previousEvents) merged.events = previousEvents;
   if (!queries.enabled && previousQueries) merged.queries = previousQueries;
   if (!rules.enabled && previousRules) merged.rules = previousRules;
+  if (!mapped.enabled && previousMapped) merged.mapped = previousMapped;
   if (!accounts.enabled && previousAccounts) merged.accounts = previousAccounts;
   if (!files.enabled && previousFiles) merged.files = previousFiles;
   // Event scenarios not run this time are kept from the previous run, each with its own generatedAt.

@@ -179,6 +179,41 @@ describe('serving a mapped database', () => {
     expect((await send(app, { method: 'GET', url: `/rental/${rentalId}` })).statusCode).toBe(404);
   });
 
+  it('filters and sorts lists on fields named in snake_case, as their columns are', async () => {
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'German' } })).json<{ language_id: number }>();
+    const film = await send(app, { method: 'POST', url: '/film', payload: { title: 'Filtered', release_year: 1999, language_id: language.language_id, replacement_cost: '5.00' } });
+    const { film_id: filmId } = film.json<{ film_id: number }>();
+    const inventory = (await send(app, { method: 'POST', url: '/inventory', payload: { film_id: filmId, store_code: 'F' } })).json<{ inventory_id: number }>();
+    const customer = (await send(app, { method: 'POST', url: '/customer', payload: { first_name: 'Fil', last_name: 'Ter' } })).json<{ customer_id: number }>();
+    for (const day of ['01', '03', '02']) {
+      const rental = await send(app, { method: 'POST', url: '/rental', payload: { inventory_id: inventory.inventory_id, customer_id: customer.customer_id, rented_at: `2026-01-${day}T10:00:00Z` } });
+      expect(rental.statusCode, rental.body).toBe(201);
+    }
+    const rentals = await send(app, { method: 'GET', url: `/rental?customer_id=${customer.customer_id}&sort=-rented_at&limit=2` });
+    expect(rentals.statusCode, rentals.body).toBe(200);
+    expect(rentals.json<{ rented_at: string }[]>().map((r) => r.rented_at)).toEqual(['2026-01-03T10:00:00.000Z', '2026-01-02T10:00:00.000Z']);
+    const films = await send(app, { method: 'GET', url: '/film?release_year[gte]=1999&fields=title' });
+    expect(films.statusCode, films.body).toBe(200);
+    expect(films.json()).toEqual([{ title: 'Filtered' }]);
+    expect((await send(app, { method: 'GET', url: '/inventory?store_code=F&fields=film_id' })).json()).toEqual([{ film_id: filmId }]);
+
+    // Relation paths in a filter join by the tables' own keys (customer_id, film_id), not by an `id`.
+    const filtered = async (url: string): Promise<unknown> => {
+      const response = await send(app, { method: 'GET', url: encodeURI(url) });
+      expect(response.statusCode, `${url}: ${response.body}`).toBe(200);
+      return response.json();
+    };
+    expect(await filtered("/rental?filter=customer.last_name = 'Ter'&sort=rented_at&fields=rented_at")).toEqual(
+      ['01', '02', '03'].map((day) => ({ rented_at: `2026-01-${day}T10:00:00.000Z` })),
+    );
+    expect(await filtered("/customer?filter=rentals.any(rented_at >= '2026-01-03T00:00:00Z')&fields=last_name")).toEqual([{ last_name: 'Ter' }]);
+    expect(await filtered("/film?filter=inventories.any(rentals.any(customer.last_name = 'Ter'))&fields=title")).toEqual([{ title: 'Filtered' }]);
+    expect(await filtered("/rental?filter=inventory.film.title = 'Filtered' and customer.rentals.none(rented_at < '2026-01-01T00:00:00Z')&count=true&fields=customer_id")).toHaveLength(3);
+    const composite = await send(app, { method: 'GET', url: encodeURI("/actor_award?filter=film_actor.character_name = 'Hero'") });
+    expect(composite.statusCode, composite.body).toBe(400);
+    expect(composite.json<{ detail: string }>().detail).toContain('"film_actor" at 0 is a relation of a composite foreign key');
+  });
+
   it('addresses rows of a composite key by their parts in key order, and pages over the key', async () => {
     const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'French' } })).json<{ language_id: number }>();
     const films: number[] = [];

@@ -69,26 +69,27 @@ export const median = (xs) => {
 };
 
 /**
- * Checks and loads `scenarios` (each { name, check({ request, data }), versus?, target?, headers? },
- * known to bench/load.js by name) against `server` ({ url, pid }); every request carries the
- * scenario's `headers`, else `headers`.
+ * Checks and loads `scenarios` (each { name, check({ request, data }), versus?, target?, headers?, server? },
+ * known to bench/load.js by name) against `server` ({ url, pid }), or the scenario's own `server`
+ * (bench/mapped.js: two servers side by side); every request carries the scenario's `headers`, else `headers`.
  * Resolves to { [name]: { reqPerSec, p50Ms, p99Ms, serverCpu, cpuUsPerRequest, otherCpu, failed, check, rounds, ratio } }
  * after printing the table.
  */
 export async function runScenarioSet({ scenarios, server, data, headers = {}, size, rounds, duration, engine, connections, dir }) {
   const checks = {};
-  for (const scenario of scenarios) checks[scenario.name] = await scenario.check({ request: requester(server.url, scenario.headers ?? headers), data });
+  for (const scenario of scenarios) checks[scenario.name] = await scenario.check({ request: requester((scenario.server ?? server).url, scenario.headers ?? headers), data });
   const samples = Object.fromEntries(scenarios.map((s) => [s.name, []]));
   for (let round = 1; round <= rounds; round++) {
     for (const scenario of scenarios) {
       process.stdout.write(`  [${round}/${rounds}] ${scenario.name} ... `);
+      const target = scenario.server ?? server;
       let result;
       try {
         result = await runJsonWorker(
           join(benchDir, 'load.js'),
           {
             engine,
-            url: server.url,
+            url: target.url,
             headers: scenario.headers ?? headers,
             scenario: scenario.name,
             server: 'restgraph',
@@ -98,7 +99,7 @@ export async function runScenarioSet({ scenarios, server, data, headers = {}, si
             duration,
             warmup: WARMUP,
             timeout: 10,
-            serverPid: server.pid,
+            serverPid: target.pid,
             workDir: join(dir, 'load'),
             ...(canPin ? { serverCpu: SERVER_CPU, loadCpu: LOAD_CPU } : {}),
           },

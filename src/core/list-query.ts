@@ -74,6 +74,7 @@ export interface ListQuery {
 }
 
 const ALL_OPERATORS = new Set<string>(Object.values(OPERATORS_BY_TYPE).flat());
+// A field's name: camelCase in restgraph's own tables, the column's snake_case (`customer_id`, `_3d`) in a mapped one.
 const FILTER_KEY = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z]*)\])?$/;
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ConfigError, CopyFailedError, DatabaseNotEmptyError, DatabaseNotFoundError, RestgraphError, SchemaError, SystemTablesVersionError } from '../errors.js';
+import { ConfigError, CopyFailedError, DatabaseNotEmptyError, DatabaseNotFoundError, RestgraphError, SchemaError, SystemTablesVersionError, ValidationError } from '../errors.js';
 import { compileSchema } from '../schema/compile-schema.js';
 import { canonicalFields, type SchemaDefinition, type SchemaModel } from '../schema/schema-model.js';
 import { migrateToSchema, recordedSchema } from './migrate.js';
@@ -190,7 +190,8 @@ async function copyRows(
         for (const statement of db.rules.moveIdGeneratorPast(table.name, position)) await tx.all(statement);
       }
     } catch (error) {
-      if (error instanceof RestgraphError) throw error;
+      // A value the target refuses (a NUL byte in PostgreSQL text: ValidationError) is the copy failing, not a client's error.
+      if (error instanceof RestgraphError && !(error instanceof ValidationError)) throw error;
       const reason = error instanceof Error ? error.message : String(error);
       throw new CopyFailedError(`Copying ${table.name} failed, and the copy was rolled back: the target ${target.description} holds none of its rows. ${reason}`, { cause: error });
     }

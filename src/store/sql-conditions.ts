@@ -1,4 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { relationJoin } from '../schema/relation-keys.js';
 import { fieldNamed, type ResourceModel, isNullable } from '../schema/schema-model.js';
 import { reverseSort, type FilterCondition, type ListSpec, type SortKey, type TextMatch, type TextSearch } from './list-spec.js';
 import type { DynamicTables } from './sql-database.js';
@@ -112,7 +113,10 @@ function relationCondition(scope: Scope, resource: ResourceModel, filter: Filter
   const target = scope.resources(relation.target);
   const alias = `_rg_f${scope.depth + 1}`;
   const outer = (column: string): Expression<unknown> => sql.ref(scope.table === undefined ? `${resource.name}.${column}` : `${scope.table}.${column}`);
-  const [innerKey, outerKey] = relation.kind === 'belongsTo' ? ['id', relation.foreignKey] : [relation.foreignKey, 'id'];
+  // The join's columns: `id` on restgraph's own tables; a mapped table's key, or what its foreign key references.
+  const join = relationJoin(resource, relation);
+  if (join === undefined) throw new Error(`relation ${resource.name}.${relation.name} has a composite foreign key`);
+  const [innerKey, outerKey] = relation.kind === 'belongsTo' ? [join.referencedKey, join.foreignKey] : [join.foreignKey, join.referencedKey];
   const inner = condition({ ...scope, guard: false, table: alias, depth: scope.depth + 1 }, target, filter.value as FilterCondition);
   if (scope.rules.uncorrelatedRelationTests && scope.depth > 0) {
     // A path inside a path (`author.posts.any(…)`): as a correlated subquery it would run again for

@@ -1,4 +1,5 @@
 import { InvalidQueryError } from '../../errors.js';
+import { relationJoin } from '../../schema/relation-keys.js';
 import { canonicalFields, type FieldModel, type RelationModel, type ResourceModel } from '../../schema/schema-model.js';
 import type { FilterCondition, QueryOperator } from '../../store/list-spec.js';
 import { OPERATORS_BY_TYPE, parseFilterValue } from '../filter-values.js';
@@ -221,6 +222,9 @@ class FilterParser {
     }
     const target = relation === undefined ? undefined : this.#resources?.get(relation.target);
     if (relation === undefined || target === undefined) throw this.#unknownName(resource, name);
+    if (relationJoin(resource, relation) === undefined) {
+      throw new FilterSyntaxError(`"${name.text}" at ${name.offset} is a relation of a composite foreign key, which a filter cannot follow yet`, name.offset);
+    }
     if (hops + 1 > this.#limits.maxHops) throw new FilterSyntaxError(`"${name.text}" at ${name.offset} follows a relation more than ${this.#limits.maxHops} deep; at most ${this.#limits.maxHops} relations may be followed`, name.offset);
     this.#expect('.', relation.kind === 'belongsTo' ? `"." and a field of ${target.name} after the relation "${relation.name}"` : `".any(…)" or ".none(…)" after the relation "${relation.name}"`);
     const next = this.#next();
