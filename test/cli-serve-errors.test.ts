@@ -73,6 +73,21 @@ describe.concurrent('serve', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(existsSync(other)).toBe(false);
   });
 
+  it('a mapped schema served without its database says to name it with -d, and creates nothing', async ({ folder: dir }) => {
+    const schema = writeSchema(dir, 'database: { existing: true }\nresources:\n  country:\n    key: [code]\n    fields:\n      code: { type: string, required: true }\n', 'films.yaml');
+    const result = await run(dir, ['serve', schema], { PORT: String(await freePort()) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^restgraph: Invalid configuration -d: there is no SQLite database at \S+films\.db: a mapped schema serves the database it maps; name it with -d <database-url> \(or DATABASE_URL\), the one init --from read \[RG_CONFIG_INVALID\]\n$/);
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+
+  it('init --from a file that does not exist says so', async ({ folder: dir }) => {
+    const result = await run(dir, ['init', '--from', 'nosuch.db', '-o', 'x.yaml']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('nosuch.db: there is no such file');
+    expect(existsSync(join(dir.path, 'x.yaml'))).toBe(false);
+  });
+
   const credentialMistakes: [Record<string, string>, string][] = [
     [{ RESTGRAPH_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json' }, 'RESTGRAPH_JWT_AUDIENCE: must be set with RESTGRAPH_JWKS_URL or RESTGRAPH_JWT_PUBLIC_KEY'],
     [{ RESTGRAPH_ADMIN_TOKEN: 'too-short' }, 'RESTGRAPH_ADMIN_TOKEN: must be at least 16 characters long'],

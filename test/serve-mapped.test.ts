@@ -286,6 +286,23 @@ describe('serving a mapped database', () => {
     ]);
   });
 
+  it('filters on fields whose names have underscores, int64 and decimal ones too', async () => {
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'Filters' } })).json<{ language_id: number }>();
+    const film = (payload: Record<string, unknown>): Promise<LightMyRequestResponse> =>
+      send(app, { method: 'POST', url: '/film', payload: { language_id: language.language_id, replacement_cost: '1.00', ...payload } });
+    expect((await film({ title: 'Filter old', release_year: 1999, rental_rate: '0.99', view_count: '9007199254740993' })).statusCode).toBe(201);
+    expect((await film({ title: 'Filter new', release_year: 2020, rental_rate: '4.99', view_count: 7 })).statusCode).toBe(201);
+    const titles = async (query: string): Promise<unknown> => {
+      const response = await send(app, { method: 'GET', url: `/film?title[startsWith]=Filter&sort=title&fields=title&${query}` });
+      expect(response.statusCode, `${query}: ${response.body}`).toBe(200);
+      return response.json<{ title: string }[]>().map((f) => f.title);
+    };
+    expect(await titles('release_year[gte]=2000')).toEqual(['Filter new']);
+    expect(await titles('rental_rate=0.99')).toEqual(['Filter old']);
+    expect(await titles('view_count[gt]=9007199254740992')).toEqual(['Filter old']);
+    expect(await titles(`language_id=${language.language_id}&rental_rate[lt]=5`)).toEqual(['Filter new', 'Filter old']);
+  });
+
   it('reads a composite key of text parts from the raw path: a part holding , or % is percent-encoded', async () => {
     const created = await send(app, { method: 'POST', url: '/tag_link', payload: { kind: 'a,b', name: '100%', note: 'odd' } });
     expect(created.statusCode).toBe(201);

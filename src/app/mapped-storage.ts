@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { ConfigError, SchemaError } from '../errors.js';
 import { checkMappedTables } from '../schema/mapped-table-check.js';
 import type { SchemaModel } from '../schema/schema-model.js';
@@ -23,7 +24,11 @@ const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_$]*$/;
  * @throws SchemaError naming what the database lacks; ConfigError for a system schema that is not a plain name
  */
 export async function openMappedDatabase(url: string, schema: SchemaModel, systemSchema: string, options: OpenDatabaseOptions): Promise<OpenedMappedDatabase> {
-  const onPostgres = databaseTarget(url).file === undefined;
+  const { file } = databaseTarget(url);
+  const onPostgres = file === undefined;
+  if (file !== undefined && file !== ':memory:' && !existsSync(file)) {
+    throw new ConfigError('-d', `there is no SQLite database at ${file}: a mapped schema serves the database it maps; name it with -d <database-url> (or DATABASE_URL), the one init --from read`);
+  }
   const userSchema = schema.mapping?.schema ?? 'public';
   const catalog = await readDatabaseCatalog(url, onPostgres ? { schema: userSchema } : {});
   const { problems, unnamed } = checkMappedTables(schema, catalog);

@@ -28,6 +28,9 @@ export async function runInit(flags: InitFlags): Promise<void> {
     await runInitFromDatabase(flags);
     return;
   }
+  if (!existsSync(flags.from)) {
+    throw new ConfigError('--from', `${flags.from}: there is no such file (--from takes a SQLite file, a postgres:// URL or a json-server .json file)`);
+  }
   const source = readDbJson(flags.from);
   if (source === undefined) {
     throw new DbJsonError(`${flags.from} is not a json-server database (a .json file whose top level is collections, {"posts": [...]}); it may already be a restgraph schema.`);

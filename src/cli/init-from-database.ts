@@ -76,8 +76,13 @@ export async function runInitFromDatabase(flags: InitFromDatabaseFlags): Promise
   const resources = Object.keys(mapped.definition.resources);
   process.stdout.write(
     `Wrote ${output}: ${resources.length} resource${resources.length === 1 ? '' : 's'} (${resources.join(', ')}) mapping ${source}.\n` +
-      'Edit it (access rules, descriptions), then serve it: restgraph serve <schema file> -d <database-url> changes none of its tables.\n',
+      `Edit it (access rules, descriptions), then serve it; serving changes none of its tables:\n  restgraph serve ${output} -d ${servedUrl(flags.from)}\n`,
   );
+}
+
+/** The URL to serve with, as given, unless it holds a user or password, which are not printed. */
+function servedUrl(from: string): string {
+  return withoutCredentials(from) === from ? from : '<the --from URL, with its user and password>';
 }
 
 function write(output: string, text: string): void {
