@@ -366,7 +366,7 @@ describe('serving a mapped database', () => {
   });
 
   it('replaces and deletes over GraphQL by the key fields, a uuid key as a string', async () => {
-    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'German' } })).json<{ language_id: number }>();
+    const language = (await send(app, { method: 'POST', url: '/language', payload: { name: 'GraphQL keys' } })).json<{ language_id: number }>();
     const film = (await send(app, { method: 'POST', url: '/film', payload: { title: 'GQL', language_id: language.language_id, replacement_cost: '1.00' } })).json<{ film_id: number }>();
     const actor = (await send(app, { method: 'POST', url: '/actor', payload: { first_name: 'G', last_name: 'Q' } })).json<{ actor_id: number }>();
     expect((await send(app, { method: 'POST', url: '/film_actor', payload: { actor_id: actor.actor_id, film_id: film.film_id } })).statusCode).toBe(201);
