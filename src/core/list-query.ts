@@ -73,7 +73,7 @@ export interface ListQuery {
 }
 
 const ALL_OPERATORS = new Set<string>(Object.values(OPERATORS_BY_TYPE).flat());
-const FILTER_KEY = /^([A-Za-z][A-Za-z0-9]*)(?:\[([A-Za-z]*)\])?$/;
+const FILTER_KEY = /^([A-Za-z_][A-Za-z0-9_]*)(?:\[([A-Za-z]*)\])?$/;
 
 /**
  * Parses list query parameters: `sort`, `limit`, `offset`, `after`, `count`, `fields`, `include`,
