@@ -185,6 +185,10 @@ describe('serving a mapped database safely', () => {
   });
 
   it('answers 404 for a key that is no value of the key field, and a 4xx for a key too large for the index', async () => {
+    // Past what an integer column holds (PostgreSQL's integer: 32 bits): no such row.
+    expect((await send(app, { method: 'GET', url: '/tk/99999999999' })).statusCode).toBe(404);
+    expect((await send(app, { method: 'PATCH', url: '/tk/99999999999', payload: { v: 'x' } })).statusCode).toBe(404);
+    expect((await send(app, { method: 'DELETE', url: '/tk/99999999999' })).statusCode).toBe(404);
     const missing = await send(app, { method: 'GET', url: '/ticket/notauuid' });
     expect(missing.statusCode).toBe(404);
     expect((await send(app, { method: 'PATCH', url: '/ticket/notauuid', payload: { note: 'x' } })).statusCode).toBe(404);

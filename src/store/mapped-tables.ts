@@ -1,6 +1,6 @@
 import { OperationNodeTransformer, sql, TableNode, type AliasedRawBuilder, type KyselyPlugin, type RawBuilder } from 'kysely';
-import { canonicalFields, type ResourceModel } from '../schema/schema-model.js';
-import { keyFields } from '../schema/record-key.js';
+import { canonicalFields, fieldNamed, type ResourceModel } from '../schema/schema-model.js';
+import { keyFields, recordKeyParts, type RecordId } from '../schema/record-key.js';
 
 /**
  * Where a resource's rows lie: the table named after the resource (the tables restgraph creates),
@@ -107,4 +107,18 @@ export function returnedColumns(resource: ResourceModel): (string | AliasedRawBu
   const names = canonicalFields(resource).map((f) => f.name);
   if (resource.mapping === undefined) return names;
   return names.map((name) => sql.id(columnOf(resource, name)).as(name));
+}
+
+/**
+ * Whether a mapped key's integer parts fit their columns (`int32Integers`: a non-int64 integer
+ * column holds 32 bits); a key past them names no row: a 404, not the database's range error.
+ */
+export function keyFits(resource: ResourceModel, id: RecordId, int32Integers: boolean): boolean {
+  if (!int32Integers) return true;
+  const parts = recordKeyParts(resource, id);
+  return keyFields(resource).every((name, i) => {
+    const field = fieldNamed(resource, name);
+    const part = parts[i];
+    return field.type !== 'integer' || field.format === 'int64' || (typeof part === 'number' && part >= -2147483648 && part <= 2147483647);
+  });
 }

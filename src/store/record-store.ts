@@ -15,7 +15,7 @@ import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
 import { aggregateStatement, decodeAggregateRow } from './aggregate-statements.js';
 import { columnNames, decodedFields } from './record-columns.js';
 import { canonicalKeyPart, keyFields, recordKeyParts, type RecordId } from '../schema/record-key.js';
-import { columnRef, columnsOf, keyColumns, readSource, returnedColumns, writeTable, writeTablePlugin } from './mapped-tables.js';
+import { columnRef, columnsOf, keyColumns, keyFits, readSource, returnedColumns, writeTable, writeTablePlugin } from './mapped-tables.js';
 import { filledKeys } from './generated-values.js';
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
@@ -72,6 +72,7 @@ export class RecordStore {
       statement = (lock ? query.forUpdate() : query).compile();
       this.#byId.set(key, statement);
     }
+    if (resource.mapping !== undefined && !keyFits(resource, id, this.#rules.int32Integers)) return undefined;
     const row = executor.one({ sql: statement.sql, parameters: recordKeyParts(resource, id), reuse: true });
     return isPromise(row) ? row.then((r) => this.#decodedOrNone(resource, r)) : this.#decodedOrNone(resource, row);
   }
@@ -271,6 +272,7 @@ export class RecordStore {
 
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
   async update(executor: SqlExecutor, resource: ResourceModel, id: RecordId, values: StoredRecord): Promise<StoredRecord | undefined> {
+    if (resource.mapping !== undefined && !keyFits(resource, id, this.#rules.int32Integers)) return undefined;
     const encoded = this.#encodeValues(resource, values);
     const key = `update|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
@@ -286,6 +288,7 @@ export class RecordStore {
 
   /** Deletes one row; resolves to whether it existed. */
   async delete(executor: SqlExecutor, resource: ResourceModel, id: RecordId): Promise<boolean> {
+    if (resource.mapping !== undefined && !keyFits(resource, id, this.#rules.int32Integers)) return false;
     let query = this.#db.builder.deleteFrom(writeTable(resource)).withPlugin(writeTablePlugin(resource));
     const parts = recordKeyParts(resource, id);
     for (const [i, column] of keyColumns(resource).entries()) query = query.where(column, '=', parts[i]);
