@@ -197,6 +197,19 @@ describe('serving a mapped database safely', () => {
     expect(huge.statusCode).toBe(422);
   });
 
+  it.runIf(onPostgres)('pages past a timestamptz infinity: every cursor the server hands out is taken back', async () => {
+    await userRun(["insert into doc (id, at) values (11, '2024-01-01T00:00:00Z'), (12, 'infinity'), (13, '-infinity'), (14, '2025-01-01T00:00:00Z')"]);
+    const seen: number[] = [];
+    let next: string | undefined = '/doc?at[isNull]=false&sort=at&limit=1';
+    for (let pages = 0; next !== undefined && pages < 10; pages++) {
+      const page = await send(app, { method: 'GET', url: next });
+      expect(page.statusCode, page.body).toBe(200);
+      seen.push(...page.json<{ id: number }[]>().map((r) => r.id));
+      next = /<([^>]+)>; rel="next"/.exec(String(page.headers.link ?? ''))?.[1];
+    }
+    expect(seen).toEqual([13, 11, 14, 12]);
+  });
+
   it('filters on fields whose names hold an underscore', async () => {
     const greater = await send(app, { method: 'GET', url: '/stat?view_count[gt]=1' });
     expect(greater.statusCode).toBe(200);
