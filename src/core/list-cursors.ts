@@ -51,6 +51,8 @@ function cursorValue(field: FieldModel, value: unknown, mapped: boolean): { valu
   if (value === null) return field.system ? { problem: 'is null, and the field is never empty' } : { value: null };
   switch (field.type) {
     case 'datetime': {
+      // PostgreSQL's own instants past every date, as a mapped row holds them and the server returns them.
+      if (mapped && (value === 'infinity' || value === '-infinity')) return { value };
       // A mapped database's instants keep their microseconds (PostgreSQL): the next page starts
       // after the row's own instant, not after its millisecond.
       const exact = mapped && typeof value === 'string' && parseFilterValue(field, value).problem === undefined ? canonicalInstant(value) : undefined;

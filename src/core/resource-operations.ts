@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError, UniqueConflictError } from '../errors.js';
+import { ForbiddenError, MethodNotAllowedError, NotFoundError, UniqueConflictError } from '../errors.js';
 import { fieldNamed, resourceNamed, SINGLETON_ID, type RelationModel, type ResourceModel, type SchemaModel } from '../schema/schema-model.js';
 import { reverseSort, type FilterCondition, type SortKey, type StoredRecord } from '../store/list-spec.js';
 import type { RecordStore } from '../store/record-store.js';
@@ -23,7 +23,7 @@ import { RelationEmbeds } from './relation-embeds.js';
 import { assertAggregateUsable, assertSortUsable, hiddenFieldError, shownRecords } from './access-rules/field-reads.js';
 import { withoutHiddenFields } from './access-rules/field-access.js';
 import { isPromise, type PromiseOrValue } from '../promise-or-value.js';
-import { recordId, type RecordId } from '../schema/record-key.js';
+import { hasIdKey, recordId, type RecordId } from '../schema/record-key.js';
 import { belongsToKeyOf, childKeyValues } from '../schema/relation-keys.js';
 
 /** The default of reads that embed nothing (shared: no array per call). */
@@ -196,6 +196,7 @@ export class ResourceOperations {
 
   /** The values a write stores, once the principal may write and the body is valid. @throws ForbiddenError, ValidationError */
   #validated(ctx: OperationContext, resource: ResourceModel, kind: WriteKind, body: unknown, id?: RecordId, options?: ValidateOptions): StoredRecord {
+    assertWritable(resource);
     authorize(ctx.principal, resource, kind === 'create' ? 'create' : 'update');
     if (kind === 'create') createFieldChecks(ctx.principal, resource, body);
     const filled = withPresets(ctx.principal, resource, body, kind);
@@ -212,7 +213,8 @@ export class ResourceOperations {
     // Uploaded files count as written fields (their write access), keyed by name: their urls need the id.
     const fieldChecks = createFieldChecks(ctx.principal, resource, fileValues === undefined || !isPlainObject(body) ? body : { ...body, ...fileValues({}) });
     const now = new Date().toISOString();
-    const chosenId = values.id as number | undefined;
+    // An id the client chose, on restgraph's own tables; a mapped table's `id` is an ordinary column, written as given.
+    const chosenId = hasIdKey(resource) ? (values.id as number | undefined) : undefined;
     const checked = rulesOf(resource).rows.create !== undefined || fieldChecks.length > 0;
     if (options.beforeCommit === undefined && fileValues === undefined && chosenId === undefined && !checked && !this.#references.needsCheck(resource, values)) {
       const created = this.#writes.createAlone(resource, { ...values, ...createStamps(resource, now) });
@@ -310,6 +312,7 @@ export class ResourceOperations {
    * the referencing field, cascade deletes the referencing rows (and theirs) in the same transaction.
    */
   async delete(ctx: OperationContext, resource: ResourceModel, id: RecordId, options: WriteOptions = {}): Promise<void> {
+    assertWritable(resource);
     authorize(ctx.principal, resource, 'delete');
     await this.#writes.run(resource, async (tx, emit) => {
       const current = await this.#currentForWrite(ctx, resource, id, tx, 'delete');
@@ -381,6 +384,16 @@ export class ResourceOperations {
     }
     enforceRule(ctx.principal, resource, operation, current, id);
     return current;
+  }
+}
+
+/**
+ * Refuses every write to a resource served read-only (a view, a table without a primary key),
+ * whichever adapter asks: REST answers 405 before reaching here, GraphQL has no such mutations.
+ */
+function assertWritable(resource: ResourceModel): void {
+  if (resource.mapping?.readOnly === true) {
+    throw new MethodNotAllowedError(`${capitalize(resource.name)} is served read-only (a view, or a table without a primary key): it cannot be written.`, { headers: { allow: 'GET, HEAD' } });
   }
 }
 

@@ -340,7 +340,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
       },
     };
     query[`${plural}Aggregate`] = rootAggregateField<RowArgs>(resource, t.aggregate, rowArgs(resource), (given) => rowFiltersOf(resource, given), limits);
-    Object.assign(mutation, resourceMutations(resource, t, key));
+    // A view, or a table served read-only, has no mutations (the core refuses its writes too).
+    if (resource.mapping?.readOnly !== true) Object.assign(mutation, resourceMutations(resource, t, key));
   }
 
   if (model.accounts !== undefined) {
@@ -355,7 +356,8 @@ export function buildGraphqlSchema(model: SchemaModel, limits: ListLimits, relat
 
   return new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: query }),
-    mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
+    // No Mutation type when nothing can be written (every resource read-only): GraphQL allows none without fields.
+    ...(Object.keys(mutation).length === 0 ? {} : { mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }) }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription }),
   });
 }

@@ -63,8 +63,12 @@ export function canonicalKeyPart(field: FieldModel, value: unknown): KeyPart | u
   }
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string' || value === '') return undefined;
-  return field.format === 'uuid' ? value.toLowerCase() : value;
+  if (field.format !== 'uuid') return value;
+  // Text that is no uuid names no record (a 404, not the database's refusal of the text).
+  return UUID.test(value) ? value.toLowerCase() : undefined;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A record's name from its text in a URL path (already percent-decoded for a single key), or undefined when it names no record of the resource. */
 export function parseRecordId(resource: ResourceModel, text: string): RecordId | undefined {

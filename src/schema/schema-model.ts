@@ -358,13 +358,16 @@ export function fieldNamed(resource: ResourceModel, name: string): FieldModel {
 
 const canonicalCache = new WeakMap<ResourceModel, FieldModel[]>();
 
-/** id, then declared fields, then createdAt and updatedAt: the key order of every response. */
+/**
+ * id, then declared fields, then createdAt and updatedAt: the key order of every response. Each
+ * field once: a mapped table's column named `id` is a declared field, in its declared place.
+ */
 export function canonicalFields(resource: ResourceModel): FieldModel[] {
   let fields = canonicalCache.get(resource);
   if (fields === undefined) {
     const all = [...resource.fields.values()];
     fields = [
-      ...all.filter((f) => f.name === 'id'),
+      ...all.filter((f) => f.system && f.name === 'id'),
       ...all.filter((f) => !f.system),
       ...all.filter((f) => f.system && f.name !== 'id'),
     ];

@@ -1,6 +1,6 @@
-import { sql, type AliasedRawBuilder } from 'kysely';
-import { canonicalFields, type ResourceModel } from '../schema/schema-model.js';
-import { keyFields } from '../schema/record-key.js';
+import { OperationNodeTransformer, sql, TableNode, type AliasedRawBuilder, type KyselyPlugin, type RawBuilder } from 'kysely';
+import { canonicalFields, fieldNamed, type ResourceModel } from '../schema/schema-model.js';
+import { keyFields, recordKeyParts, type RecordId } from '../schema/record-key.js';
 
 /**
  * Where a resource's rows lie: the table named after the resource (the tables restgraph creates),
@@ -31,11 +31,49 @@ export function readSource(resource: ResourceModel): string | AliasedRawBuilder<
 
 const readSources = new WeakMap<ResourceModel, AliasedRawBuilder<unknown, string>>();
 
-/** The table writes address: `schema.table` of a mapped resource, else the resource's name. */
+/**
+ * The table writes name, as Kysely's builders take it: the resource's name (an identifier). A
+ * mapped table's own name may hold `.` or ` as `, which Kysely would parse in a string: the
+ * statement names it through {@link writeTablePlugin} instead, as one identifier.
+ */
 export function writeTable(resource: ResourceModel): string {
-  const mapping = resource.mapping;
-  if (mapping === undefined) return resource.name;
-  return mapping.schema === undefined ? mapping.table : `${mapping.schema}.${mapping.table}`;
+  return resource.name;
+}
+
+/** Puts a mapped table (and its schema) in place of {@link writeTable}'s name in a write statement; no names are parsed. */
+export function writeTablePlugin(resource: ResourceModel): KyselyPlugin {
+  let plugin = writePlugins.get(resource);
+  if (plugin === undefined) {
+    const transformer = new MappedTableTransformer(resource);
+    plugin = { transformQuery: (args) => transformer.transformNode(args.node), transformResult: (args) => Promise.resolve(args.result) };
+    writePlugins.set(resource, plugin);
+  }
+  return plugin;
+}
+
+const writePlugins = new WeakMap<ResourceModel, KyselyPlugin>();
+
+class MappedTableTransformer extends OperationNodeTransformer {
+  readonly #resource: ResourceModel;
+  readonly #table: TableNode | undefined;
+
+  constructor(resource: ResourceModel) {
+    super();
+    this.#resource = resource;
+    const mapping = resource.mapping;
+    if (mapping !== undefined) this.#table = mapping.schema === undefined ? TableNode.create(mapping.table) : TableNode.createWithSchema(mapping.schema, mapping.table);
+  }
+
+  protected override transformTable(node: TableNode): TableNode {
+    const named = node.table;
+    if (this.#table !== undefined && named.schema === undefined && named.identifier.name === this.#resource.name) return this.#table;
+    return super.transformTable(node);
+  }
+}
+
+/** A column of the resource's table in a statement, as one identifier (a mapped column's name may hold `.`). */
+export function columnRef(resource: ResourceModel, field: string): RawBuilder<unknown> {
+  return sql.id(columnOf(resource, field));
 }
 
 /** The column of a field in its table. */
@@ -51,9 +89,9 @@ export function columnsAreFields(resource: ResourceModel): boolean {
   return true;
 }
 
-/** The columns of the resource's key, in key order. */
-export function keyColumns(resource: ResourceModel): string[] {
-  return keyFields(resource).map((name) => columnOf(resource, name));
+/** The columns of the resource's key, in key order, as identifiers. */
+export function keyColumns(resource: ResourceModel): RawBuilder<unknown>[] {
+  return keyFields(resource).map((name) => columnRef(resource, name));
 }
 
 /** Values keyed by field name, keyed by their columns instead (a mapped table's). */
@@ -64,9 +102,23 @@ export function columnsOf(resource: ResourceModel, values: Record<string, unknow
   return byColumn;
 }
 
-/** What a write returns: the row's columns under the fields' names. */
-export function returnedColumns(resource: ResourceModel): string[] {
+/** What a write returns: the row's columns under the fields' names (identifiers, never parsed). */
+export function returnedColumns(resource: ResourceModel): (string | AliasedRawBuilder<unknown, string>)[] {
   const names = canonicalFields(resource).map((f) => f.name);
-  if (columnsAreFields(resource)) return names;
-  return names.map((name) => `${columnOf(resource, name)} as ${name}`);
+  if (resource.mapping === undefined) return names;
+  return names.map((name) => sql.id(columnOf(resource, name)).as(name));
+}
+
+/**
+ * Whether a mapped key's integer parts fit their columns (`int32Integers`: a non-int64 integer
+ * column holds 32 bits); a key past them names no row: a 404, not the database's range error.
+ */
+export function keyFits(resource: ResourceModel, id: RecordId, int32Integers: boolean): boolean {
+  if (!int32Integers) return true;
+  const parts = recordKeyParts(resource, id);
+  return keyFields(resource).every((name, i) => {
+    const field = fieldNamed(resource, name);
+    const part = parts[i];
+    return field.type !== 'integer' || field.format === 'int64' || (typeof part === 'number' && part >= -2147483648 && part <= 2147483647);
+  });
 }

@@ -15,7 +15,7 @@ import type { AggregateRow, AggregateSpec } from './aggregate-spec.js';
 import { aggregateStatement, decodeAggregateRow } from './aggregate-statements.js';
 import { columnNames, decodedFields } from './record-columns.js';
 import { canonicalKeyPart, keyFields, recordKeyParts, type RecordId } from '../schema/record-key.js';
-import { columnOf, columnsOf, keyColumns, readSource, returnedColumns, writeTable } from './mapped-tables.js';
+import { columnRef, columnsOf, keyColumns, keyFits, readSource, returnedColumns, writeTable, writeTablePlugin } from './mapped-tables.js';
 import { filledKeys } from './generated-values.js';
 
 type Select = SelectQueryBuilder<DynamicTables, string, object>;
@@ -72,6 +72,7 @@ export class RecordStore {
       statement = (lock ? query.forUpdate() : query).compile();
       this.#byId.set(key, statement);
     }
+    if (resource.mapping !== undefined && !keyFits(resource, id, this.#rules.int32Integers)) return undefined;
     const row = executor.one({ sql: statement.sql, parameters: recordKeyParts(resource, id), reuse: true });
     return isPromise(row) ? row.then((r) => this.#decodedOrNone(resource, r)) : this.#decodedOrNone(resource, row);
   }
@@ -262,7 +263,7 @@ export class RecordStore {
     const key = `insert|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
     if (text === undefined) {
-      text = this.#db.builder.insertInto(writeTable(resource)).values(columnsOf(resource, encoded)).returning(returnedColumns(resource)).compile().sql;
+      text = this.#db.builder.insertInto(writeTable(resource)).withPlugin(writeTablePlugin(resource)).values(columnsOf(resource, encoded)).returning(returnedColumns(resource)).compile().sql;
       this.#cacheWrite(key, text);
     }
     // Kysely binds values in column order, so the cached text takes them in that order. A create
@@ -272,11 +273,12 @@ export class RecordStore {
 
   /** Updates the given columns of one row; returns it as stored, or undefined when it does not exist. */
   async update(executor: SqlExecutor, resource: ResourceModel, id: RecordId, values: StoredRecord): Promise<StoredRecord | undefined> {
+    if (resource.mapping !== undefined && !keyFits(resource, id, this.#rules.int32Integers)) return undefined;
     const encoded = this.#encodeValues(resource, values);
     const key = `update|${resource.name}|${Object.keys(encoded).join(',')}`;
     let text = this.#writeSql.get(key);
     if (text === undefined) {
-      let query = this.#db.builder.updateTable(writeTable(resource)).set(columnsOf(resource, encoded));
+      let query = this.#db.builder.updateTable(writeTable(resource)).withPlugin(writeTablePlugin(resource)).set(columnsOf(resource, encoded));
       for (const column of keyColumns(resource)) query = query.where(column, '=', 0);
       text = query.returning(returnedColumns(resource)).compile().sql;
       this.#cacheWrite(key, text);
@@ -287,7 +289,8 @@ export class RecordStore {
 
   /** Deletes one row; resolves to whether it existed. */
   async delete(executor: SqlExecutor, resource: ResourceModel, id: RecordId): Promise<boolean> {
-    let query = this.#db.builder.deleteFrom(writeTable(resource));
+    if (resource.mapping !== undefined && !keyFits(resource, id, this.#rules.int32Integers)) return false;
+    let query = this.#db.builder.deleteFrom(writeTable(resource)).withPlugin(writeTablePlugin(resource));
     const parts = recordKeyParts(resource, id);
     for (const [i, column] of keyColumns(resource).entries()) query = query.where(column, '=', parts[i]);
     const changed = await executor.run(query.compile());
@@ -298,8 +301,9 @@ export class RecordStore {
   async updateWhere(executor: SqlExecutor, resource: ResourceModel, field: string, key: RecordId, values: StoredRecord): Promise<number> {
     const query = this.#db.builder
       .updateTable(writeTable(resource))
+      .withPlugin(writeTablePlugin(resource))
       .set(columnsOf(resource, this.#encodeValues(resource, values)))
-      .where(columnOf(resource, field), '=', key);
+      .where(columnRef(resource, field), '=', key);
     return executor.run(query.compile());
   }
 

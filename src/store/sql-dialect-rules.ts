@@ -14,6 +14,11 @@ export interface SqlDialectRules {
    * writer at a time holds the whole database (SQLite): there is nothing to lock against.
    */
   readonly rowLocks: boolean;
+  /**
+   * A mapped integer column that is not int64 holds 32 bits (PostgreSQL's smallint and integer);
+   * false where every integer column holds 64 (SQLite). A key past it names no row.
+   */
+  readonly int32Integers: boolean;
   /** A claim can pass over rows another transaction holds (FOR UPDATE SKIP LOCKED) instead of waiting for them. */
   readonly skipLocked: boolean;
   /**

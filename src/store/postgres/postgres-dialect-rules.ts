@@ -16,6 +16,7 @@ const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
  */
 export const postgresDialectRules: SqlDialectRules = {
   product: 'PostgreSQL',
+  int32Integers: true,
   uncorrelatedRelationTests: false,
   rowLocks: true,
   skipLocked: true,

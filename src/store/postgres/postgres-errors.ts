@@ -17,6 +17,8 @@ const UNAVAILABLE = new Set([
 ]);
 /** SQLSTATE of a statement cancelled: by statement_timeout (or by an operator). */
 const CANCELLED = '57014';
+/** SQLSTATE of a value past the database's limits (program_limit_exceeded: an index row too large). */
+const PROGRAM_LIMIT_EXCEEDED = '54000';
 /** node-postgres's refusal to answer a server's request for a SCRAM password when it has none. */
 const NO_PASSWORD = /client password must be a (non-empty )?string/;
 
@@ -49,6 +51,10 @@ export function translatePostgresError(error: unknown): unknown {
   // Values are checked before they get here; this says what slipped through, as the client's error.
   if (error.code?.startsWith('22') === true) {
     return new ValidationError(`The database refused a value: ${error.message}.`, { errors: [{ pointer: '', detail: error.message }], cause: error });
+  }
+  // A value past what the database can hold in a row or an index (an index row of at most 8191 bytes, a key of 400 KB).
+  if (error.code === PROGRAM_LIMIT_EXCEEDED) {
+    return new ValidationError(`A value is too large for the database: ${error.message}.`, { errors: [{ pointer: '', detail: `is too large for the database (${error.message})` }], cause: error });
   }
   const kind = KINDS[error.code ?? ''];
   if (kind === undefined) return error;

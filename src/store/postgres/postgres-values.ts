@@ -21,6 +21,8 @@ export function encodePostgres(field: FieldModel, value: unknown): unknown {
     case 'datetime':
       // UTC text: a timestamptz keeps the instant; a timestamp (without time zone) ignores the
       // offset of what it is given, so it is given UTC's wall-clock time.
+      // PostgreSQL's 'infinity' and '-infinity' (a mapped row's, given back in a cursor) as they are.
+      if (value === 'infinity' || value === '-infinity') return value;
       return canonicalInstant(value as string) ?? new Date(value as string).toISOString();
     case 'string':
       return field.format === 'base64' ? Buffer.from(value as string, 'base64') : value;

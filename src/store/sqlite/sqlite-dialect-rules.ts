@@ -12,6 +12,7 @@ const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 export const sqliteDialectRules: SqlDialectRules = {
   product: 'SQLite',
   // One writer at a time holds the whole file: rows need no locks, and no claim is passed over.
+  int32Integers: false,
   uncorrelatedRelationTests: true,
   rowLocks: false,
   skipLocked: false,

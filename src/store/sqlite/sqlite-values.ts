@@ -37,15 +37,20 @@ export function sqliteNeedsDecode(field: FieldModel, resource?: ResourceModel): 
   return field.type === 'integer' && hasInt64(resource);
 }
 
-/** A raw column value → restgraph's form. */
+/**
+ * A raw column value → restgraph's form. Total: a value another program wrote that is not of the
+ * field's type (text that is no JSON, a boolean stored as 'yes', a date in no ISO form) is
+ * returned as stored, never an error (docs/existing-database.md#values-restgraph-cannot-read).
+ */
 export function decodeSqlite(field: FieldModel, raw: unknown): unknown {
   if (raw === null || raw === undefined) return null;
   switch (field.type) {
     case 'boolean':
-      return raw === 1 || raw === 1n;
+      // SQLite's own truth: any number but 0 is true.
+      return typeof raw === 'number' || typeof raw === 'bigint' ? raw !== 0 && raw !== 0n : raw;
     case 'json':
     case 'file':
-      return typeof raw === 'string' ? (JSON.parse(raw) as unknown) : raw;
+      return typeof raw === 'string' ? jsonOrText(raw) : raw;
     case 'integer':
       // A bigint of a statement reading a BIGINT column; digits as text (a row image captured with cast(… as text)).
       return typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw)) ? int64Value(raw) : raw;
@@ -58,6 +63,15 @@ export function decodeSqlite(field: FieldModel, raw: unknown): unknown {
       return field.format === 'base64' && raw instanceof Uint8Array ? base64Value(raw) : raw;
     default:
       return raw;
+  }
+}
+
+/** The JSON a text holds, or the text itself when it holds none. */
+function jsonOrText(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
   }
 }
 
