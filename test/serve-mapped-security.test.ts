@@ -2,13 +2,12 @@ import BetterSqlite3 from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
 import { runInitFromDatabase } from '../src/cli/init-from-database.js';
 import { captureLogs, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
-import { TEST_DIALECT, TEST_POSTGRES_URL } from './helpers/test-database.js';
+import { runOnTestPostgres, TEST_DIALECT, TEST_POSTGRES_URL } from './helpers/test-database.js';
 
 /**
  * Serving a database restgraph did not create, where its names and rows are not what restgraph's
@@ -40,19 +39,10 @@ const TABLES = [
   `create table doc (id integer primary key, data json, flag boolean, at ${onPostgres ? 'timestamptz' : 'datetime'})`,
 ];
 
-async function pgRun(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Runs statements on the user's database, as another program would. */
 async function userRun(statements: readonly string[]): Promise<void> {
-  if (onPostgres) return pgRun(`set search_path to ${pgSchema};\n${statements.join(';\n')}`);
+  if (onPostgres) return runOnTestPostgres(`set search_path to ${pgSchema};\n${statements.join(';\n')}`);
   const db = new BetterSqlite3(sqliteFile);
   try {
     db.exec(statements.join(';\n'));
@@ -73,7 +63,7 @@ describe('serving a mapped database safely', () => {
   let app: FastifyInstance;
 
   beforeAll(async () => {
-    if (onPostgres) await pgRun(`create schema ${pgSchema}`);
+    if (onPostgres) await runOnTestPostgres(`create schema ${pgSchema}`);
     await userRun(TABLES);
     const print = console.log;
     console.log = () => undefined;
@@ -89,7 +79,7 @@ describe('serving a mapped database safely', () => {
 
   afterAll(async () => {
     await app.close();
-    if (onPostgres) await pgRun(`drop schema if exists ${pgSchema} cascade; drop schema if exists ${systemSchema} cascade`);
+    if (onPostgres) await runOnTestPostgres(`drop schema if exists ${pgSchema} cascade; drop schema if exists ${systemSchema} cascade`);
     folder.cleanup();
   });
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app/build-app.js';
 import { runInitFromDatabase } from '../src/cli/init-from-database.js';
 import { captureLogs, tempDir, TEST_ADMIN_TOKEN } from './helpers/test-app.js';
-import { TEST_DIALECT, TEST_POSTGRES_URL } from './helpers/test-database.js';
+import { runOnTestPostgres, TEST_DIALECT, TEST_POSTGRES_URL } from './helpers/test-database.js';
 
 /**
  * Serving a database restgraph did not create (docs/existing-database.md): the film-rental sample
@@ -28,15 +28,6 @@ const sqliteFile = join(folder.path, 'film-rental.db');
 const url = onPostgres ? TEST_POSTGRES_URL : `sqlite:${sqliteFile}`;
 const schemaFile = join(folder.path, 'film-rental.yaml');
 
-async function pgRun(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A table beside the sample's: a composite key of text parts, which may hold the `,` that separates parts in a path. */
 const TAG_LINK = 'create table tag_link (kind text not null, name text not null, note text, primary key (kind, name))';
@@ -89,7 +80,7 @@ describe('serving a mapped database', () => {
 
   beforeAll(async () => {
     if (onPostgres) {
-      await pgRun(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
+      await runOnTestPostgres(`create schema ${pgSchema}; set search_path to ${pgSchema};\n${readFileSync(new URL('postgres.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
     } else {
       const db = new BetterSqlite3(sqliteFile);
       db.exec(`${readFileSync(new URL('sqlite.sql', SAMPLE), 'utf8')};\n${TAG_LINK}`);
@@ -110,7 +101,7 @@ describe('serving a mapped database', () => {
 
   afterAll(async () => {
     await app.close();
-    if (onPostgres) await pgRun(`drop schema if exists ${pgSchema} cascade; drop schema if exists ${systemSchema} cascade`);
+    if (onPostgres) await runOnTestPostgres(`drop schema if exists ${pgSchema} cascade; drop schema if exists ${systemSchema} cascade`);
     folder.cleanup();
   });
 

@@ -17,6 +17,17 @@ export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.RESTGRAPH_TEST_DB
  */
 export const TEST_POSTGRES_URL = testPostgresUrl();
 
+/** Runs SQL text (one or several statements) on the suite's PostgreSQL database, on a connection of its own. */
+export async function runOnTestPostgres(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
 /** For tests of SQLite-only behaviour (files, paths): they run in the SQLite pass only. */
 export const onlyOnSqlite = TEST_DIALECT !== 'sqlite';
 
