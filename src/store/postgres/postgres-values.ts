@@ -49,6 +49,10 @@ export function decodePostgres(field: FieldModel, raw: unknown): unknown {
       return Array.isArray(raw) ? raw.map(plainElement) : raw;
     case 'string':
       return field.format === 'base64' && raw instanceof Uint8Array ? base64Value(raw) : raw;
+    case 'integer':
+      // The int8 parser gives the digits of a value past 2^53; only an int64 field may hold one.
+      if (typeof raw === 'string' && field.format !== 'int64') throw new RangeError(`bigint value ${raw} of ${field.name} is beyond JavaScript's safe integers`);
+      return raw;
     default:
       return raw;
   }

@@ -53,7 +53,10 @@ export function decodeSqlite(field: FieldModel, raw: unknown): unknown {
       return typeof raw === 'string' ? jsonOrText(raw) : raw;
     case 'integer':
       // A bigint of a statement reading a BIGINT column; digits as text (a row image captured with cast(… as text)).
-      return typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw)) ? int64Value(raw) : raw;
+      if (typeof raw === 'bigint' || (typeof raw === 'string' && /^-?\d+$/.test(raw))) return int64Value(raw);
+      // Read without safeIntegers (a column not declared BIGINT), a value past 2^53 has lost digits already: refuse it rather than pass it on.
+      if (typeof raw === 'number' && Number.isInteger(raw) && !Number.isSafeInteger(raw)) throw new RangeError(`integer value of ${field.name} is beyond JavaScript's safe integers`);
+      return raw;
     case 'decimal':
       // NUMERIC affinity keeps a decimal as an integer or a real when it converts without loss, else as its text.
       return typeof raw === 'number' || typeof raw === 'bigint' || typeof raw === 'string' ? decimalValue(raw, field.scale) : raw;
